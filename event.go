@@ -1,0 +1,111 @@
+package demiurge
+
+import "time"
+
+// Event is one row of the runtime event log. The store assigns Seq; EventID and
+// CreatedAt are filled in by the store when empty. Payload and Actor are
+// JSON-compatible maps (stored as sorted-key JSON).
+type Event struct {
+	Seq            int64
+	EventID        string
+	AggregateType  string
+	AggregateID    string
+	Type           string
+	CreatedAt      time.Time
+	Actor          map[string]any
+	Payload        map[string]any
+	IdempotencyKey string
+}
+
+// Expected is an optimistic-concurrency guard for Append: the append fails with
+// ECONFLICT unless the newest event of the aggregate has sequence LastSeq
+// (0 means "the aggregate has no events yet").
+type Expected struct {
+	AggregateType string
+	AggregateID   string
+	LastSeq       int64
+}
+
+// Aggregate types.
+const (
+	AggTask           = "task"
+	AggTaskCompletion = "task_completion"
+	AggDelivery       = "delivery"
+	AggWork           = "work"
+	AggSession        = "session"
+	AggTurn           = "turn"
+	AggMessage        = "message"
+	AggArtifact       = "artifact"
+	AggToolCall       = "tool_call"
+	AggScheduler      = "scheduler"
+	AggPrincipalScope = "principal_scope"
+	AggHost           = "host"
+)
+
+// Event types with a projection (spec host-runtime §1.5), plus the Go additions
+// for restart reconciliation (turn.lost, host.*).
+const (
+	EvTaskSubmitted              = "task.submitted"
+	EvTaskStarted                = "task.started"
+	EvTaskSucceeded              = "task.succeeded"
+	EvTaskFailed                 = "task.failed"
+	EvTaskCancelled              = "task.cancelled"
+	EvTaskLost                   = "task.lost"
+	EvTaskBlocked                = "task.blocked"
+	EvTaskLog                    = "task.log"
+	EvTaskCompletionReady        = "task.completion_ready"
+	EvTaskCompletionAcknowledged = "task.completion_acknowledged"
+
+	EvDeliveryQueued         = "delivery.queued"
+	EvDeliverySending        = "delivery.sending"
+	EvDeliverySent           = "delivery.sent"
+	EvDeliveryFailed         = "delivery.failed"
+	EvDeliveryRetryScheduled = "delivery.retry_scheduled"
+	EvDeliveryUnknown        = "delivery.unknown"
+	EvDeliveryUnrouted       = "delivery.unrouted"
+
+	EvWorkEnqueued     = "work.enqueued"
+	EvWorkClaimed      = "work.claimed"
+	EvWorkRunning      = "work.running"
+	EvWorkSending      = "work.sending"
+	EvWorkHeartbeat    = "work.heartbeat"
+	EvWorkSucceeded    = "work.succeeded"
+	EvWorkFailed       = "work.failed"
+	EvWorkCancelled    = "work.cancelled"
+	EvWorkUnknown      = "work.unknown"
+	EvWorkAcknowledged = "work.acknowledged"
+	EvWorkCorrupt      = "work.corrupt"
+	EvWorkRecovered    = "work.recovered"
+
+	EvSessionCreated         = "session.created"
+	EvSessionUpdated         = "session.updated"
+	EvSessionResumed         = "session.resumed"
+	EvSessionBindingRebound  = "session.binding.rebound"
+	EvSessionBindingConflict = "session.binding_conflict"
+
+	EvTurnStarted   = "turn.started"
+	EvTurnCompleted = "turn.completed"
+	EvTurnFailed    = "turn.failed"
+	EvTurnCancelled = "turn.cancelled"
+	EvTurnLost      = "turn.lost"
+
+	EvMessagePersisted = "message.persisted"
+	EvMessageUpdated   = "message.updated"
+	EvArtifactStored   = "artifact.stored"
+
+	EvToolCallStarted   = "tool.call.started"
+	EvToolCallCompleted = "tool.call.completed"
+	EvToolCallFailed    = "tool.call.failed"
+
+	EvSchedulerScheduled = "scheduler.scheduled"
+	EvSchedulerClaimed   = "scheduler.claimed"
+	EvSchedulerCompleted = "scheduler.completed"
+	EvSchedulerError     = "scheduler.error"
+
+	EvPrincipalOwnerLookupDenied = "principal_scope.owner_lookup_denied"
+	EvPrincipalOperatorIssued    = "principal_scope.operator_issued"
+
+	EvHostStarted    = "host.started"
+	EvHostStopped    = "host.stopped"
+	EvHostReconciled = "host.reconciled"
+)
