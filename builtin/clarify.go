@@ -1,0 +1,52 @@
+package builtin
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/demiurge/demiurge/effect"
+)
+
+const maxClarifyChoices = 4
+
+func clarify() effect.Definition {
+	return effect.Definition{
+		Name:        "clarify",
+		Description: "Ask the user a question and end the turn until they answer. Offer up to four choices when useful.",
+		Schema: objectSchema(map[string]any{
+			"question": map[string]any{"type": "string", "description": "The question to ask."},
+			"choices":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "maxItems": maxClarifyChoices},
+		}, "question"),
+		Source:         effect.SourceBuiltin,
+		Risk:           "low",
+		ApprovalPolicy: effect.ApprovalAuto,
+		Adapter:        effect.AdapterFunc(runClarify),
+	}
+}
+
+func runClarify(_ context.Context, inv effect.Invocation) (effect.Outcome, error) {
+	q, _ := inv.Args["question"].(string)
+	q = strings.TrimSpace(q)
+	if q == "" {
+		return effect.Outcome{IsError: true, Content: "clarify requires a non-empty question"}, nil
+	}
+	var choices []any
+	if raw, ok := inv.Args["choices"].([]any); ok {
+		for _, c := range raw {
+			if s, ok := c.(string); ok && strings.TrimSpace(s) != "" {
+				choices = append(choices, s)
+			}
+			if len(choices) == maxClarifyChoices {
+				break
+			}
+		}
+	}
+	return effect.Outcome{
+		Content:          q,
+		ModelOutput:      fmt.Sprintf("Need user input: %s", q),
+		Data:             map[string]any{"needs_user": true, "question": q, "choices": choices},
+		Terminate:        true,
+		ExecutionStarted: true,
+	}, nil
+}

@@ -1,0 +1,98 @@
+package core
+
+import (
+	"errors"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/yamlx"
+	"go.starlark.net/syntax"
+)
+
+var (
+	identPattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	modulePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+)
+
+// entrypoint resolves a slot's or tool's entrypoint, "module:function"
+// (module dotted, relative to the component directory, ".star" added) or
+// "<core-relative path>.star:function", and checks that the module exists
+// inside the core, parses as Starlark and defines function at top level.
+// Parsing here turns a broken module into a load error (and so a failed
+// core_load gate) rather than a failure at the first call.
+func (l *loader) entrypoint(doc *yamlx.Document, spec, def, componentDir string) (string, string, error) {
+	line := doc.Line("entrypoint")
+	if strings.TrimSpace(spec) == "" {
+		spec = def
+	}
+	module, function, ok := cutLast(spec, ":")
+	if !ok || module == "" || !identPattern.MatchString(function) {
+		return "", "", doc.Errorf(line, "invalid entrypoint %s: expected module:function", quoteShort(spec))
+	}
+	var abs string
+	switch {
+	case strings.HasSuffix(module, ".py"):
+		return "", "", doc.Errorf(line, "invalid entrypoint %s: Python modules are not supported; authored code is Starlark (module.star)", quoteShort(spec))
+	case strings.HasSuffix(module, ".star"):
+		var problem string
+		if abs, problem = l.resolve(module); problem != "" {
+			return "", "", doc.Errorf(line, "invalid entrypoint %s: module path %s", quoteShort(spec), problem)
+		}
+	case modulePattern.MatchString(module):
+		abs = filepath.Join(componentDir, filepath.FromSlash(strings.ReplaceAll(module, ".", "/"))+".star")
+	default:
+		return "", "", doc.Errorf(line, "invalid entrypoint %s: expected module:function", quoteShort(spec))
+	}
+	src, err := l.read(abs, maxModuleBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", "", doc.Errorf(line, "entrypoint module not found: %s", l.rel(abs))
+	}
+	if err != nil {
+		return "", "", l.readErr(abs, err)
+	}
+	if err := l.checkModule(abs, src, function); err != nil {
+		if de := (*demiurge.Error)(nil); errors.As(err, &de) {
+			return "", "", err
+		}
+		return "", "", doc.Errorf(line, "%v", err)
+	}
+	return abs, function, nil
+}
+
+// checkModule parses a Starlark module and looks for a top-level def (or
+// assignment) of function. Syntax errors are reported at the module's line.
+func (l *loader) checkModule(abs string, src []byte, function string) error {
+	opts := &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
+	f, err := opts.Parse(abs, src, 0)
+	if err != nil {
+		var se syntax.Error
+		if errors.As(err, &se) {
+			return yamlx.Errorf(l.show(abs), int(se.Pos.Line), "Starlark syntax error: %s", se.Msg)
+		}
+		return yamlx.Errorf(l.show(abs), 0, "Starlark syntax error: %v", err)
+	}
+	for _, stmt := range f.Stmts {
+		switch s := stmt.(type) {
+		case *syntax.DefStmt:
+			if s.Name.Name == function {
+				return nil
+			}
+		case *syntax.AssignStmt:
+			if id, ok := s.LHS.(*syntax.Ident); ok && id.Name == function {
+				return nil
+			}
+		}
+	}
+	return errors.New("entrypoint function " + function + " is not defined at the top level of " + path.Clean(l.rel(abs)))
+}
+
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
+}

@@ -1,0 +1,116 @@
+package core
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/demiurge/demiurge"
+)
+
+//go:embed all:templates
+var templates embed.FS
+
+// TemplateFS returns the embedded default templates, rooted so that paths
+// read "agents/agent.yaml", "agents/assistant/…", "agents/evolver/…".
+func TemplateFS() fs.FS {
+	sub, err := fs.Sub(templates, "templates")
+	if err != nil {
+		panic(err) // the directory is embedded at build time
+	}
+	return sub
+}
+
+// Template sets InstallTemplates accepts.
+const (
+	TemplateAssistant = "assistant"
+	TemplateEvolver   = "evolver"
+	TemplateGlobal    = "global"
+	TemplateAll       = "all"
+)
+
+// InstallTemplates writes embedded templates into agentsDir (the runtime
+// home's agents directory): which is "assistant" or "evolver" (the core
+// directory of that name), "global" (agentsDir/agent.yaml) or "all".
+//
+// Directories are created 0700 and files written 0600, each file atomically
+// (a temporary file in the same directory, then a rename). Existing files
+// are left untouched unless overwrite is set; files the template does not
+// contain are never removed. An unknown which is EINVALID; I/O failures are
+// EINTERNAL and may leave some files written (each one whole).
+func InstallTemplates(agentsDir, which string, overwrite bool) error {
+	var roots []string
+	switch which {
+	case TemplateAssistant, TemplateEvolver:
+		roots = []string{"agents/" + which}
+	case TemplateGlobal:
+		roots = []string{"agents/agent.yaml"}
+	case TemplateAll:
+		roots = []string{"agents/agent.yaml", "agents/" + TemplateAssistant, "agents/" + TemplateEvolver}
+	default:
+		return demiurge.Errorf(demiurge.EINVALID, "unknown template %q (expected one of: assistant, evolver, global, all)", which)
+	}
+	tfs := TemplateFS()
+	if err := os.MkdirAll(agentsDir, 0o700); err != nil {
+		return demiurge.WrapError(demiurge.EINTERNAL, err, "create %s: %v", agentsDir, err)
+	}
+	for _, root := range roots {
+		err := fs.WalkDir(tfs, root, func(name string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := strings.CutPrefix(name, "agents/")
+			dest := filepath.Join(agentsDir, filepath.FromSlash(rel))
+			if d.IsDir() {
+				return os.MkdirAll(dest, 0o700)
+			}
+			data, err := fs.ReadFile(tfs, name)
+			if err != nil {
+				return err
+			}
+			return writeTemplateFile(dest, data, overwrite)
+		})
+		if err != nil {
+			return demiurge.WrapError(demiurge.EINTERNAL, err, "install %s template into %s: %v", which, agentsDir, err)
+		}
+	}
+	return nil
+}
+
+// writeTemplateFile writes data to dest atomically with mode 0600, unless
+// dest exists and overwrite is false.
+func writeTemplateFile(dest string, data []byte, overwrite bool) error {
+	if _, err := os.Lstat(dest); err == nil && !overwrite {
+		return nil
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // no-op once renamed
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), dest); err != nil {
+		return fmt.Errorf("rename into place: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/demiurge/demiurge"
+)
+
+// Enqueue records one delivery intent and returns its delivery id
+// ("delivery_…"). Nothing is sent: Dispatch does that.
+//
+// A policy that writes history appends ONE batch (idempotency key
+// delivery:<id>:message_outbox) of message.persisted (assistant; visible as
+// the intent; model-visible only under persist) + delivery.queued +
+// work.enqueued (kind delivery.send, work_id = delivery_id), so the
+// transcript never names a delivery the outbox lacks or the reverse. A
+// transient intent appends delivery.queued + work.enqueued only.
+//
+// Errors: EINVALID for an intent that fails validation (spec host-runtime
+// §5.4 messages), ENOTFOUND "session not found: <id>", store errors.
+func (rt *Runtime) Enqueue(ctx context.Context, in Intent) (string, error) {
+	n, err := validate(in)
+	if err != nil {
+		return "", err
+	}
+	if _, err := rt.st.Session(ctx, n.SessionID); err != nil {
+		if demiurge.ErrorCode(err) == demiurge.ENOTFOUND {
+			return "", demiurge.WrapError(demiurge.ENOTFOUND, err, "session not found: %s", n.SessionID)
+		}
+		return "", err
+	}
+	id := demiurge.NewID("delivery")
+	blocks, err := blocksPayload(n.blocks)
+	if err != nil {
+		return "", err
+	}
+	var events []demiurge.Event
+	messageID := ""
+	if n.writesHistory() {
+		messageID = demiurge.NewID("msg")
+		events = append(events, rt.event(demiurge.AggMessage, messageID, demiurge.EvMessagePersisted, map[string]any{
+			"message_id": messageID,
+			"session_id": n.SessionID,
+			"turn_id":    n.TurnID,
+			"role":       demiurge.RoleAssistant,
+			"visible":    n.Visible,
+			"content":    historyContent(n.HistoryText, n.HistoryPolicy, n.Channel, n.Source, id, demiurge.DeliveryQueued),
+		}))
+	}
+	body := map[string]any{
+		"session_id":           n.SessionID,
+		"kind":                 n.Kind,
+		"visible":              n.Visible,
+		"history_policy":       n.HistoryPolicy,
+		"message_id":           messageID,
+		"history_text":         n.HistoryText,
+		"failure_history_text": n.FailureHistoryText,
+		"fallback_text":        n.fallbackText,
+		"blocks":               blocks,
+	}
+	if len(n.Metadata) > 0 {
+		body["metadata"] = n.Metadata
+	}
+	target := map[string]any{"conversation_key": n.ConversationKey}
+	if n.Source != "" {
+		target["source"] = n.Source
+	}
+	if n.ReplyTo != "" {
+		target["reply_to"] = n.ReplyTo
+	}
+	key := "delivery:" + id + ":message_outbox"
+	if !n.writesHistory() {
+		key = "delivery:" + id + ":outbox"
+	}
+	events = append(events,
+		rt.event(demiurge.AggDelivery, id, demiurge.EvDeliveryQueued, map[string]any{
+			"owner_turn_id":   n.TurnID,
+			"channel":         n.Channel,
+			"target":          target,
+			"status":          demiurge.DeliveryQueued,
+			"idempotency_key": key,
+			"payload":         body,
+			"attempts":        0,
+		}),
+		rt.event(demiurge.AggWork, id, demiurge.EvWorkEnqueued, map[string]any{
+			"kind":             WorkKind,
+			"status":           demiurge.WorkQueued,
+			"owner_session_id": n.SessionID,
+			"owner_turn_id":    n.TurnID,
+			"payload":          map[string]any{"delivery_id": id, "message_id": messageID},
+		}),
+	)
+	if _, err := rt.st.Append(ctx, events, key, nil); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// historyContent is the content of the transcript message of a delivery:
+// model-visible only under the persist policy, and tagged with the delivery
+// and its status so that a reader of the transcript can tell what reached the
+// user.
+func historyContent(text, policy, channel, source, deliveryID, status string) map[string]any {
+	c := map[string]any{
+		"text":          text,
+		"kind":          "message",
+		"model_visible": policy == HistoryPersist,
+		"metadata": map[string]any{
+			"delivery_id":     deliveryID,
+			"delivery_status": status,
+			"history_policy":  policy,
+		},
+	}
+	if channel != "" {
+		c["channel"] = channel
+	}
+	if source != "" {
+		c["source"] = source
+	}
+	return c
+}
+
+// blocksPayload renders blocks as JSON values, the form the store keeps.
+func blocksPayload(blocks []Block) ([]any, error) {
+	raw, err := json.Marshal(blocks)
+	if err != nil {
+		return nil, demiurge.WrapError(demiurge.EINVALID, err, "delivery blocks are not JSON-encodable: %v", err)
+	}
+	var out []any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "delivery blocks: %v", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,74 @@
+package effect
+
+import (
+	"fmt"
+
+	"github.com/demiurge/demiurge"
+)
+
+// Catalog is the immutable per-turn set of callable entries.
+type Catalog struct {
+	coreID   string
+	revision string
+	entries  []*Entry
+	byName   map[string]*Entry
+}
+
+// NewCatalog binds defs to one core revision. A name defined twice fails with
+// an error naming both provenances.
+func NewCatalog(coreID, revision string, defs []Definition) (*Catalog, error) {
+	c := &Catalog{coreID: coreID, revision: revision, byName: make(map[string]*Entry, len(defs))}
+	for _, d := range defs {
+		e, err := d.Bind(coreID, revision)
+		if err != nil {
+			return nil, demiurge.WrapError(demiurge.ECONFIG, err, "tool %s: invalid schema", d.Name)
+		}
+		if prev, ok := c.byName[e.Name]; ok {
+			return nil, demiurge.Errorf(demiurge.ECONFIG,
+				"tool name collision: %s; %s conflicts with %s; rename the authored or MCP tool",
+				e.Name, prev.Provenance, e.Provenance)
+		}
+		c.byName[e.Name] = e
+		c.entries = append(c.entries, e)
+	}
+	return c, nil
+}
+
+// CoreID returns the core the catalog was prepared for.
+func (c *Catalog) CoreID() string { return c.coreID }
+
+// Revision returns the core revision the catalog was prepared for.
+func (c *Catalog) Revision() string { return c.revision }
+
+// Entries returns the entries in catalog order. The slice is a copy.
+func (c *Catalog) Entries() []*Entry { return append([]*Entry(nil), c.entries...) }
+
+// Definitions returns the provider tool definitions, one per entry.
+func (c *Catalog) Definitions() []demiurge.ToolSpec {
+	out := make([]demiurge.ToolSpec, 0, len(c.entries))
+	for _, e := range c.entries {
+		out = append(out, demiurge.ToolSpec{Name: e.Name, Description: e.Description, InputSchema: e.Schema()})
+	}
+	return out
+}
+
+// Has reports whether the catalog offers name.
+func (c *Catalog) Has(name string) bool {
+	_, ok := c.byName[name]
+	return ok
+}
+
+// Bind turns a model tool call into a request bound to this catalog's entry.
+// ok is false when the catalog does not offer the name.
+func (c *Catalog) Bind(call demiurge.ToolCall, origin string) (demiurge.EffectRequest, bool) {
+	e, ok := c.byName[call.Name]
+	if !ok {
+		return demiurge.EffectRequest{CallID: call.ID, Name: call.Name, Arguments: call.Arguments, Origin: origin}, false
+	}
+	return demiurge.EffectRequest{CallID: call.ID, Name: call.Name, Entry: e, Arguments: freeze(call.Arguments), Origin: origin}, true
+}
+
+// unresolvedProvenance is the provenance reported for a name the catalog does not offer.
+func (c *Catalog) unresolvedProvenance(name string) string {
+	return fmt.Sprintf("unresolved:%s@%s:%s", c.coreID, c.revision, name)
+}

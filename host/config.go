@@ -1,0 +1,119 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/yamlx"
+	"github.com/demiurge/demiurge/provider"
+)
+
+// Config is config.yaml of the runtime home. Unknown keys are rejected.
+type Config struct {
+	Runtime   RuntimeConfig   `yaml:"runtime"`
+	Channel   ChannelConfig   `yaml:"channel"`
+	UI        UIConfig        `yaml:"ui"`
+	Debug     DebugConfig     `yaml:"debug"`
+	Providers provider.Config `yaml:"providers"`
+}
+
+// RuntimeConfig is the runtime section.
+type RuntimeConfig struct {
+	DefaultCore string `yaml:"default_core"`
+	Timezone    string `yaml:"timezone"`
+}
+
+// ChannelConfig is the channel section.
+type ChannelConfig struct {
+	BusyMode string `yaml:"busy_mode"`
+}
+
+// UIConfig is the ui section.
+type UIConfig struct {
+	UserMessageAlign   string `yaml:"user_message_align"`
+	DemiurgeThemeColor string `yaml:"demiurge_theme_color"`
+	UserThemeColor     string `yaml:"user_theme_color"`
+}
+
+// DebugConfig is the debug section.
+type DebugConfig struct {
+	ShowSystemPrompt bool `yaml:"show_system_prompt"`
+}
+
+const defaultConfigYAML = `# Demiurge runtime configuration.
+runtime:
+  default_core: assistant
+  timezone: null
+channel:
+  busy_mode: interrupt
+ui:
+  user_message_align: left
+  demiurge_theme_color: "#ff9afc"
+  user_theme_color: "#9cc9ff"
+debug:
+  show_system_prompt: false
+providers:
+  # default: openai        # used when neither --provider nor the core names one
+  # custom:
+  #   local:
+  #     api_mode: openai-chat
+  #     base_url: http://127.0.0.1:8000/v1
+  #     api_key_env: LOCAL_API_KEY
+`
+
+var hexColor = regexp.MustCompile(`^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$`)
+
+// LoadConfig reads and validates path. A missing file is the default config.
+func LoadConfig(path string) (Config, error) {
+	cfg := Config{}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		data = []byte(defaultConfigYAML)
+	} else if err != nil {
+		return cfg, demiurge.WrapError(demiurge.ECONFIG, err, "%s: %v", path, err)
+	}
+	if err := yamlx.DecodeStrict(path, data, &cfg); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.validate(path)
+}
+
+func (c *Config) validate(path string) error {
+	bad := func(field, want, got string) error {
+		return demiurge.Errorf(demiurge.ECONFIG, "%s: %s must be %s, got %q", path, field, want, got)
+	}
+	if c.Runtime.DefaultCore == "" {
+		c.Runtime.DefaultCore = "assistant"
+	}
+	switch c.Channel.BusyMode {
+	case "":
+		c.Channel.BusyMode = "interrupt"
+	case "interrupt", "queue":
+	default:
+		return bad("channel.busy_mode", "interrupt or queue", c.Channel.BusyMode)
+	}
+	switch c.UI.UserMessageAlign {
+	case "", "left", "right":
+	default:
+		return bad("ui.user_message_align", "left or right", c.UI.UserMessageAlign)
+	}
+	for field, v := range map[string]*string{"ui.demiurge_theme_color": &c.UI.DemiurgeThemeColor, "ui.user_theme_color": &c.UI.UserThemeColor} {
+		if *v == "" {
+			continue
+		}
+		if !hexColor.MatchString(*v) {
+			return bad(field, "a 3- or 6-digit hex color", *v)
+		}
+		h := strings.TrimPrefix(*v, "#")
+		if len(h) == 3 {
+			h = fmt.Sprintf("%c%c%c%c%c%c", h[0], h[0], h[1], h[1], h[2], h[2])
+		}
+		*v = "#" + strings.ToLower(h)
+	}
+	return nil
+}

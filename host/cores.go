@@ -1,0 +1,96 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/core"
+	"github.com/demiurge/demiurge/turn"
+)
+
+// coreLoader loads cores from the home's agents directory and pins the
+// revision a turn runs: the content digest of the core's files, read before
+// and after loading; if they differ the load is retried (at most three
+// times), so a turn never runs a half-edited core.
+type coreLoader struct{ home Home }
+
+func (l coreLoader) Load(ctx context.Context, coreID string) (turn.Snapshot, error) {
+	if err := validCoreID(coreID); err != nil {
+		return turn.Snapshot{}, err
+	}
+	dir := l.home.CoreDir(coreID)
+	if _, err := os.Stat(filepath.Join(dir, "agent.yaml")); err != nil {
+		return turn.Snapshot{}, demiurge.Errorf(demiurge.ECONFIG, "unknown core %q: %s has no agent.yaml", coreID, dir)
+	}
+	for range 3 {
+		before, err := digestDir(dir)
+		if err != nil {
+			return turn.Snapshot{}, err
+		}
+		c, err := core.Load(dir)
+		if err != nil {
+			return turn.Snapshot{}, err
+		}
+		after, err := digestDir(dir)
+		if err != nil {
+			return turn.Snapshot{}, err
+		}
+		if before == after {
+			return turn.Snapshot{Core: c, Revision: before}, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return turn.Snapshot{}, err
+		}
+	}
+	return turn.Snapshot{}, demiurge.Errorf(demiurge.ECONFLICT, "active core changed repeatedly during turn admission")
+}
+
+func validCoreID(id string) error {
+	if id == "" || id == "." || id == ".." || filepath.Base(id) != id {
+		return demiurge.Errorf(demiurge.ECONFIG, "invalid core id %q", id)
+	}
+	return nil
+}
+
+// digestDir returns a short content digest of every regular file under dir
+// (relative path and bytes, in path order). Symlinks are not followed.
+func digestDir(dir string) (string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", demiurge.WrapError(demiurge.ECONFIG, err, "read core %s: %v", dir, err)
+	}
+	sort.Strings(files)
+	h := sha256.New()
+	for _, p := range files {
+		rel, _ := filepath.Rel(dir, p)
+		io.WriteString(h, filepath.ToSlash(rel))
+		h.Write([]byte{0})
+		f, err := os.Open(p)
+		if err != nil {
+			return "", demiurge.WrapError(demiurge.ECONFIG, err, "read core %s: %v", p, err)
+		}
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", demiurge.WrapError(demiurge.ECONFIG, err, "read core %s: %v", p, err)
+		}
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}

@@ -1,0 +1,110 @@
+package host
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/core"
+)
+
+// Home is the layout of a runtime home.
+type Home struct{ Dir string }
+
+func (h Home) ConfigPath() string       { return filepath.Join(h.Dir, "config.yaml") }
+func (h Home) AgentsDir() string        { return filepath.Join(h.Dir, "agents") }
+func (h Home) CoreDir(id string) string { return filepath.Join(h.Dir, "agents", id) }
+func (h Home) RuntimeDir() string       { return filepath.Join(h.Dir, "runtime") }
+func (h Home) DBPath() string           { return filepath.Join(h.Dir, "runtime", "runtime.sqlite3") }
+func (h Home) ArtifactsDir() string     { return filepath.Join(h.Dir, "runtime", "artifacts") }
+func (h Home) LogsDir() string          { return filepath.Join(h.Dir, "logs") }
+func (h Home) WorkspaceDir() string     { return filepath.Join(h.Dir, "workspace") }
+
+// InitReport says what Init created.
+type InitReport struct {
+	Home          string   `json:"home"`
+	ConfigCreated bool     `json:"host_config_created"`
+	CoresCreated  []string `json:"cores_created"`
+	Refreshed     []string `json:"refreshed"`
+}
+
+// Init creates whatever is missing of the home: directories (0700),
+// config.yaml and the embedded default cores (0600). It never overwrites an
+// existing file unless refresh names a core ("assistant", "evolver",
+// "global" or "all"). It is idempotent.
+func Init(dir, refresh string) (InitReport, error) {
+	h := Home{Dir: dir}
+	rep := InitReport{Home: dir}
+	for _, d := range []string{h.Dir, h.AgentsDir(), h.RuntimeDir(), h.ArtifactsDir(), h.LogsDir(), h.WorkspaceDir()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return rep, demiurge.WrapError(demiurge.ECONFIG, err, "create %s: %v", d, err)
+		}
+		if err := os.Chmod(d, 0o700); err != nil {
+			return rep, demiurge.WrapError(demiurge.ECONFIG, err, "chmod %s: %v", d, err)
+		}
+	}
+	if _, err := os.Stat(h.ConfigPath()); errors.Is(err, fs.ErrNotExist) {
+		if err := writeFileAtomic(h.ConfigPath(), []byte(defaultConfigYAML)); err != nil {
+			return rep, err
+		}
+		rep.ConfigCreated = true
+	}
+	for _, id := range []string{"assistant", "evolver"} {
+		if _, err := os.Stat(filepath.Join(h.CoreDir(id), "agent.yaml")); errors.Is(err, fs.ErrNotExist) {
+			if err := core.InstallTemplates(h.AgentsDir(), id, false); err != nil {
+				return rep, err
+			}
+			rep.CoresCreated = append(rep.CoresCreated, id)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(h.AgentsDir(), "agent.yaml")); errors.Is(err, fs.ErrNotExist) {
+		if err := core.InstallTemplates(h.AgentsDir(), "global", false); err != nil {
+			return rep, err
+		}
+	}
+	if refresh != "" {
+		switch refresh {
+		case "assistant", "evolver", "global", "all":
+		default:
+			return rep, demiurge.Errorf(demiurge.EINVALID, "--refresh must be assistant, evolver, global or all, got %q", refresh)
+		}
+		if err := core.InstallTemplates(h.AgentsDir(), refresh, true); err != nil {
+			return rep, err
+		}
+		rep.Refreshed = append(rep.Refreshed, refresh)
+	}
+	return rep, nil
+}
+
+// writeFileAtomic writes data to path (0600) through a temporary file and a
+// rename, so a failed write leaves the previous content intact.
+func writeFileAtomic(path string, data []byte) error {
+	if err := writeTemp(path, data); err != nil {
+		return demiurge.WrapError(demiurge.ECONFIG, err, "write %s: %v", path, err)
+	}
+	return nil
+}
+
+func writeTemp(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	if err := tmp.Chmod(0o600); err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,161 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/core"
+	"github.com/demiurge/demiurge/delivery"
+	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/process"
+	"github.com/demiurge/demiurge/session"
+	"github.com/demiurge/demiurge/slot"
+	"github.com/demiurge/demiurge/starlark"
+	"github.com/demiurge/demiurge/store"
+	"github.com/demiurge/demiurge/turn"
+)
+
+// Options configure Open.
+type Options struct {
+	// Home is the runtime home directory (required).
+	Home string
+	// FakeScript is the fake provider's script file ("" for none).
+	FakeScript string
+	// Getenv reads the environment (default os.Getenv).
+	Getenv func(string) string
+	// Logger receives diagnostics (default: discarded).
+	Logger *slog.Logger
+}
+
+// Host is one running Host process over a runtime home.
+type Host struct {
+	Home      Home
+	Config    Config
+	Store     *store.DB
+	Sessions  *session.Runtime
+	Router    *delivery.Router
+	Turns     *turn.Execution
+	Reconcile store.ReconcileReport
+
+	lease *store.Host
+}
+
+// Open initialises the home if needed, opens the store, takes this process's
+// heartbeat lease and reconciles work of Host processes that are gone.
+func Open(ctx context.Context, opts Options) (*Host, error) {
+	if opts.Home == "" {
+		return nil, demiurge.Errorf(demiurge.ECONFIG, "runtime home is not set")
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	dir, err := filepath.Abs(opts.Home)
+	if err != nil {
+		return nil, demiurge.WrapError(demiurge.ECONFIG, err, "runtime home %q: %v", opts.Home, err)
+	}
+	if _, err := Init(dir, ""); err != nil {
+		return nil, err
+	}
+	h := &Host{Home: Home{Dir: dir}}
+	if h.Config, err = LoadConfig(h.Home.ConfigPath()); err != nil {
+		return nil, err
+	}
+	global, err := core.LoadGlobal(filepath.Join(h.Home.AgentsDir(), "agent.yaml"))
+	if err != nil {
+		return nil, err
+	}
+
+	if h.Store, err = store.Open(ctx, h.Home.DBPath(), store.Options{Logger: opts.Logger, ProcessAlive: process.Alive}); err != nil {
+		return nil, err
+	}
+	if err := h.startLease(ctx); err != nil {
+		h.Store.Close()
+		return nil, err
+	}
+	if h.Reconcile, err = h.Store.Reconcile(ctx, h.lease.ID()); err != nil {
+		h.closeStore(ctx)
+		return nil, err
+	}
+
+	h.Sessions = session.NewRuntime(h.Store, session.Options{})
+	h.Router = delivery.NewRouter()
+	h.Turns = turn.New(turn.Deps{
+		Store:      h.Store,
+		Sessions:   h.Sessions,
+		Deliveries: delivery.NewRuntime(h.Store, h.Router, delivery.Options{}),
+		Router:     h.Router,
+		Slots:      slot.NewRuntime(starlark.NewRuntime(starlark.Options{}), slot.Options{}),
+		Cores:      coreLoader{home: h.Home},
+		Providers: &providers{
+			cfg:        h.Config.Providers,
+			fallback:   fallbackModel{provider: global.Model.Provider, model: global.Model.ModelName},
+			fakeScript: opts.FakeScript,
+			getenv:     opts.Getenv,
+		},
+		Catalogs: catalogs{},
+		Effects:  effect.NewRuntime(effect.Options{}),
+		HostID:   h.lease.ID(),
+		Logger:   opts.Logger,
+	})
+	return h, nil
+}
+
+func (h *Host) startLease(ctx context.Context) error {
+	pid := os.Getpid()
+	marker, err := process.StartMarker(pid)
+	if err != nil {
+		marker = "" // platforms without start markers rely on the heartbeat alone
+	}
+	hostname, _ := os.Hostname()
+	h.lease, err = h.Store.StartHost(ctx, store.HostInfo{PID: pid, StartMarker: marker, Hostname: hostname})
+	return err
+}
+
+// Run executes one turn. Unset request fields get the Host defaults: the
+// configured default core, and the local CLI conversation for that core.
+func (h *Host) Run(ctx context.Context, req turn.Request) (turn.Result, error) {
+	if req.CoreID == "" {
+		req.CoreID = h.Config.Runtime.DefaultCore
+	}
+	if req.Channel == "" {
+		conv := session.CLIConversationKey(req.CoreID)
+		req.Channel, req.ConversationKey = conv.Channel, conv.Key
+	}
+	if req.Workspace == "" {
+		req.Workspace = h.Home.WorkspaceDir()
+	}
+	return h.Turns.Run(ctx, req)
+}
+
+// Close stops running turns, releases the lease and closes the store. It
+// is safe to call once.
+func (h *Host) Close(ctx context.Context) error {
+	for _, id := range h.Turns.Active() {
+		h.Turns.Cancel(id, demiurge.OperatorScope(""))
+	}
+	return h.closeStore(ctx)
+}
+
+func (h *Host) closeStore(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	var errs []error
+	if h.lease != nil {
+		errs = append(errs, h.lease.Close(cctx))
+	}
+	errs = append(errs, h.Store.Close())
+	return errors.Join(errs...)
+}
+
+// LoadCore loads and pins a core of the home.
+func (h *Host) LoadCore(ctx context.Context, coreID string) (turn.Snapshot, error) {
+	return coreLoader{home: h.Home}.Load(ctx, coreID)
+}

@@ -1,0 +1,70 @@
+package host
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/provider"
+	"github.com/demiurge/demiurge/turn"
+)
+
+// providers resolves a turn's provider and keeps one client per resolved
+// profile for the life of the Host, so a fake script is consumed in order
+// across every turn of the process.
+type providers struct {
+	cfg        provider.Config
+	fallback   fallbackModel
+	fakeScript string
+	getenv     func(string) string
+
+	mu    sync.Mutex // guards cache
+	cache map[string]demiurge.Provider
+}
+
+type fallbackModel struct{ provider, model string }
+
+func (p *providers) Resolve(_ context.Context, c turn.ProviderChoice) (demiurge.Provider, string, string, error) {
+	in := provider.ResolveInput{
+		Flag: c.Flag, Model: c.Model, CoreProvider: c.CoreProvider, CoreModel: c.CoreModel,
+		FallbackProvider: p.fallback.provider, FallbackModel: p.fallback.model,
+		Config: p.cfg, Getenv: p.getenv, FakeScript: p.fakeScript,
+	}
+	prov, res, err := provider.Resolve(in)
+	if err != nil {
+		return nil, "", "", err
+	}
+	key := res.ID + "\x00" + res.Model + "\x00" + res.BaseURL
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if cached, ok := p.cache[key]; ok {
+		return cached, res.ID, res.Model, nil
+	}
+	if p.cache == nil {
+		p.cache = map[string]demiurge.Provider{}
+	}
+	p.cache[key] = prov
+	return prov, res.ID, res.Model, nil
+}
+
+// Secrets returns credential values present in the environment: anything
+// that looks like a key or token variable, plus configured profile keys.
+// Persisted errors are scrubbed of each of them.
+func (p *providers) Secrets() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		name, val, _ := strings.Cut(kv, "=")
+		u := strings.ToUpper(name)
+		if val != "" && (strings.Contains(u, "API_KEY") || strings.HasSuffix(u, "_TOKEN") || strings.HasSuffix(u, "_SECRET")) {
+			out = append(out, val)
+		}
+	}
+	for _, c := range p.cfg.Custom {
+		if c.APIKey != "" {
+			out = append(out, c.APIKey)
+		}
+	}
+	return out
+}

@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/host"
+	"github.com/demiurge/demiurge/turn"
+)
+
+type chatFlags struct {
+	provider   string
+	model      string
+	fakeScript string
+	workspace  string
+	session    string
+	approve    string
+}
+
+func newChatCmd(g *globals, streams IO) *cobra.Command {
+	f := chatFlags{}
+	cmd := &cobra.Command{
+		Use:   "chat",
+		Short: "Talk to a core interactively (also: bare demiurge)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runChat(cmd.Context(), g, streams, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.provider, "provider", "", "provider: fake, openai, anthropic, a config profile, or auto")
+	fl.StringVar(&f.model, "model", "", "model name")
+	fl.StringVar(&f.fakeScript, "fake-script", "", "fake provider script (env DEMIURGE_FAKE_SCRIPT)")
+	fl.StringVar(&f.workspace, "workspace", "", "workspace directory (env DEMIURGE_WORKSPACE, default the current directory)")
+	fl.StringVar(&f.session, "session", "", "resume this session")
+	fl.StringVar(&f.approve, "approve", "", "approvals: ask, deny or all (default ask on a terminal, deny otherwise)")
+	return cmd
+}
+
+const chatHelp = `Commands: /new (fresh session), /resume ID, /sessions, /help, /exit`
+
+// chat is the state of one interactive loop.
+type chat struct {
+	h          *host.Host
+	g          *globals
+	streams    IO
+	f          chatFlags
+	workspace  string
+	sessionID  string // the session of the next turn ("" = the CLI conversation's)
+	newSession bool
+	route      *printRoute
+	interact   bool
+}
+
+func runChat(ctx context.Context, g *globals, streams IO, f chatFlags) error {
+	workspace, err := resolveWorkspace(f.workspace)
+	if err != nil {
+		return err
+	}
+	in := bufio.NewReader(streams.In)
+	// Approval prompts read from the same input as the conversation.
+	approver, err := newApprover(f.approve, IO{In: in, Out: streams.Out, Err: streams.Err})
+	if err != nil {
+		return err
+	}
+	h, err := openHost(ctx, g, f.fakeScript)
+	if err != nil {
+		return err
+	}
+	defer closeHost(ctx, h)
+
+	c := &chat{h: h, g: g, streams: streams, f: f, workspace: workspace, sessionID: f.session,
+		route: &printRoute{out: streams.Out}}
+	if file, ok := streams.In.(*os.File); ok && term.IsTerminal(int(file.Fd())) {
+		c.interact = true
+		fmt.Fprintf(streams.Out, "demiurge chat · core %s · home %s\n%s\n", coreOr(g.core, h.Config.Runtime.DefaultCore), h.Home.Dir, chatHelp)
+	}
+	for {
+		if c.interact {
+			fmt.Fprint(streams.Out, "\n> ")
+		}
+		line, err := in.ReadString('\n')
+		if strings.TrimSpace(line) != "" {
+			quit, cerr := c.handle(ctx, strings.TrimSpace(line), approver)
+			if cerr != nil {
+				fmt.Fprintf(streams.Err, "demiurge: %s\n", oneLine(demiurge.ErrorMessage(cerr)))
+			}
+			if quit {
+				return nil
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+func coreOr(flag, def string) string {
+	if flag != "" {
+		return flag
+	}
+	return def
+}
+
+// handle runs one line: a slash command or a turn. quit reports whether
+// the loop should end.
+func (c *chat) handle(ctx context.Context, line string, approver effect.Approver) (quit bool, err error) {
+	if strings.HasPrefix(line, "/") {
+		return c.command(ctx, line)
+	}
+	var streamed strings.Builder
+	c.route.setStreamed("")
+	req := turn.Request{
+		CoreID: c.g.core, Text: line, SessionID: c.sessionID, NewSession: c.newSession,
+		Workspace: c.workspace, Provider: c.f.provider, Model: c.f.model, Route: c.route,
+		Stream: func(delta string) {
+			streamed.WriteString(delta)
+			c.route.setStreamed(streamed.String())
+			io.WriteString(c.streams.Out, delta)
+		},
+	}
+	req.Approver = approver
+	res, err := c.h.Run(ctx, req)
+	if err != nil {
+		return false, err
+	}
+	c.newSession = false
+	c.sessionID = res.SessionID
+	if streamed.Len() == 0 && res.Text != "" {
+		io.WriteString(c.streams.Out, res.Text)
+	}
+	io.WriteString(c.streams.Out, "\n")
+	if res.Error != nil {
+		fmt.Fprintf(c.streams.Err, "turn %s: %s\n", res.Outcome, res.Error.Message)
+	}
+	return false, nil
+}
+
+func (c *chat) command(ctx context.Context, line string) (bool, error) {
+	fields := strings.Fields(line)
+	switch fields[0] {
+	case "/exit", "/quit":
+		return true, nil
+	case "/help":
+		fmt.Fprintln(c.streams.Out, chatHelp)
+	case "/new":
+		c.newSession, c.sessionID = true, ""
+		fmt.Fprintln(c.streams.Out, "(the next message starts a fresh session)")
+	case "/resume":
+		if len(fields) != 2 {
+			return false, demiurge.Errorf(demiurge.EINVALID, "usage: /resume SESSION_ID")
+		}
+		if _, err := c.h.Sessions.Get(ctx, demiurge.OperatorScope(""), fields[1]); err != nil {
+			return false, err
+		}
+		c.newSession, c.sessionID = false, fields[1]
+		fmt.Fprintf(c.streams.Out, "(resumed %s)\n", fields[1])
+	case "/sessions":
+		list, err := c.h.Sessions.List(ctx, demiurge.OperatorScope(""), coreOr(c.g.core, c.h.Config.Runtime.DefaultCore), 20)
+		if err != nil {
+			return false, err
+		}
+		writeSessionTable(c.streams.Out, list, c.sessionID)
+	default:
+		return false, demiurge.Errorf(demiurge.EINVALID, "unknown command: %s (%s)", fields[0], chatHelp)
+	}
+	return false, nil
+}

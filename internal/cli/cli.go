@@ -1,0 +1,158 @@
+// Package cli is the demiurge command line: cobra commands over the host
+// composition root. It is the only package, with host, that sees every other
+// package. Run is what main calls and what end-to-end tests drive.
+//
+// Exit codes: 0 success; 1 the work ran and failed (a failed, cancelled or
+// lost turn); 2 usage, configuration or core-load error, reported as one
+// line on stderr.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/demiurge/demiurge"
+)
+
+// Exit codes.
+const (
+	ExitOK     = 0
+	ExitFailed = 1
+	ExitUsage  = 2
+)
+
+// exitError carries an exit code for an error already reported (or to be
+// reported) to the user.
+type exitError struct {
+	code int
+	err  error // nil when the output already told the story
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+// usageError marks a command-line mistake (exit 2).
+func usageError(format string, args ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// failed reports a run that happened and failed (exit 1) without more output.
+func failed() error { return &exitError{code: ExitFailed} }
+
+// IO is the standard streams of one invocation.
+type IO struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// globals are the persistent flags.
+type globals struct {
+	home string
+	core string
+}
+
+// Run executes the command line args and returns the process exit code.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	streams := IO{In: stdin, Out: stdout, Err: stderr}
+	g := &globals{}
+	root := newRoot(g, streams)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	return report(err, stderr)
+}
+
+// exitCodes maps error codes to exit codes at the edge; anything else is 1.
+var exitCodes = map[string]int{
+	demiurge.ECONFIG:   ExitUsage,
+	demiurge.EINVALID:  ExitUsage,
+	demiurge.ESCHEMA:   ExitUsage,
+	demiurge.ENOTFOUND: ExitUsage,
+}
+
+func report(err error, stderr io.Writer) int {
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitFailed
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		if ee.err == nil {
+			return ee.code
+		}
+		code, err = ee.code, ee.err
+	case isCobraUsage(err):
+		code = ExitUsage
+	default:
+		if c, ok := exitCodes[demiurge.ErrorCode(err)]; ok {
+			code = c
+		}
+	}
+	msg := err.Error()
+	if demiurge.ErrorCode(err) != demiurge.EINTERNAL {
+		msg = demiurge.ErrorMessage(err)
+	}
+	fmt.Fprintf(stderr, "demiurge: %s\n", oneLine(msg))
+	return code
+}
+
+// isCobraUsage reports whether err came from cobra's own argument parsing.
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown flag", "unknown shorthand", "unknown command", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "bad flag syntax"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func newRoot(g *globals, streams IO) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "demiurge",
+		Short:         "Host for self-evolving, file-backed Agent Cores",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runChat(cmd.Context(), g, streams, chatFlags{})
+		},
+	}
+	root.PersistentFlags().StringVar(&g.home, "home", "", "runtime home (env DEMIURGE_HOME, default ~/.demiurge)")
+	root.PersistentFlags().StringVar(&g.core, "core", "", "agent core id (default: config runtime.default_core, assistant)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: ExitUsage, err: err} })
+	root.AddCommand(newInitCmd(g, streams), newRunCmd(g, streams), newChatCmd(g, streams), newSessionsCmd(g, streams))
+	return root
+}
+
+// homeDir resolves --home, then DEMIURGE_HOME, then ~/.demiurge.
+func (g *globals) homeDir() (string, error) {
+	if g.home != "" {
+		return g.home, nil
+	}
+	if h := os.Getenv("DEMIURGE_HOME"); h != "" {
+		return h, nil
+	}
+	u, err := os.UserHomeDir()
+	if err != nil {
+		return "", demiurge.Errorf(demiurge.ECONFIG, "cannot find a home directory; set --home or DEMIURGE_HOME")
+	}
+	return filepath.Join(u, ".demiurge"), nil
+}

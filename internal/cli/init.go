@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/demiurge/demiurge/host"
+)
+
+func newInitCmd(g *globals, streams IO) *cobra.Command {
+	var refresh string
+	var check, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Create the runtime home (idempotent)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			home, err := g.homeDir()
+			if err != nil {
+				return err
+			}
+			rep, err := host.Init(home, refresh)
+			if err != nil {
+				return err
+			}
+			out := initJSON{InitReport: rep, Cores: []coreJSON{}}
+			if check {
+				h, err := host.Open(cmd.Context(), host.Options{Home: home})
+				if err != nil {
+					return err
+				}
+				defer closeHost(cmd.Context(), h)
+				for _, id := range []string{"assistant", "evolver"} {
+					snap, err := h.LoadCore(cmd.Context(), id)
+					if err != nil {
+						return err
+					}
+					out.Cores = append(out.Cores, coreJSON{CoreID: id, Path: h.Home.CoreDir(id), Revision: snap.Revision})
+				}
+				out.Checked = true
+			}
+			if asJSON {
+				return writeJSON(streams.Out, out)
+			}
+			fmt.Fprintf(streams.Out, "initialized %s\n", rep.Home)
+			if rep.ConfigCreated {
+				fmt.Fprintln(streams.Out, "created config.yaml")
+			}
+			for _, c := range rep.CoresCreated {
+				fmt.Fprintf(streams.Out, "created core %s\n", c)
+			}
+			for _, c := range rep.Refreshed {
+				fmt.Fprintf(streams.Out, "refreshed %s from the embedded templates\n", c)
+			}
+			for _, c := range out.Cores {
+				fmt.Fprintf(streams.Out, "core %s@%s ok\n", c.CoreID, c.Revision)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&refresh, "refresh", "", "re-copy a core from the embedded templates: assistant, evolver, global or all")
+	cmd.Flags().BoolVar(&check, "check", false, "load every core and open the database")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+type initJSON struct {
+	host.InitReport
+	Checked bool       `json:"checked"`
+	Cores   []coreJSON `json:"cores"`
+}
+
+type coreJSON struct {
+	CoreID   string `json:"core_id"`
+	Path     string `json:"path"`
+	Revision string `json:"revision"`
+}

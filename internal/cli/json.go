@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"github.com/demiurge/demiurge/turn"
+)
+
+// The --json object of `demiurge run` (DESIGN §4). Field names and order are
+// part of the CLI contract.
+type runOutput struct {
+	SessionID    string        `json:"session_id"`
+	TurnID       string        `json:"turn_id"`
+	CoreID       string        `json:"core_id"`
+	CoreRevision string        `json:"core_revision"`
+	Outcome      string        `json:"outcome"`
+	Text         string        `json:"text"`
+	Error        *errorOutput  `json:"error"`
+	ToolCalls    []toolCallOut `json:"tool_calls"`
+	Deliveries   []deliveryOut `json:"deliveries"`
+	Tasks        []taskOut     `json:"tasks"`
+}
+
+type errorOutput struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+type toolCallOut struct {
+	CallID           string `json:"call_id"`
+	Name             string `json:"name"`
+	Status           string `json:"status"`
+	IsError          bool   `json:"is_error"`
+	ExecutionStarted bool   `json:"execution_started"`
+	Content          string `json:"content"`
+}
+
+type deliveryOut struct {
+	DeliveryID string `json:"delivery_id"`
+	Status     string `json:"status"`
+	Text       string `json:"text"`
+}
+
+type taskOut struct {
+	TaskID string `json:"task_id"`
+	Kind   string `json:"kind"`
+	Status string `json:"status"`
+}
+
+func runJSON(r turn.Result) runOutput {
+	out := runOutput{
+		SessionID: r.SessionID, TurnID: r.TurnID, CoreID: r.CoreID, CoreRevision: r.CoreRevision,
+		Outcome: r.Outcome, Text: r.Text,
+		ToolCalls: []toolCallOut{}, Deliveries: []deliveryOut{}, Tasks: []taskOut{},
+	}
+	if r.Error != nil {
+		out.Error = &errorOutput{Code: r.Error.Code, Message: r.Error.Message}
+	}
+	for _, c := range r.ToolCalls {
+		out.ToolCalls = append(out.ToolCalls, toolCallOut{CallID: c.CallID, Name: c.Name, Status: c.Status,
+			IsError: c.IsError, ExecutionStarted: c.ExecutionStarted, Content: c.Content})
+	}
+	for _, d := range r.Deliveries {
+		out.Deliveries = append(out.Deliveries, deliveryOut{DeliveryID: d.DeliveryID, Status: d.Status, Text: d.Text})
+	}
+	return out
+}

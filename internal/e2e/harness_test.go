@@ -1,0 +1,147 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "demiurge-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "demiurge")
+	build := exec.Command("go", "build", "-o", binary, "../../cmd/demiurge")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build demiurge: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// env is one isolated runtime home and workspace.
+type env struct {
+	t         *testing.T
+	home      string
+	workspace string
+	extra     []string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	root := t.TempDir()
+	e := &env{t: t, home: filepath.Join(root, "home"), workspace: filepath.Join(root, "ws")}
+	if err := os.MkdirAll(e.workspace, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e *env) environ() []string {
+	var base []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(name, "DEMIURGE_"), strings.HasPrefix(name, "OPENAI_"), strings.HasPrefix(name, "ANTHROPIC_"):
+			continue
+		}
+		base = append(base, kv)
+	}
+	base = append(base, "DEMIURGE_HOME="+e.home, "DEMIURGE_WORKSPACE="+e.workspace)
+	return append(base, e.extra...)
+}
+
+type result struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+func (e *env) cmd(ctx context.Context, stdin string, args ...string) *exec.Cmd {
+	c := exec.CommandContext(ctx, binary, args...)
+	c.Env = e.environ()
+	c.Dir = e.workspace
+	c.Stdin = strings.NewReader(stdin)
+	return c
+}
+
+// run executes the binary and waits (at most 60 s).
+func (e *env) run(stdin string, args ...string) result {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := e.cmd(ctx, stdin, args...)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			e.t.Fatalf("run %v: %v", args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// runJSON runs `demiurge run --json ...` and decodes the object.
+func (e *env) runJSON(args ...string) (runOut, result) {
+	e.t.Helper()
+	r := e.run("", append([]string{"run", "--json"}, args...)...)
+	var out runOut
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		e.t.Fatalf("run --json %v: exit %d, stdout %q, stderr %q: %v", args, r.code, r.stdout, r.stderr, err)
+	}
+	return out, r
+}
+
+func (e *env) writeFile(name, content string) string {
+	e.t.Helper()
+	p := filepath.Join(filepath.Dir(e.home), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+type runOut struct {
+	SessionID    string `json:"session_id"`
+	TurnID       string `json:"turn_id"`
+	CoreID       string `json:"core_id"`
+	CoreRevision string `json:"core_revision"`
+	Outcome      string `json:"outcome"`
+	Text         string `json:"text"`
+	Error        *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	ToolCalls []struct {
+		CallID           string `json:"call_id"`
+		Name             string `json:"name"`
+		Status           string `json:"status"`
+		IsError          bool   `json:"is_error"`
+		ExecutionStarted bool   `json:"execution_started"`
+		Content          string `json:"content"`
+	} `json:"tool_calls"`
+	Deliveries []struct {
+		DeliveryID string `json:"delivery_id"`
+		Status     string `json:"status"`
+		Text       string `json:"text"`
+	} `json:"deliveries"`
+	Tasks []map[string]any `json:"tasks"`
+}

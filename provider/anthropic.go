@@ -1,0 +1,178 @@
+package provider
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/demiurge/demiurge"
+)
+
+// AnthropicVersion is the anthropic-version header sent on every request.
+const AnthropicVersion = "2023-06-01"
+
+// defaultAnthropicMaxTokens is max_tokens when neither the request metadata
+// nor Options name one (the API requires the field).
+const defaultAnthropicMaxTokens = 4096
+
+// Anthropic is a client of the Anthropic Messages API. It is safe for
+// concurrent use.
+type Anthropic struct {
+	c         *client
+	extraBody func(model string) map[string]any
+	maxTokens int
+}
+
+var _ demiurge.Provider = (*Anthropic)(nil)
+
+// NewAnthropic returns a Messages client for e. The request URL is
+// e.BaseURL + "/v1/messages"; a base that already ends with /v1 gets
+// "/messages" only, and one that ends with /messages is used as is. It fails
+// with ECONFIG when the base URL is not an absolute http(s) URL or the key is
+// empty.
+func NewAnthropic(e Endpoint) (*Anthropic, error) {
+	c, err := e.newClient("anthropic", anthropicURL, func(h http.Header, key string) {
+		h.Set("x-api-key", key)
+		h.Set("anthropic-version", AnthropicVersion)
+	})
+	if err != nil {
+		return nil, err
+	}
+	maxTokens := e.Options.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = defaultAnthropicMaxTokens
+	}
+	return &Anthropic{c: c, extraBody: e.ExtraBody, maxTokens: maxTokens}, nil
+}
+
+func anthropicURL(base string) string {
+	switch {
+	case strings.HasSuffix(base, "/messages"):
+		return base
+	case strings.HasSuffix(base, "/v1"):
+		return base + "/messages"
+	default:
+		return base + "/v1/messages"
+	}
+}
+
+// Complete sends req. With stream == nil it asks for one JSON response;
+// otherwise it asks for a server-sent event stream and passes each text delta
+// to stream, on the calling goroutine, as it arrives. Errors: see the
+// package documentation.
+func (p *Anthropic) Complete(ctx context.Context, req demiurge.ModelRequest, stream func(delta string)) (demiurge.ModelResponse, error) {
+	body, err := p.requestBody(req, stream != nil)
+	if err != nil {
+		return demiurge.ModelResponse{}, err
+	}
+	return p.c.complete(ctx, body, stream, decodeAnthropicResponse, func() streamDecoder { return newAnthropicStream(p.c.name) })
+}
+
+// Wire shapes of a Messages request.
+type (
+	anMessage struct {
+		Role    string `json:"role"`
+		Content any    `json:"content"` // a string, or a list of blocks
+	}
+	anText struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	anToolUse struct {
+		Type  string         `json:"type"`
+		ID    string         `json:"id"`
+		Name  string         `json:"name"`
+		Input map[string]any `json:"input"`
+	}
+	anToolResult struct {
+		Type      string `json:"type"`
+		ToolUseID string `json:"tool_use_id"`
+		Content   string `json:"content"`
+	}
+	anTool struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description"`
+		InputSchema map[string]any `json:"input_schema"`
+	}
+)
+
+// requestBody maps req onto the Messages payload (spec host-runtime §4.4):
+// system messages become the top-level system text joined with "\n\n"; each
+// tool message becomes a tool_result block, and consecutive ones share one
+// user message (the API wants all results of one assistant turn together);
+// an assistant message with tool calls becomes [text?, tool_use…].
+func (p *Anthropic) requestBody(req demiurge.ModelRequest, stream bool) ([]byte, error) {
+	name := p.c.name
+	if strings.TrimSpace(req.Model) == "" {
+		return nil, demiurge.Errorf(demiurge.EINVALID, "%s: request has no model", name)
+	}
+	var (
+		system  []string
+		msgs    []anMessage
+		results []any // blocks of the open tool-result user message, if any
+	)
+	flush := func() {
+		if results != nil {
+			msgs = append(msgs, anMessage{Role: "user", Content: results})
+			results = nil
+		}
+	}
+	for i, m := range req.Messages {
+		if m.Role != "tool" {
+			flush()
+		}
+		switch m.Role {
+		case "system":
+			if m.Content != "" {
+				system = append(system, m.Content)
+			}
+		case "user":
+			msgs = append(msgs, anMessage{Role: "user", Content: m.Content})
+		case "assistant":
+			if len(m.ToolCalls) == 0 {
+				msgs = append(msgs, anMessage{Role: "assistant", Content: m.Content})
+				continue
+			}
+			var blocks []any
+			if m.Content != "" {
+				blocks = append(blocks, anText{Type: "text", Text: m.Content})
+			}
+			for _, tc := range m.ToolCalls {
+				blocks = append(blocks, anToolUse{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: arguments(tc.Arguments)})
+			}
+			msgs = append(msgs, anMessage{Role: "assistant", Content: blocks})
+		case "tool":
+			id := m.ToolCallID
+			if id == "" {
+				id = m.Name
+			}
+			if id == "" {
+				id = "tool_call"
+			}
+			results = append(results, anToolResult{Type: "tool_result", ToolUseID: id, Content: m.Content})
+		default:
+			return nil, demiurge.Errorf(demiurge.EINVALID, "%s: messages[%d]: unsupported role %q (want system, user, assistant or tool)", name, i, m.Role)
+		}
+	}
+	flush()
+	if msgs == nil {
+		msgs = []anMessage{}
+	}
+
+	maxTokens := metadataInt(req.Metadata, "max_tokens", "max_output_tokens")
+	if maxTokens == 0 {
+		maxTokens = p.maxTokens
+	}
+	payload := map[string]any{"model": req.Model, "max_tokens": maxTokens, "messages": msgs}
+	if len(system) > 0 {
+		payload["system"] = strings.Join(system, "\n\n")
+	}
+	if len(req.Tools) > 0 {
+		tools := make([]anTool, 0, len(req.Tools))
+		for _, t := range req.Tools {
+			tools = append(tools, anTool{Name: t.Name, Description: t.Description, InputSchema: schemaOrEmpty(t.InputSchema)})
+		}
+		payload["tools"] = tools
+	}
+	return marshalPayload(name, payload, p.extraBody, req.Model, stream)
+}

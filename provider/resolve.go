@@ -1,0 +1,207 @@
+package provider
+
+import (
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/demiurge/demiurge"
+)
+
+// ResolveInput is everything that decides which provider a turn talks to.
+type ResolveInput struct {
+	Flag, Model                     string // --provider, --model
+	CoreProvider, CoreModel         string // the core's model.provider, model.model_name
+	FallbackProvider, FallbackModel string // the global fallback core's model section
+	Config                          Config // config.yaml providers:
+	Getenv                          func(string) string
+	// FakeScript is the --fake-script path; "" means no script.
+	FakeScript string
+	// HTTPClient, when not nil, replaces Options.HTTPClient.
+	HTTPClient *http.Client
+	// Options tune timeouts and retries of the HTTP providers.
+	Options Options
+}
+
+// Resolved describes the provider Resolve chose, for status output and
+// session rows. BaseURL never carries a password.
+type Resolved struct {
+	ID      string
+	APIMode string // openai-chat | anthropic-messages | fake
+	Model   string
+	BaseURL string
+}
+
+// Resolve picks the provider and model (spec host-runtime §4.4):
+//
+//	id    = Flag > CoreProvider > FallbackProvider > Config.Default > "fake"
+//	        ("" and "auto" skipped)
+//	model = Model > CoreModel > FallbackModel > the profile's default
+//
+// A builtin profile's base URL is its environment variable (OPENAI_BASE_URL,
+// ANTHROPIC_BASE_URL) > providers.builtin.<id>.base_url > the vendor URL; its
+// key is the first of its variables that is set. A custom profile's key is
+// the variable api_key_env names, else api_key.
+//
+// The fake provider is cached per script path for the life of the process:
+// every Resolve with the same FakeScript returns the same *Fake, so the
+// script is consumed in order across turns and cores.
+//
+// Errors: EINVALID "unknown provider profile: <id>"; ECONFIG for a missing
+// key ("provider openai: API key missing; set OPENAI_API_KEY"), a bad URL,
+// api_mode or fake script, or a profile without a model.
+func Resolve(in ResolveInput) (demiurge.Provider, Resolved, error) {
+	getenv := in.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	id := first(in.Flag, in.CoreProvider, in.FallbackProvider, in.Config.Default)
+	if id == "" {
+		id = FakeID
+	}
+	model := strings.TrimSpace(in.Model)
+	for _, m := range []string{in.CoreModel, in.FallbackModel} {
+		if model == "" {
+			model = strings.TrimSpace(m)
+		}
+	}
+
+	builtin, custom, err := in.Config.lookup(id)
+	if err != nil {
+		return nil, Resolved{}, err
+	}
+	if builtin == nil && custom == nil {
+		if model == "" {
+			model = FakeModel
+		}
+		f, err := fakeFor(in.FakeScript)
+		if err != nil {
+			return nil, Resolved{}, err
+		}
+		return f, Resolved{ID: FakeID, APIMode: ModeFake, Model: model}, nil
+	}
+
+	var (
+		mode, base string
+		key        string
+		ep         = Endpoint{Name: id, Options: in.Options}
+	)
+	if in.HTTPClient != nil {
+		ep.Options.HTTPClient = in.HTTPClient
+	}
+	if builtin != nil {
+		mode, base = builtin.mode, builtin.baseURL
+		if o := in.Config.Builtin[id]; strings.TrimSpace(o.BaseURL) != "" {
+			base = o.BaseURL
+		}
+		if builtin.baseURLEnv != "" {
+			if v := strings.TrimSpace(getenv(builtin.baseURLEnv)); v != "" {
+				base = v
+			}
+		}
+		for _, env := range builtin.keyEnv {
+			if key = strings.TrimSpace(getenv(env)); key != "" {
+				break
+			}
+		}
+		if key == "" {
+			return nil, Resolved{}, demiurge.Errorf(demiurge.ECONFIG, "provider %s: API key missing; set %s", id, builtin.keyEnv[0])
+		}
+		if model == "" {
+			model = builtin.model
+		}
+		ep.Headers, ep.ExtraBody = builtin.headers, builtin.extraBody
+	} else {
+		mode, base = custom.APIMode, custom.BaseURL
+		if custom.APIKeyEnv != "" {
+			key = strings.TrimSpace(getenv(custom.APIKeyEnv))
+		}
+		if key == "" {
+			key = strings.TrimSpace(custom.APIKey)
+		}
+		if key == "" {
+			hint := "providers.custom." + id + ".api_key_env (or api_key) in config.yaml"
+			if custom.APIKeyEnv != "" {
+				hint = custom.APIKeyEnv
+			}
+			return nil, Resolved{}, demiurge.Errorf(demiurge.ECONFIG, "provider %s: API key missing; set %s", id, hint)
+		}
+		if model == "" {
+			return nil, Resolved{}, demiurge.Errorf(demiurge.ECONFIG, "provider %s: no model configured; pass --model or set model.model_name in agent.yaml", id)
+		}
+	}
+	if _, err := validBaseURL(id, base); err != nil {
+		return nil, Resolved{}, err
+	}
+	ep.BaseURL, ep.APIKey = base, demiurge.NewSecret(key)
+
+	var p demiurge.Provider
+	switch mode {
+	case ModeOpenAIChat:
+		p, err = NewOpenAI(ep)
+	case ModeAnthropicMessages:
+		p, err = NewAnthropic(ep)
+	}
+	if err != nil {
+		return nil, Resolved{}, err
+	}
+	return p, Resolved{ID: id, APIMode: mode, Model: model, BaseURL: shownURL(base)}, nil
+}
+
+// first returns the first id that is neither empty nor "auto".
+func first(ids ...string) string {
+	for _, id := range ids {
+		if id = strings.TrimSpace(id); id != "" && !isAuto(id) {
+			return id
+		}
+	}
+	return ""
+}
+
+// shownURL is base without user info and trailing slashes.
+func shownURL(base string) string {
+	u, err := url.Parse(strings.TrimSpace(base))
+	if err != nil {
+		return ""
+	}
+	u.User = nil
+	return strings.TrimRight(u.String(), "/")
+}
+
+// fakes caches one *Fake per script path for the life of the process: the
+// script is a process-wide sequence (DESIGN §4), however many times a
+// provider is resolved.
+var fakes struct {
+	mu     sync.Mutex // guards byPath
+	byPath map[string]*Fake
+}
+
+// fakeFor returns the process's Fake for script ("" = no script: a fresh,
+// stateless Fake). A script that fails to load is not cached.
+func fakeFor(script string) (*Fake, error) {
+	if strings.TrimSpace(script) == "" {
+		return NewFake(nil), nil
+	}
+	key, err := filepath.Abs(script)
+	if err != nil {
+		key = filepath.Clean(script)
+	}
+	fakes.mu.Lock()
+	defer fakes.mu.Unlock()
+	if f, ok := fakes.byPath[key]; ok {
+		return f, nil
+	}
+	items, err := LoadFakeScript(script)
+	if err != nil {
+		return nil, err
+	}
+	if fakes.byPath == nil {
+		fakes.byPath = map[string]*Fake{}
+	}
+	f := NewFake(items)
+	fakes.byPath[key] = f
+	return f, nil
+}

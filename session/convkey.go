@@ -1,0 +1,115 @@
+package session
+
+import (
+	"strings"
+
+	"github.com/demiurge/demiurge"
+)
+
+// CLI conversation facts: the local command line is one conversation per core,
+// owned by the local operator.
+const (
+	CLIChannel = "cli"
+	CLIKey     = "cli:operator:local"
+)
+
+// Conversation names one external conversation of one core: the key of a
+// session binding.
+type Conversation struct {
+	CoreID  string
+	Channel string
+	Key     string
+}
+
+// CLIConversationKey returns the conversation of the local CLI for coreID
+// (channel "cli", key "cli:operator:local"). Runs that name neither a new nor
+// an explicit session continue the session bound to it.
+func CLIConversationKey(coreID string) Conversation {
+	return Conversation{CoreID: coreID, Channel: CLIChannel, Key: CLIKey}
+}
+
+// ConversationKey builds `channel:scope:id1[:id2…][:thread:<tid>]` (spec
+// host-runtime §3.5). channel and scope must be lowercase identifiers
+// (^[a-z][a-z0-9_]*$); at least one id is required and none may be empty. Ids
+// and the thread id are percent-encoded with no safe characters, so ':' '/'
+// and ' ' never split a key. An empty threadID is ignored. Errors are EINVALID
+// with the exact messages of the spec.
+func ConversationKey(channel, scope string, ids []string, threadID string) (string, error) {
+	if !isIdentifier(channel) {
+		return "", demiurge.Errorf(demiurge.EINVALID, "conversation key channel must be a lowercase identifier")
+	}
+	if !isIdentifier(scope) {
+		return "", demiurge.Errorf(demiurge.EINVALID, "conversation key scope must be a lowercase identifier")
+	}
+	if len(ids) == 0 {
+		return "", demiurge.Errorf(demiurge.EINVALID, "conversation key requires at least one id")
+	}
+	var b strings.Builder
+	b.WriteString(channel)
+	b.WriteByte(':')
+	b.WriteString(scope)
+	for _, id := range ids {
+		if id == "" {
+			return "", demiurge.Errorf(demiurge.EINVALID, "conversation key id must not be empty")
+		}
+		b.WriteByte(':')
+		b.WriteString(PercentEncode(id))
+	}
+	if threadID != "" {
+		b.WriteString(":thread:")
+		b.WriteString(PercentEncode(threadID))
+	}
+	return b.String(), nil
+}
+
+// DefaultConversationKey is the key of an external conversation whose adapter
+// named none: `<channel>:principal:<principal_key>` (spec §3.4), with the
+// principal key encoded like any id.
+func DefaultConversationKey(channel, principalKey string) (string, error) {
+	return ConversationKey(channel, "principal", []string{principalKey}, "")
+}
+
+// isIdentifier reports whether s matches ^[a-z][a-z0-9_]*$.
+func isIdentifier(s string) bool {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// PercentEncode encodes every byte of s except the unreserved characters
+// A-Z a-z 0-9 '_' '.' '-' '~' as %XX (uppercase hex), like Python's
+// urllib.parse.quote(s, safe=""). The result never contains ':' or '/'.
+func PercentEncode(s string) string {
+	const hex = "0123456789ABCDEF"
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if !unreserved(s[i]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return s
+	}
+	out := make([]byte, 0, len(s)+2*n)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if unreserved(c) {
+			out = append(out, c)
+			continue
+		}
+		out = append(out, '%', hex[c>>4], hex[c&15])
+	}
+	return string(out)
+}
+
+func unreserved(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		c == '_' || c == '.' || c == '-' || c == '~'
+}

@@ -1,0 +1,247 @@
+package session
+
+import (
+	"context"
+	"time"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/store"
+)
+
+// auditTimeout bounds the audit append of a refused owned lookup.
+const auditTimeout = 5 * time.Second
+
+// ResolveRequest says which session an interaction runs in.
+type ResolveRequest struct {
+	CoreID       string
+	CoreRevision string
+	// Channel and ConversationKey name the external conversation; both or
+	// neither. With neither, no binding is read or written.
+	Channel         string
+	ConversationKey string
+	// SessionID resumes that session (it must exist and be visible to Scope).
+	SessionID string
+	// New starts a fresh session and moves the conversation to it.
+	New bool
+	// Scope is the principal acting; a created session's immutable owner row
+	// is taken from it.
+	Scope     demiurge.PrincipalScope
+	Workspace string
+	Provider  string
+	Model     string
+}
+
+// Resolve returns the session an interaction runs in and reports whether it
+// was created (spec host-runtime §3.2, §3.6):
+//
+//   - New: a fresh session; the conversation (if any) is rebound to it.
+//   - SessionID: that session, looked up under Scope (missing and foreign give
+//     the identical ENOTFOUND "session not found: <id>"); the conversation
+//     (if any) is rebound to it.
+//   - otherwise the session bound to (core, channel, key), resumed; or a new
+//     one, bound to the conversation. When a concurrent creator won the
+//     binding, the loser is recorded as a binding conflict (its empty row is
+//     deleted) and the winner is returned.
+//
+// Non-empty Workspace, Provider, Model and CoreRevision are recorded on a
+// resumed session without touching its updated_at. Errors: EINVALID for a bad
+// request or scope, ENOTFOUND as above, store errors otherwise.
+func (r *Runtime) Resolve(ctx context.Context, req ResolveRequest) (demiurge.Session, bool, error) {
+	if err := validateResolve(req); err != nil {
+		return demiurge.Session{}, false, err
+	}
+	switch {
+	case req.New:
+		return r.create(ctx, req, true)
+	case req.SessionID != "":
+		s, err := r.owned(ctx, req.Scope, req.SessionID)
+		if err != nil {
+			return demiurge.Session{}, false, err
+		}
+		if s.CoreID != req.CoreID {
+			return demiurge.Session{}, false, demiurge.Errorf(demiurge.EINVALID, "session %s belongs to core %s, not %s", s.ID, s.CoreID, req.CoreID)
+		}
+		return r.resume(ctx, s, req, true)
+	}
+	if req.ConversationKey != "" {
+		id, ok, err := r.st.SessionBinding(ctx, req.CoreID, req.Channel, req.ConversationKey)
+		if err != nil {
+			return demiurge.Session{}, false, err
+		}
+		if ok {
+			s, err := r.st.Session(ctx, id)
+			switch {
+			case err == nil:
+				return r.resume(ctx, s, req, false)
+			case demiurge.ErrorCode(err) != demiurge.ENOTFOUND:
+				return demiurge.Session{}, false, err
+			}
+			// A binding to a row that is gone (a deleted conflict loser)
+			// is re-pointed at the session created below.
+			return r.create(ctx, req, true)
+		}
+	}
+	return r.create(ctx, req, false)
+}
+
+func validateResolve(req ResolveRequest) error {
+	if req.CoreID == "" {
+		return demiurge.Errorf(demiurge.EINVALID, "session resolve requires a core_id")
+	}
+	if (req.Channel == "") != (req.ConversationKey == "") {
+		return demiurge.Errorf(demiurge.EINVALID, "session resolve requires channel and conversation_key together")
+	}
+	if req.New && req.SessionID != "" {
+		return demiurge.Errorf(demiurge.EINVALID, "session resolve takes a new session or a session id, not both")
+	}
+	if err := req.Scope.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// create appends session.created (owner from the scope) and, when rebind is
+// set, session.binding.rebound in the same batch. Without rebind the binding
+// is first-wins: if another session holds it afterwards, the new one loses.
+func (r *Runtime) create(ctx context.Context, req ResolveRequest, rebind bool) (demiurge.Session, bool, error) {
+	id := demiurge.NewID("session")
+	payload := targetPayload(req)
+	payload["core_id"] = req.CoreID
+	payload["status"] = demiurge.SessionActive
+	payload["owner"] = ownerPayload(req.Scope.Owner())
+	events := []demiurge.Event{r.event(demiurge.AggSession, id, demiurge.EvSessionCreated, payload)}
+	bound := req.ConversationKey != ""
+	if bound && rebind {
+		events = append(events, r.event(demiurge.AggSession, id, demiurge.EvSessionBindingRebound, rebindPayload(req)))
+	}
+	if _, err := r.st.Append(ctx, events, "session:"+id+":created", nil); err != nil {
+		return demiurge.Session{}, false, err
+	}
+	if bound && !rebind {
+		winner, ok, err := r.st.SessionBinding(ctx, req.CoreID, req.Channel, req.ConversationKey)
+		if err != nil {
+			return demiurge.Session{}, false, err
+		}
+		if ok && winner != id {
+			conflict := r.event(demiurge.AggSession, id, demiurge.EvSessionBindingConflict, map[string]any{
+				"winner":           winner,
+				"loser":            id,
+				"core_id":          req.CoreID,
+				"channel":          req.Channel,
+				"conversation_key": req.ConversationKey,
+			})
+			if _, err := r.st.Append(ctx, []demiurge.Event{conflict}, "session:"+id+":binding_conflict", nil); err != nil {
+				return demiurge.Session{}, false, err
+			}
+			s, err := r.session(ctx, winner)
+			return s, false, err
+		}
+	}
+	s, err := r.session(ctx, id)
+	return s, err == nil, err
+}
+
+// resume records the request's facts on s: session.binding.rebound when the
+// conversation must move to s, else session.resumed (touch=false).
+func (r *Runtime) resume(ctx context.Context, s demiurge.Session, req ResolveRequest, rebind bool) (demiurge.Session, bool, error) {
+	var ev demiurge.Event
+	if rebind && req.ConversationKey != "" {
+		ev = r.event(demiurge.AggSession, s.ID, demiurge.EvSessionBindingRebound, rebindPayload(req))
+	} else {
+		payload := targetPayload(req)
+		payload["touch"] = false
+		ev = r.event(demiurge.AggSession, s.ID, demiurge.EvSessionResumed, payload)
+	}
+	if _, err := r.st.Append(ctx, []demiurge.Event{ev}, "", nil); err != nil {
+		return demiurge.Session{}, false, err
+	}
+	s, err := r.session(ctx, s.ID)
+	return s, false, err
+}
+
+// targetPayload carries the non-empty session facts of req. The store
+// projects absent keys as "unchanged".
+func targetPayload(req ResolveRequest) map[string]any {
+	p := map[string]any{}
+	put := func(k, v string) {
+		if v != "" {
+			p[k] = v
+		}
+	}
+	put("core_revision", req.CoreRevision)
+	put("channel", req.Channel)
+	put("conversation_key", req.ConversationKey)
+	put("workspace", req.Workspace)
+	put("provider", req.Provider)
+	put("model", req.Model)
+	return p
+}
+
+func rebindPayload(req ResolveRequest) map[string]any {
+	p := targetPayload(req)
+	p["core_id"] = req.CoreID
+	return p
+}
+
+func ownerPayload(o demiurge.SessionOwner) map[string]any {
+	return map[string]any{
+		"kind":              o.Kind,
+		"principal_id":      o.PrincipalID,
+		"channel":           o.Channel,
+		"conversation_key":  o.ConversationKey,
+		"origin_session_id": o.OriginSessionID,
+		"origin_turn_id":    o.OriginTurnID,
+	}
+}
+
+// owned returns session id if scope may see it. The operator sees every
+// session with a durable owner; another scope sees the sessions it was issued
+// for and those whose owner row names the same principal. Everything else is
+// the identical ENOTFOUND.
+func (r *Runtime) owned(ctx context.Context, scope demiurge.PrincipalScope, id string) (demiurge.Session, error) {
+	if scope.Authority == demiurge.AuthorityOperator || scope.Allows(id) {
+		s, err := r.st.SessionOwned(ctx, scope, id)
+		if err != nil {
+			if demiurge.ErrorCode(err) == demiurge.ENOTFOUND {
+				return demiurge.Session{}, sessionNotFound(id, err)
+			}
+			return demiurge.Session{}, err
+		}
+		return s, nil
+	}
+	s, err := r.st.SessionOwned(ctx, ForSession(scope, id), id)
+	if err != nil {
+		if demiurge.ErrorCode(err) == demiurge.ENOTFOUND {
+			return demiurge.Session{}, sessionNotFound(id, err)
+		}
+		return demiurge.Session{}, err
+	}
+	if !ownerMatches(scope, s.Owner) {
+		r.auditDenied(ctx, scope, id)
+		return demiurge.Session{}, sessionNotFound(id, nil)
+	}
+	return s, nil
+}
+
+// auditDenied records an owned lookup refused because the session's owner is
+// another principal, as the store does for the misses it sees itself. The
+// audit is written even when the caller has given up; its failure is logged
+// and the caller still gets not-found.
+func (r *Runtime) auditDenied(ctx context.Context, scope demiurge.PrincipalScope, id string) {
+	lookup := id
+	if len(lookup) > 256 {
+		lookup = lookup[:256]
+	}
+	ev := r.event(demiurge.AggPrincipalScope, scope.PrincipalID, demiurge.EvPrincipalOwnerLookupDenied, map[string]any{
+		"reason":       store.DeniedNotAuthorized,
+		"lookup_id":    lookup,
+		"principal_id": scope.PrincipalID,
+		"authority":    scope.Authority,
+		"table":        "sessions",
+	})
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
+	defer cancel()
+	if _, err := r.st.Append(actx, []demiurge.Event{ev}, "", nil); err != nil {
+		r.log.Warn("session runtime: append owner lookup audit", "err", err)
+	}
+}

@@ -1,0 +1,158 @@
+package slot
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	sl "go.starlark.net/starlark"
+)
+
+// optString and optBool unpack optional Starlark arguments where None means
+// "not given" (the "name??" form of UnpackArgs leaves them unset).
+type optString struct {
+	set bool
+	val string
+}
+
+func (o *optString) Unpack(v sl.Value) error {
+	s, ok := v.(sl.String)
+	if !ok {
+		return fmt.Errorf("got %s, want string or None", v.Type())
+	}
+	o.set, o.val = true, string(s)
+	return nil
+}
+
+type optBool struct {
+	set bool
+	val bool
+}
+
+func (o *optBool) Unpack(v sl.Value) error {
+	b, ok := v.(sl.Bool)
+	if !ok {
+		return fmt.Errorf("got %s, want bool or None", v.Type())
+	}
+	o.set, o.val = true, bool(b)
+	return nil
+}
+
+// historyRule is what a lane allows and defaults to when a delivery does not
+// say whether it writes history.
+type historyRule struct {
+	slotDefault  string // Spec.HistoryPolicy; "" = undeclared
+	phaseDefault string // input: transient; serial output: persist; parallel output: transient
+	allowWrite   bool   // false in parallel output
+}
+
+// resolve returns the history policy of one delivery (spec host-runtime §5.4):
+// an explicit history_policy wins, then write_history, then the slot's
+// declared default (ignored where the lane cannot write history), then the
+// phase default.
+func (h historyRule) resolve(explicit optString, write optBool, visible bool) (string, error) {
+	var policy string
+	switch {
+	case explicit.set:
+		policy = explicit.val
+	case write.set && write.val:
+		policy = HistoryPersist
+	case write.set:
+		policy = HistoryTransient
+	case h.slotDefault != "" && (h.allowWrite || h.slotDefault == HistoryTransient):
+		policy = h.slotDefault
+	default:
+		policy = h.phaseDefault
+	}
+	if !validHistoryPolicy(policy) {
+		return "", fmt.Errorf("invalid history policy: %s", policy)
+	}
+	writes := policy != HistoryTransient
+	if writes && !h.allowWrite {
+		return "", errors.New("parallel output modules cannot write session history")
+	}
+	if !visible && !writes {
+		return "", errors.New("send with visible=False and write_history=False has no effect")
+	}
+	return policy, nil
+}
+
+// isURL reports whether s is an http or https URL with a host.
+func isURL(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	scheme := strings.ToLower(u.Scheme)
+	return scheme == "http" || scheme == "https"
+}
+
+// containedPath resolves p (relative to workspace) and returns the absolute
+// path when it lies inside workspace or sessionRoot, both lexically and after
+// resolving symbolic links of the parts that exist. ok is false otherwise,
+// and always when both roots are empty (fail closed).
+func containedPath(p, workspace, sessionRoot string) (string, bool) {
+	if p == "" {
+		return "", false
+	}
+	abs := p
+	if !filepath.IsAbs(abs) {
+		if workspace == "" {
+			return "", false
+		}
+		abs = filepath.Join(workspace, abs)
+	}
+	abs = filepath.Clean(abs)
+	for _, root := range []string{workspace, sessionRoot} {
+		if root == "" || !filepath.IsAbs(root) {
+			continue
+		}
+		root = filepath.Clean(root)
+		if !within(root, abs) {
+			continue
+		}
+		// A symlink inside the root may point outside it: check the real
+		// path too when the file (or its nearest existing parent) exists.
+		realRoot, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			realRoot = root
+		}
+		if real, ok := realExisting(abs); ok && !within(realRoot, real) {
+			continue
+		}
+		return abs, true
+	}
+	return "", false
+}
+
+// realExisting resolves symlinks of the longest existing prefix of p and
+// re-attaches the rest.
+func realExisting(p string) (string, bool) {
+	rest := ""
+	for cur := p; ; {
+		if _, err := os.Lstat(cur); err == nil {
+			real, err := filepath.EvalSymlinks(cur)
+			if err != nil {
+				return "", false
+			}
+			return filepath.Join(real, rest), true
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return "", false
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
+}

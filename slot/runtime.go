@@ -1,0 +1,225 @@
+package slot
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/starlark"
+	sl "go.starlark.net/starlark"
+)
+
+// DefaultTimeout is the deadline of one slot invocation when Spec.Timeout is 0.
+const DefaultTimeout = 10 * time.Second
+
+// Options configures a Runtime.
+type Options struct {
+	// DefaultTimeout replaces Spec.Timeout when that is 0 (default 10 s).
+	DefaultTimeout time.Duration
+}
+
+// Runtime runs slot pipelines. It holds no per-turn state and is safe for
+// concurrent use by any number of turns.
+type Runtime struct {
+	rt   *starlark.Runtime
+	opts Options
+}
+
+// NewRuntime returns a Runtime that runs authored modules on rt.
+func NewRuntime(rt *starlark.Runtime, opts Options) *Runtime {
+	if opts.DefaultTimeout <= 0 {
+		opts.DefaultTimeout = DefaultTimeout
+	}
+	return &Runtime{rt: rt, opts: opts}
+}
+
+// invocation is what a phase builds for one slot call: the ctx value, the
+// sender collecting its intents (nil in bootstrap), and commit, which applies
+// the slot's staged writes once it has completed.
+type invocation struct {
+	ctx    sl.Value
+	sender *sender
+	commit func()
+}
+
+// slotRun is the outcome of one slot.
+type slotRun struct {
+	events  []Event
+	intents []Intent
+	err     error // the slot's failure; nil when it completed
+}
+
+// runSlot loads and calls one slot. A failed slot leaves no trace but its
+// events: staged prompt fragments, result writes and intents are dropped.
+func (r *Runtime) runSlot(ctx context.Context, phase string, s Spec, build func() (invocation, error)) slotRun {
+	var run slotRun
+	data := func(extra map[string]any) map[string]any {
+		d := map[string]any{eventDataSlotPath: s.RelPath, eventDataLane: s.lane()}
+		for k, v := range extra {
+			d[k] = v
+		}
+		return d
+	}
+	run.events = append(run.events, Event{Type: EventStarted, SlotID: s.ID, Phase: phase, Data: data(nil)})
+	start := time.Now()
+
+	ret, inv, err := r.call(ctx, s, build)
+	elapsed := time.Since(start).Milliseconds()
+	if err != nil {
+		discarded := 0
+		if inv.sender != nil {
+			discarded = len(inv.sender.intents)
+		}
+		run.err = err
+		run.events = append(run.events, Event{
+			Type: EventFailed, SlotID: s.ID, Phase: phase, Error: err.Error(),
+			Data: data(map[string]any{eventDataElapsed: elapsed, eventDataPolicy: failurePolicy(s), eventDataDiscarded: discarded}),
+		})
+		return run
+	}
+	if inv.commit != nil {
+		inv.commit()
+	}
+	if inv.sender != nil {
+		run.intents = inv.sender.intents
+	}
+	if ret != sl.None {
+		run.events = append(run.events, Event{
+			Type: EventReturnIgnored, SlotID: s.ID, Phase: phase,
+			Data: data(map[string]any{eventDataReturnType: ret.Type()}),
+		})
+	}
+	run.events = append(run.events, Event{Type: EventCompleted, SlotID: s.ID, Phase: phase, Data: data(map[string]any{eventDataElapsed: elapsed})})
+	return run
+}
+
+func (r *Runtime) call(ctx context.Context, s Spec, build func() (invocation, error)) (sl.Value, invocation, error) {
+	mod, err := r.load(s)
+	if err != nil {
+		return nil, invocation{}, err
+	}
+	inv, err := build()
+	if err != nil {
+		return nil, inv, err
+	}
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = r.opts.DefaultTimeout
+	}
+	ret, err := mod.CallLimited(ctx, starlark.Limits{Timeout: timeout}, s.function(), inv.ctx)
+	return ret, inv, err
+}
+
+// load reads and compiles the slot's module. The starlark runtime caches by
+// path and content, so an unchanged module is compiled once.
+func (r *Runtime) load(s Spec) (*starlark.Module, error) {
+	src := s.Source
+	if src == nil {
+		b, err := os.ReadFile(s.ModulePath)
+		if err != nil {
+			reason := err
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				reason = pe.Err // the path is already named
+			}
+			return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "%s: cannot read module: %v", s.ModulePath, reason)
+		}
+		src = b
+	}
+	return r.rt.Load(s.modulePath(), src)
+}
+
+func failurePolicy(s Spec) string {
+	if s.hard() {
+		return FailHard
+	}
+	return FailSoft
+}
+
+// runLanes runs one phase: parallel slots start first, on goroutines owned
+// here; serial slots run in order; the parallel slots are always awaited.
+// A hard failure in the serial lane cancels the parallel slots. Events and
+// intents are merged per slot, serial slots first, then parallel slots, each
+// lane in declaration order. The error is the first hard failure or the end
+// of ctx; events are returned with it.
+func (r *Runtime) runLanes(ctx context.Context, phase string, specs []Spec, runOne func(ctx context.Context, s Spec, parallel bool) slotRun) ([]Event, []Intent, error) {
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var serial, parallel []Spec
+	for _, s := range specs {
+		if s.lane() == LaneParallel {
+			parallel = append(parallel, s)
+		} else {
+			serial = append(serial, s)
+		}
+	}
+
+	par := make([]slotRun, len(parallel))
+	var wg sync.WaitGroup
+	for i, s := range parallel {
+		wg.Go(func() { par[i] = runOne(lctx, s, true) })
+	}
+
+	var failure error
+	ser := make([]slotRun, 0, len(serial))
+	for _, s := range serial {
+		run := runOne(lctx, s, false)
+		ser = append(ser, run)
+		if failure = phaseFailure(ctx, phase, s, run); failure != nil {
+			break
+		}
+	}
+	if failure != nil {
+		cancel()
+	}
+	wg.Wait()
+	for i := 0; failure == nil && i < len(parallel); i++ {
+		failure = phaseFailure(ctx, phase, parallel[i], par[i])
+	}
+	if failure == nil && ctx.Err() != nil {
+		failure = contextError(ctx, phase)
+	}
+
+	var events []Event
+	var intents []Intent
+	for _, run := range append(ser, par...) {
+		events = append(events, run.events...)
+		intents = append(intents, run.intents...)
+	}
+	return events, intents, failure
+}
+
+// phaseFailure decides whether a slot's failure ends the phase: always when
+// the caller's context ended (the turn is going away), otherwise only under
+// the hard failure policy.
+func phaseFailure(ctx context.Context, phase string, s Spec, run slotRun) error {
+	if run.err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return contextError(ctx, phase)
+	}
+	if !s.hard() {
+		return nil
+	}
+	// A failure of the Host underneath (module unreadable, store down) is
+	// EINTERNAL; anything the authored code did (an error, a denied
+	// capability, an exhausted budget or deadline) is EINVALID.
+	code := demiurge.EINVALID
+	if c := demiurge.ErrorCode(run.err); c == demiurge.EINTERNAL || c == demiurge.EUNAVAILABLE {
+		code = demiurge.EINTERNAL
+	}
+	return demiurge.WrapError(code, run.err, "%s slot %s failed: %s", phase, s.ID, run.err.Error())
+}
+
+func contextError(ctx context.Context, phase string) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return demiurge.WrapError(demiurge.ETIMEOUT, ctx.Err(), "%s phase interrupted: deadline exceeded", phase)
+	}
+	return demiurge.WrapError(demiurge.ECANCELED, ctx.Err(), "%s phase interrupted: cancelled", phase)
+}

@@ -1,0 +1,142 @@
+package store
+
+import (
+	"context"
+	"strings"
+
+	"github.com/demiurge/demiurge"
+)
+
+var (
+	sqlInsertEvent = prep(`INSERT INTO runtime_events
+  (event_id, aggregate_type, aggregate_id, type, created_at, actor_json, payload_json, idempotency_key)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+	sqlEventsByKey = prep(`SELECT seq, event_id, aggregate_type, aggregate_id, type, created_at, actor_json, payload_json, idempotency_key
+  FROM runtime_events WHERE idempotency_key = ? ORDER BY seq`)
+	sqlLastSeq = prep(`SELECT COALESCE(MAX(seq), 0) FROM runtime_events WHERE aggregate_type = ? AND aggregate_id = ?`)
+)
+
+// Append writes events as one batch (spec host-runtime §1.4) and returns
+// them with Seq, EventID and CreatedAt filled in.
+//
+//   - An empty batch is a no-op.
+//   - If idempotencyKey is given and an event with that key exists, the
+//     stored events of that earlier batch are returned unchanged and nothing
+//     is written, even if the new batch differs.
+//   - If expected is given and the newest seq of its aggregate differs from
+//     expected.LastSeq, Append fails with ECONFLICT
+//     "runtime aggregate changed: expected X, got Y".
+//   - Each event is inserted and its projection applied in the same
+//     transaction; every event of the batch carries idempotencyKey.
+//
+// Events with an empty AggregateType, AggregateID or Type fail with EINVALID.
+// Append is safe for concurrent use, also across processes.
+func (db *DB) Append(ctx context.Context, events []demiurge.Event, idempotencyKey string, expected *demiurge.Expected) ([]demiurge.Event, error) {
+	if len(events) == 0 {
+		return nil, nil
+	}
+	var out []demiurge.Event
+	err := db.write(ctx, func(t *wtx) error {
+		var err error
+		out, err = t.append(events, idempotencyKey, expected)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// append is Append inside an open write transaction.
+func (t *wtx) append(events []demiurge.Event, key string, expected *demiurge.Expected) ([]demiurge.Event, error) {
+	if len(events) == 0 {
+		return nil, nil
+	}
+	for i := range events {
+		if err := validateEvent(&events[i]); err != nil {
+			return nil, err
+		}
+	}
+	if key != "" {
+		stored, err := t.eventsByKey(key)
+		if err != nil || len(stored) > 0 {
+			return stored, err
+		}
+	}
+	if expected != nil {
+		if expected.AggregateType == "" || expected.AggregateID == "" || expected.LastSeq < 0 {
+			return nil, demiurge.Errorf(demiurge.EINVALID, "expected must include aggregate_type, aggregate_id, and last_seq")
+		}
+		var got int64
+		if err := t.queryRow(sqlLastSeq, expected.AggregateType, expected.AggregateID).Scan(&got); err != nil {
+			return nil, err
+		}
+		if got != expected.LastSeq {
+			return nil, demiurge.Errorf(demiurge.ECONFLICT, "runtime aggregate changed: expected %d, got %d", expected.LastSeq, got)
+		}
+	}
+
+	out := make([]demiurge.Event, len(events))
+	for i, e := range events {
+		if e.EventID == "" {
+			e.EventID = demiurge.NewID("evt")
+		}
+		if e.CreatedAt.IsZero() {
+			e.CreatedAt = t.now
+		} else {
+			e.CreatedAt = e.CreatedAt.UTC()
+		}
+		e.IdempotencyKey = key
+		actor, err := marshalJSON(e.Actor)
+		if err != nil {
+			return nil, demiurge.WrapError(demiurge.EINVALID, err, "event %s actor is not JSON-encodable: %v", e.Type, err)
+		}
+		body, err := marshalJSON(e.Payload)
+		if err != nil {
+			return nil, demiurge.WrapError(demiurge.EINVALID, err, "event %s payload is not JSON-encodable: %v", e.Type, err)
+		}
+		res, err := t.exec(sqlInsertEvent, e.EventID, e.AggregateType, e.AggregateID, e.Type,
+			demiurge.FormatTime(e.CreatedAt), actor, body, nullable(key))
+		if err != nil {
+			return nil, err
+		}
+		if e.Seq, err = res.LastInsertId(); err != nil {
+			return nil, err
+		}
+		if err := t.project(&e); err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	if err := t.flushSessions(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func validateEvent(e *demiurge.Event) error {
+	switch {
+	case strings.TrimSpace(e.Type) == "":
+		return demiurge.Errorf(demiurge.EINVALID, "event type is required")
+	case strings.TrimSpace(e.AggregateType) == "":
+		return demiurge.Errorf(demiurge.EINVALID, "event %s: aggregate_type is required", e.Type)
+	case strings.TrimSpace(e.AggregateID) == "":
+		return demiurge.Errorf(demiurge.EINVALID, "event %s: aggregate_id is required", e.Type)
+	}
+	return nil
+}
+
+func (t *wtx) eventsByKey(key string) ([]demiurge.Event, error) {
+	rows, err := t.query(sqlEventsByKey, key)
+	if err != nil {
+		return nil, err
+	}
+	return scanEvents(rows)
+}
+
+// lastSeq is LastSeq inside a write transaction.
+func (t *wtx) lastSeq(aggType, aggID string) (int64, error) {
+	var n int64
+	err := t.queryRow(sqlLastSeq, aggType, aggID).Scan(&n)
+	return n, err
+}

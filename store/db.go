@@ -1,0 +1,247 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/demiurge/demiurge"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// busyTimeoutMS is SQLite's own wait for a lock, per statement. It is longer
+// than the original's 0.1 s because connections here are long-lived and
+// shared: the transaction-level retry (writeAttempts) sits on top of it.
+const busyTimeoutMS = 1000
+
+// Options configures Open. The zero value is usable.
+type Options struct {
+	// Now is the clock; each write transaction reads it once. Default time.Now.
+	Now func() time.Time
+	// Readers is the size of the read-only connection pool. Default 4.
+	Readers int
+	// ProcessAlive reports whether the process that registered a host is
+	// still the same live process (used by Reconcile and session leases).
+	// The composition root passes process.Alive. Default: every process is
+	// presumed alive, so only a stopped or expired lease counts as gone (the
+	// conservative side: a live Host's work is never reconciled).
+	ProcessAlive func(pid int, marker string) bool
+	// Logger receives background failures (heartbeats, audit appends that
+	// could not be written). Default: discard.
+	Logger *slog.Logger
+}
+
+// DB is an open runtime store. It is safe for concurrent use by many
+// goroutines, and several DBs (in one or several processes) may share a file.
+type DB struct {
+	path   string
+	writer *sql.DB // MaxOpenConns=1; every transaction is BEGIN IMMEDIATE
+	reader *sql.DB // query_only connections
+
+	now          func() time.Time
+	processAlive func(pid int, marker string) bool
+	log          *slog.Logger
+	hostname     string
+
+	stmts map[string]*sql.Stmt // registered statements; written only by Open
+
+	colMu sync.Mutex // guards cols
+	cols  map[string]map[string]bool
+
+	hostMu sync.Mutex // guards hosts, closed
+	hosts  map[*Host]struct{}
+	closed bool
+}
+
+// Open opens (creating if needed) the runtime database at path.
+//
+// A database that does not carry this build's application_id, or whose
+// schema version is newer than this build knows, is refused with ESCHEMA and
+// left byte-for-byte unchanged. A missing parent directory is created 0700;
+// the database, -wal and -shm files are set to 0600.
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	if path == "" {
+		return nil, demiurge.Errorf(demiurge.EINVALID, "runtime database path is empty")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Readers <= 0 {
+		opts.Readers = 4
+	}
+	if opts.ProcessAlive == nil {
+		opts.ProcessAlive = func(int, string) bool { return true }
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, demiurge.WrapError(demiurge.EINVALID, err, "runtime database path %q: %v", path, err)
+	}
+	if err := ensureFile(abs); err != nil {
+		return nil, err
+	}
+	// Check ownership and version before anything can write to the file.
+	if err := probe(ctx, abs); err != nil {
+		return nil, err
+	}
+
+	db := &DB{
+		path:         abs,
+		now:          opts.Now,
+		processAlive: opts.ProcessAlive,
+		log:          opts.Logger,
+		stmts:        map[string]*sql.Stmt{},
+		cols:         map[string]map[string]bool{},
+		hosts:        map[*Host]struct{}{},
+	}
+	db.hostname, _ = os.Hostname()
+
+	db.writer, err = sql.Open("sqlite", dsn(abs,
+		"_txlock=immediate",
+		fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeoutMS),
+		"_pragma=foreign_keys(1)",
+		"_pragma=cache_size(-16384)", // 16 MiB: projections touch many b-trees per batch
+		"_journal_mode=WAL",
+		"_synchronous=NORMAL",
+	))
+	if err != nil {
+		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s: %v", abs, err)
+	}
+	db.writer.SetMaxOpenConns(1)
+	db.writer.SetMaxIdleConns(1)
+	db.writer.SetConnMaxLifetime(0)
+	db.writer.SetConnMaxIdleTime(0)
+
+	if err := db.migrate(ctx); err != nil {
+		db.writer.Close()
+		return nil, err
+	}
+	if err := db.prepareAll(ctx); err != nil {
+		db.writer.Close()
+		return nil, err
+	}
+
+	db.reader, err = sql.Open("sqlite", dsn(abs,
+		fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeoutMS),
+		"_pragma=foreign_keys(1)",
+		"_pragma=query_only(1)",
+	))
+	if err != nil {
+		db.writer.Close()
+		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s: %v", abs, err)
+	}
+	db.reader.SetMaxOpenConns(opts.Readers)
+	db.reader.SetMaxIdleConns(opts.Readers)
+	if err := db.reader.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s: %v", abs, err)
+	}
+	if err := db.restrictFiles(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Path returns the absolute path of the database file.
+func (db *DB) Path() string { return db.path }
+
+// Close stops the heartbeat of every Host still open on this DB (marking it
+// stopped), then closes both connection pools.
+func (db *DB) Close() error {
+	db.hostMu.Lock()
+	db.closed = true
+	hosts := make([]*Host, 0, len(db.hosts))
+	for h := range db.hosts {
+		hosts = append(hosts, h)
+	}
+	db.hostMu.Unlock()
+	for _, h := range hosts {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := h.Close(ctx); err != nil {
+			db.log.Warn("runtime store: stopping host on close", "host_id", h.ID(), "err", err)
+		}
+		cancel()
+	}
+
+	for _, s := range db.stmts {
+		s.Close()
+	}
+
+	var errs []error
+	if db.reader != nil {
+		errs = append(errs, db.reader.Close())
+	}
+	if db.writer != nil {
+		errs = append(errs, db.writer.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return demiurge.WrapError(demiurge.EINTERNAL, err, "close runtime database %s: %v", db.path, err)
+	}
+	return nil
+}
+
+// dsn builds a modernc.org/sqlite DSN: a file: URI (so that '?', '#' and '%'
+// in the path are escaped) with driver parameters.
+func dsn(path string, params ...string) string {
+	u := url.URL{Path: path}
+	s := "file:" + u.EscapedPath()
+	for i, p := range params {
+		if i == 0 {
+			s += "?"
+		} else {
+			s += "&"
+		}
+		s += p
+	}
+	return s
+}
+
+// ensureFile creates the parent directory (0700) and an empty database file
+// (0600) when they are missing, so that no moment exists in which the
+// database is readable by others.
+func ensureFile(path string) error {
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); os.IsNotExist(err) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "create runtime directory %s: %v", dir, err)
+		}
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "chmod runtime directory %s: %v", dir, err)
+		}
+	} else if err != nil {
+		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "stat runtime directory %s: %v", dir, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	switch {
+	case err == nil:
+		return f.Close()
+	case os.IsExist(err):
+		return nil
+	default:
+		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "create runtime database %s: %v", path, err)
+	}
+}
+
+// restrictFiles sets the database, -wal and -shm files to 0600. SQLite gives
+// new -wal/-shm files the database file's mode, so later ones follow.
+func (db *DB) restrictFiles() error {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		p := db.path + suffix
+		if err := os.Chmod(p, 0o600); err != nil && !os.IsNotExist(err) {
+			return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "chmod %s: %v", p, err)
+		}
+	}
+	return nil
+}

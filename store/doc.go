@@ -1,0 +1,181 @@
+// Package store is the RuntimeStore: the SQLite event log of the Demiurge
+// host and the projections derived from it (spec host-runtime §1). The event
+// log is the single source of truth; every projection row is written by the
+// projection of an event in the same transaction as the event, except the
+// coordination tables hosts and session_leases, which hold leases, not facts.
+//
+// # Usage
+//
+//	db, err := store.Open(ctx, filepath.Join(home, "runtime", "runtime.sqlite3"), store.Options{})
+//	defer db.Close()
+//	host, err := db.StartHost(ctx, store.HostInfo{})   // heartbeat lease of this process
+//	defer host.Close(ctx)
+//	report, err := db.Reconcile(ctx, host.ID())        // mark work of gone Hosts lost/unknown
+//	evs, err := db.Append(ctx, []demiurge.Event{...}, "idempotency-key", nil)
+//	msgs, err := db.RecentMessages(ctx, sessionID, store.MessageFilter{Limit: 50})
+//
+// Only the composition root and storage-facing engines import this package;
+// it imports the root vocabulary and the process package (for the default
+// liveness probe).
+//
+// # Files and schema
+//
+// The database is a file in WAL mode; a missing parent directory is created
+// 0700 and the db, -wal and -shm files are 0600. The schema is versioned by
+// PRAGMA user_version and built by the embedded migrations/NNNN_*.sql files;
+// PRAGMA application_id is ApplicationID. Open refuses (ESCHEMA), without
+// writing a byte, a file that is not SQLite, a database with another
+// application_id (or tables but no application_id), and one whose version is
+// newer than SchemaVersion().
+//
+// # Concurrency
+//
+// A DB is safe for concurrent use. Writes go through one writer connection
+// (database/sql pool of one) in BEGIN IMMEDIATE transactions, so writers of
+// one process queue in the pool and writers of several processes queue on
+// SQLite's lock; SQLITE_BUSY is retried (busy_timeout per statement, then 6
+// attempts of the whole transaction with backoff 25ms·2^n plus jitter) before
+// it surfaces as EUNAVAILABLE. Reads use a separate pool of query_only
+// connections (Options.Readers) and see every committed write. Each write
+// transaction reads Options.Now once; all rows and events it writes carry
+// that time (events may bring their own CreatedAt).
+//
+// Several Host processes may share one file. Each registers with StartHost
+// and keeps a lease (HostTTL, refreshed every HostHeartbeatInterval by a
+// goroutine the Host owns and Close stops). Reconcile only touches work of
+// Hosts that are gone; AcquireSessionLease serializes turns of one session
+// across processes.
+//
+// # Append
+//
+// Append writes a batch atomically (spec §1.4): an idempotency key already
+// stored returns the stored events unchanged; an Expected guard that does
+// not match fails with ECONFLICT "runtime aggregate changed: expected X, got
+// Y"; payload and actor are stored as sorted-key JSON; EventID, CreatedAt and
+// Seq are filled in. Event types without a projection are stored as they
+// are. Derived session fields (preview, title, message_count, updated_at)
+// are maintained incrementally, once per session per batch, never by
+// rescanning the transcript.
+//
+// # Event payloads and projections
+//
+// Keys are top-level payload keys; "?" marks optional ones. Times may be
+// time.Time or RFC 3339 strings; they are stored in demiurge.TimeLayout.
+// "COALESCE" means an absent or null key keeps the stored value.
+//
+//	session.created       core_id, status? (active), channel?, conversation_key?, workspace?,
+//	  (aggregate: session)  provider?, model?, core_revision?, metadata?, bootstrap_context?,
+//	                        bootstrap_context_initialized?, compaction_summary_id?,
+//	                        compacted_until_message_id?, principal_scope?, target? (extra target
+//	                        keys), title?, owner? {kind, principal_id, channel?, conversation_key?,
+//	                        origin_session_id?, origin_turn_id?}
+//	                        → upsert sessions (target_json holds the target keys); binding
+//	                        (core_id, channel, conversation_key) inserted if absent (first wins);
+//	                        session_owners INSERT OR IGNORE (owner immutable; no owner →
+//	                        kind legacy_local, principal "principal:legacy_local:<id>")
+//	session.updated       any session.created key except owner, touch? (default true)
+//	session.resumed       same, touch? (default false) → COALESCE update, target keys merged,
+//	                        updated_at touched when touch; binding inserted if absent
+//	session.binding.rebound core_id?, channel, conversation_key, core_revision? → session
+//	                        channel/target updated; binding re-pointed to this session
+//	session.binding_conflict winner, loser → loser's session row deleted if it has no
+//	                        messages (with its owner row and bindings)
+//	message.persisted     session_id, turn_id?, role (default user), visibility? ("visible" |
+//	  (aggregate: message)  "hidden") or visible? (bool), content {text, kind? (message),
+//	                        model_visible? (true), channel?, source?, reply_to?,
+//	                        conversation_key?, metadata?}
+//	                        → messages row (runtime_seq = event seq; re-persisting replaces it
+//	                        without recounting); session: message_count+1, preview = newest
+//	                        visible non-blank kind=message text (trimmed, newlines → spaces,
+//	                        ≤120 runes), title = first such preview of a user message (≤80
+//	                        runes) if no title yet, updated_at = event time
+//	message.updated       content?, visibility?/visible? → content_json replaced; derived
+//	                        session fields unchanged
+//	turn.started          session_id, core_id?, core_revision?, host_id?, input_ref?
+//	                        → turns row, status running
+//	turn.completed|failed|cancelled|lost
+//	                      status? (default: the suffix; e.g. needs_user via turn.completed),
+//	                        result_ref?, error? {code, message} → status, result_ref
+//	                        COALESCE, error_json COALESCE, completed_at
+//	tool.call.started     turn_id, step_id?, tool_name (or name), args? → tool_calls row, running
+//	tool.call.completed|failed status? (succeeded|failed), result? → status, result
+//	                        COALESCE, completed_at
+//	delivery.queued       owner_turn_id?, channel?, target?, status? (queued), idempotency_key?,
+//	                        payload?, attempts? (0), last_error?, host_id? → outbox row
+//	delivery.sending|sent|failed|retry_scheduled|unknown|unrouted
+//	                      status? (suffix), attempts? (COALESCE), last_error? (overwritten,
+//	                        may become NULL), sent_at? (sent: default event time), host_id?
+//	                        (COALESCE; the Host doing the send, used by Reconcile)
+//	work.enqueued         kind, status? (queued), owner_session_id?, owner_turn_id?,
+//	                        parent_work_id?, next_attempt_at?, external_ref?, attempts?,
+//	                        payload? → runtime_work_items row
+//	work.claimed|running|sending|heartbeat|succeeded|failed|cancelled|unknown|
+//	acknowledged|corrupt|recovered
+//	                      status? (claimed, running, sending, unchanged, succeeded, failed,
+//	                        cancelled, unknown, acknowledged, corrupt, retry_scheduled),
+//	                        claim_id?, owner_id?, claimed_at?, lease_expires_at?, attempts?,
+//	                        next_attempt_at? (overwritten), last_error?, external_ref?,
+//	                        clear_claim? (drops claim, owner, claimed_at, lease)
+//	                        → COALESCE update; completed_at set on a terminal status
+//	task.submitted        kind, status? (queued), root_task_id? (own id), parent_task_id?,
+//	                        owner_session_id?, owner_turn_id?, core_id?, host_id?, source?,
+//	                        notify_policy?, result_ref?, error?, action? (kept in the event)
+//	                        → tasks row (INSERT OR REPLACE)
+//	task.started|succeeded|failed|cancelled|lost|blocked
+//	                      status? (started → running, blocked →
+//	                        blocked_needs_user, else the suffix), result_ref?, error?,
+//	                        summary? (event only), host_id? → status, started_at (started),
+//	                        completed_at (terminal ones), result_ref/error/host_id COALESCE,
+//	                        heartbeat_at = event time
+//	task.log              stream? (stdout), text → task_logs row
+//	artifact.stored       owner_turn_id?, kind, uri, metadata? → artifacts row
+//	scheduler.scheduled|claimed core_id, schedule_id, due_at, task_id?, claim_status?
+//	                        (suffix), idempotency_key?, claim_id?, lease_expires_at?
+//	                        → scheduler_instances row (INSERT OR REPLACE)
+//	scheduler.completed|error core_id, schedule_id, due_at → claim_status completed|error
+//	task.completion_ready, task.completion_acknowledged, principal_scope.*, host.*
+//	                      events only (host.started {pid, hostname, start_marker},
+//	                        host.stopped {}, host.reconciled {counts};
+//	                        principal_scope.owner_lookup_denied {reason, lookup_id,
+//	                        principal_id, authority, table})
+//
+// # Queries
+//
+// Every list is bounded: a default and a maximum limit (the Default*/Max*
+// constants), served by an index, so its cost does not grow with the table.
+// Lists are newest first except Events (seq ascending after a cursor) and
+// RecentMessages (the newest window, returned in transcript order).
+// SessionOwned puts the owner predicate in the SQL and answers a foreign id
+// exactly like a missing one, with an audit event. Query is the generic
+// debugging read of spec §1.6.
+//
+// # Restart
+//
+// Reconcile marks running turns lost, unfinished tasks lost and sending
+// deliveries unknown for Hosts that are gone, releases their session
+// leases, and runs RecoverWork; nothing is re-executed. A Host on this
+// machine is gone as soon as its process is (start markers detect pid reuse);
+// one elsewhere, or without a start marker, when its lease expires. A live
+// process matching its marker is never treated as gone, even past its lease.
+// Work carrying no host_id (legacy) is treated as a gone Host's, so callers
+// must stamp host_id on turn.started, task.submitted/started and
+// delivery.sending.
+//
+// # Performance
+//
+// Append prepares its statements once per database (not per call), applies
+// projections with single-row statements on indexed keys, and folds the
+// derived session fields of a batch into one UPDATE per session.
+// BenchmarkAppend100 and BenchmarkRawInsert100 compare it with bare event
+// inserts; MeasureAppendRatio gives the same comparison to the bench driver
+// (target: Append throughput at least half of raw inserts).
+//
+// # Failure modes
+//
+// Errors are demiurge.Error values: ENOTFOUND for missing rows (messages
+// given per method), EINVALID for bad input, ECONFLICT for version and claim
+// conflicts, ESCHEMA for refused databases, EUNAVAILABLE when the database
+// stays busy, ECANCELED/ETIMEOUT when ctx ends, EINTERNAL otherwise. A
+// failing projection fails the whole Append: nothing of the batch is
+// written.
+package store

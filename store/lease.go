@@ -1,0 +1,124 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/demiurge/demiurge"
+)
+
+// Polling of a busy session lease.
+const (
+	leasePollStart = 5 * time.Millisecond
+	leasePollMax   = 100 * time.Millisecond
+)
+
+var (
+	sqlLeaseGet        = prep(`SELECT holder, host_id FROM session_leases WHERE session_id = ?`)
+	sqlLeaseInsert     = prep(`INSERT INTO session_leases (session_id, holder, host_id, acquired_at) VALUES (?, ?, ?, ?)`)
+	sqlLeaseTakeOver   = prep(`UPDATE session_leases SET holder = ?, host_id = ?, acquired_at = ? WHERE session_id = ? AND holder = ? AND host_id = ?`)
+	sqlLeaseRelease    = prep(`DELETE FROM session_leases WHERE session_id = ? AND holder = ? AND host_id = ?`)
+	sqlLeaseDeleteHost = prep(`DELETE FROM session_leases WHERE session_id = ? AND host_id = ?`)
+)
+
+// AcquireSessionLease takes the cross-process admission lease of a session
+// for holder (unique per acquisition, e.g. a turn id) on Host hostID. It
+// succeeds at once when the lease is free or held by a gone Host (then it is
+// taken over); otherwise it polls (5 ms doubling to 100 ms) until the lease
+// frees or ctx ends, and then fails with ECANCELED or ETIMEOUT.
+//
+// release deletes the lease only if it is still this holder's; it runs even
+// when its ctx is already cancelled (with its own 5 s bound). Ordering of
+// waiters inside one process is the caller's job: this guards across
+// processes.
+func (db *DB) AcquireSessionLease(ctx context.Context, sessionID, holder, hostID string) (release func(context.Context) error, err error) {
+	if sessionID == "" || holder == "" || hostID == "" {
+		return nil, demiurge.Errorf(demiurge.EINVALID, "session lease requires session_id, holder and host_id")
+	}
+	delay := leasePollStart
+	for {
+		ok, err := db.tryLease(ctx, sessionID, holder, hostID)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			break
+		}
+		timer := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, ctxError(ctx, "wait for session lease "+sessionID)
+		case <-timer.C:
+		}
+		delay = min(delay*2, leasePollMax)
+	}
+	return func(ctx context.Context) error {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		return db.write(rctx, func(t *wtx) error {
+			_, err := t.exec(sqlLeaseRelease, sessionID, holder, hostID)
+			return err
+		})
+	}, nil
+}
+
+// tryLease makes one attempt. A cheap read on the reader pool first skips
+// the write lock while a live holder keeps the lease.
+func (db *DB) tryLease(ctx context.Context, sessionID, holder, hostID string) (bool, error) {
+	var curHolder, curHost string
+	err := db.reader.QueryRowContext(ctx, sqlLeaseGet, sessionID).Scan(&curHolder, &curHost)
+	switch {
+	case isNoRows(err):
+	case err != nil:
+		return false, db.codeError(ctx, err)
+	case curHolder == holder && curHost == hostID:
+		return true, nil
+	default:
+		h, err := scanHost(db.reader.QueryRowContext(ctx, `SELECT host_id, pid, start_marker, hostname, expires_at, stopped_at
+  FROM hosts WHERE host_id = ?`, curHost))
+		if err != nil && !isNoRows(err) {
+			return false, db.codeError(ctx, err)
+		}
+		if err == nil && db.hostAlive(h, db.now().UTC()) {
+			return false, nil
+		}
+	}
+
+	acquired := false
+	err = db.write(ctx, func(t *wtx) error {
+		acquired = false
+		var curHolder, curHost string
+		err := t.queryRow(sqlLeaseGet, sessionID).Scan(&curHolder, &curHost)
+		if isNoRows(err) {
+			if _, err := t.exec(sqlLeaseInsert, sessionID, holder, hostID, t.nowText()); err != nil {
+				return err
+			}
+			acquired = true
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if curHolder == holder && curHost == hostID {
+			acquired = true
+			return nil
+		}
+		alive, err := t.hostAliveByID(curHost)
+		if err != nil || alive {
+			return err
+		}
+		res, err := t.exec(sqlLeaseTakeOver, holder, hostID, t.nowText(), sessionID, curHolder, curHost)
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		acquired = n == 1
+		if acquired {
+			t.db.log.Info("runtime store: took over session lease of a gone host",
+				"session_id", sessionID, "old_holder", curHolder, "old_host_id", curHost)
+		}
+		return nil
+	})
+	return acquired, err
+}

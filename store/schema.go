@@ -1,0 +1,174 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/demiurge/demiurge"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// ApplicationID is written to PRAGMA application_id of every runtime
+// database ("Demi" in ASCII). A file without it is not ours and is never
+// modified.
+const ApplicationID = 0x44656d69
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// migration is one embedded schema step; its version is the number that
+// prefixes its file name.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns the embedded migrations in version order. Versions must
+// be 1..N without gaps; a broken embed is a build defect, so it panics.
+var migrations = func() []migration {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		panic(err)
+	}
+	var ms []migration
+	for _, e := range entries {
+		name := e.Name()
+		num, _, ok := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			panic(fmt.Sprintf("store: migration %s does not start with a version number", name))
+		}
+		b, err := migrationFS.ReadFile("migrations/" + name)
+		if err != nil {
+			panic(err)
+		}
+		ms = append(ms, migration{version: v, name: name, sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	for i, m := range ms {
+		if m.version != i+1 {
+			panic(fmt.Sprintf("store: migration %s: want version %d", m.name, i+1))
+		}
+	}
+	return ms
+}()
+
+// SchemaVersion is the newest schema version this build knows.
+func SchemaVersion() int { return len(migrations) }
+
+// header is what identifies a database file.
+type header struct {
+	appID   int64
+	version int
+	objects int // rows in sqlite_schema
+}
+
+func readHeader(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (header, error) {
+	var h header
+	if err := q.QueryRowContext(ctx, "PRAGMA application_id").Scan(&h.appID); err != nil {
+		return h, err
+	}
+	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&h.version); err != nil {
+		return h, err
+	}
+	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&h.objects); err != nil {
+		return h, err
+	}
+	return h, nil
+}
+
+// check reports why a database with header h must not be used, or nil.
+func (h header) check(path string) error {
+	switch {
+	case h.appID == 0 && h.objects == 0 && h.version == 0:
+		return nil // empty: ours to create
+	case h.appID != ApplicationID:
+		return demiurge.Errorf(demiurge.ESCHEMA,
+			"%s is not a Demiurge runtime database (application_id %#x, want %#x); refusing to open or modify it",
+			path, h.appID, ApplicationID)
+	case h.version > SchemaVersion():
+		return demiurge.Errorf(demiurge.ESCHEMA,
+			"runtime database schema version %d is newer than this build supports (%d)", h.version, SchemaVersion())
+	}
+	return nil
+}
+
+// probe reads the header of path through a query-only connection that sets
+// no persistent pragma, so a refused file is left untouched.
+func probe(ctx context.Context, path string) error {
+	p, err := sql.Open("sqlite", dsn(path, "_pragma=busy_timeout(1000)", "_pragma=query_only(1)"))
+	if err != nil {
+		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s: %v", path, err)
+	}
+	defer p.Close()
+	p.SetMaxOpenConns(1)
+	h, err := readHeader(ctx, p)
+	if err != nil {
+		if isNotADB(err) {
+			return demiurge.WrapError(demiurge.ESCHEMA, err, "%s is not a SQLite database; refusing to open or modify it", path)
+		}
+		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "read runtime database header %s: %v", path, err)
+	}
+	return h.check(path)
+}
+
+// migrate applies the embedded migrations the database lacks, in one
+// BEGIN IMMEDIATE transaction that re-reads the header first, so two
+// processes opening a new file at once create the schema exactly once.
+func (db *DB) migrate(ctx context.Context) error {
+	return db.retryBusy(ctx, func() error {
+		tx, err := db.writer.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		h, err := readHeader(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if err := h.check(db.path); err != nil {
+			return err
+		}
+		if h.version == SchemaVersion() {
+			return tx.Commit()
+		}
+		for _, m := range migrations[h.version:] {
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return demiurge.WrapError(demiurge.EINTERNAL, err, "runtime database migration %s: %v", m.name, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", ApplicationID)); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion())); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
+}
+
+func sqliteCode(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() & 0xff
+	}
+	return 0
+}
+
+func isBusy(err error) bool {
+	c := sqliteCode(err)
+	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+}
+
+func isNotADB(err error) bool { return sqliteCode(err) == sqlite3.SQLITE_NOTADB }

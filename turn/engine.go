@@ -1,0 +1,157 @@
+package turn
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/session"
+)
+
+// maxToolResultChars bounds a tool result replayed to the model.
+const maxToolResultChars = 4000
+
+// modelLoop is the TurnEngine: it alternates provider calls and tool calls
+// until the model answers without tool calls, a tool ends the turn, or the
+// step budget runs out.
+type modelLoop struct {
+	t        *turnRun
+	provider demiurge.Provider
+	model    string
+	catalog  *effect.Catalog
+	layers   contextLayers
+	inTurn   []demiurge.ModelMessage // assistant and tool messages of this turn
+}
+
+func (l *modelLoop) run(ctx context.Context, userText string) (turnOutput, error) {
+	t := l.t
+	maxSteps := t.snap.Core.MaxModelSteps
+	if maxSteps <= 0 || maxSteps > 90 {
+		maxSteps = 90
+	}
+	tools := l.catalog.Definitions()
+	for n := 1; n <= maxSteps; n++ {
+		stepID := fmt.Sprintf("%s_step_%d", t.turnID, n)
+		msgs := assemble(l.layers, userText, l.inTurn)
+		resp, err := l.provider.Complete(ctx, demiurge.ModelRequest{
+			Model: l.model, Messages: msgs, Tools: tools,
+			Metadata: map[string]any{"turn_id": t.turnID, "step_id": stepID},
+		}, t.req.Stream)
+		if err != nil {
+			return turnOutput{}, err
+		}
+		if len(resp.ToolCalls) == 0 {
+			return turnOutput{text: resp.Content}, nil
+		}
+		if err := l.recordAssistantStep(ctx, stepID, resp); err != nil {
+			return turnOutput{}, err
+		}
+		for _, call := range resp.ToolCalls {
+			res, err := l.call(ctx, stepID, call)
+			if err != nil {
+				return turnOutput{}, err
+			}
+			if res.Terminate {
+				needsUser, _ := res.Data["needs_user"].(bool)
+				return turnOutput{text: res.OperatorView, needsUser: needsUser}, nil
+			}
+		}
+	}
+	return turnOutput{text: fmt.Sprintf("The provider did not produce a final assistant message within the configured step budget of %d.", maxSteps)}, nil
+}
+
+// recordAssistantStep keeps the assistant message with its tool calls for
+// the rest of the turn and persists it (visible only when it has text).
+func (l *modelLoop) recordAssistantStep(ctx context.Context, stepID string, resp demiurge.ModelResponse) error {
+	l.inTurn = append(l.inTurn, demiurge.ModelMessage{Role: demiurge.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
+	calls := make([]any, 0, len(resp.ToolCalls))
+	for _, c := range resp.ToolCalls {
+		calls = append(calls, map[string]any{"id": c.ID, "name": c.Name, "arguments": c.Arguments})
+	}
+	_, err := l.t.x.d.Sessions.AppendMessage(ctx, session.MessageInput{
+		SessionID: l.t.session.ID, TurnID: l.t.turnID, Role: demiurge.RoleAssistant, Text: resp.Content,
+		Visible: strings.TrimSpace(resp.Content) != "", ModelVisible: true,
+		Metadata: map[string]any{"phase": "model_step", "step_id": stepID, "interim": true, "tool_calls": calls},
+	})
+	return err
+}
+
+// call runs one tool call through the effect runtime and records it: the
+// tool.call.started and tool.call.completed|failed events, the tool message
+// for the model, and the summary for the caller.
+func (l *modelLoop) call(ctx context.Context, stepID string, call demiurge.ToolCall) (demiurge.EffectResult, error) {
+	t := l.t
+	tc := t.tc
+	tc.StepID = stepID
+	recordID := demiurge.NewID("call")
+	req, bound := l.catalog.Bind(call, demiurge.OriginModel)
+
+	source, prov := "", ""
+	if e, ok := req.Entry.(*effect.Entry); ok && bound {
+		source, prov = e.Source, e.Provenance
+	}
+	started := demiurge.Event{
+		Type: demiurge.EvToolCallStarted, AggregateType: demiurge.AggToolCall, AggregateID: recordID,
+		Payload: map[string]any{
+			"turn_id": t.turnID, "step_id": stepID, "tool_name": call.Name, "status": "running",
+			"provider_call_id": call.ID, "args": call.Arguments, "effect_source": source,
+			"effect_provenance": prov, "core_revision": t.snap.Revision,
+		},
+	}
+	if _, err := t.x.d.Store.Append(ctx, []demiurge.Event{started}, "", nil); err != nil {
+		return demiurge.EffectResult{}, err
+	}
+
+	var res demiurge.EffectResult
+	if bound {
+		res = t.x.d.Effects.Execute(ctx, l.catalog, req, tc)
+	} else {
+		res = effect.NotFound(l.catalog, call.Name)
+	}
+
+	evType, status := demiurge.EvToolCallCompleted, "succeeded"
+	if res.IsError() {
+		evType, status = demiurge.EvToolCallFailed, "failed"
+	}
+	var effErr any
+	if res.Error != nil {
+		effErr = map[string]any{"code": res.Error.Code, "message": res.Error.Message,
+			"execution_started": res.Error.ExecutionStarted, "provenance": res.Error.Provenance}
+	}
+	done := demiurge.Event{
+		Type: evType, AggregateType: demiurge.AggToolCall, AggregateID: recordID,
+		Payload: map[string]any{
+			"turn_id": t.turnID, "step_id": stepID, "tool_name": call.Name, "status": status,
+			"effect_status": res.Status, "effect_error": effErr, "result": res.DurableView,
+		},
+	}
+	// The completion is recorded even if the turn is being cancelled.
+	if _, err := t.x.d.Store.Append(context.WithoutCancel(ctx), []demiurge.Event{done}, "", nil); err != nil {
+		return res, err
+	}
+
+	content := truncateForModel(res.ModelView)
+	l.inTurn = append(l.inTurn, demiurge.ModelMessage{Role: demiurge.RoleTool, Content: content, Name: call.Name, ToolCallID: call.ID})
+	if _, err := t.x.d.Sessions.AppendMessage(context.WithoutCancel(ctx), session.MessageInput{
+		SessionID: t.session.ID, TurnID: t.turnID, Role: demiurge.RoleTool, Text: content,
+		Visible: false, ModelVisible: true,
+		Metadata: map[string]any{"step_id": stepID, "tool_name": call.Name, "tool_call_id": call.ID, "is_error": res.IsError()},
+	}); err != nil {
+		return res, err
+	}
+	t.calls = append(t.calls, ToolCallSummary{
+		CallID: call.ID, Name: call.Name, Status: res.Status, IsError: res.IsError(),
+		ExecutionStarted: res.ExecutionStarted, Content: res.ModelView,
+	})
+	return res, ctx.Err()
+}
+
+func truncateForModel(s string) string {
+	r := []rune(s)
+	if len(r) <= maxToolResultChars {
+		return s
+	}
+	return string(r[:maxToolResultChars]) + fmt.Sprintf("\n...[truncated %d chars]", len(r)-maxToolResultChars)
+}

@@ -1,0 +1,234 @@
+package turn
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/delivery"
+	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/policy"
+	"github.com/demiurge/demiurge/session"
+)
+
+// Deps are the collaborators of an Execution. Every field is required except
+// Logger.
+type Deps struct {
+	Store      eventStore
+	Sessions   sessionRuntime
+	Deliveries deliveryRuntime
+	Router     router
+	Slots      slotRunner
+	Cores      CoreLoader
+	Providers  Providers
+	Catalogs   Catalogs
+	Effects    effectRuntime
+	HostID     string
+	Logger     *slog.Logger
+	// HistoryLimit bounds the history window replayed to the model (default 200).
+	HistoryLimit int
+}
+
+// Execution runs turns: admission, slots, the model/tool loop, deliveries and
+// exactly one terminal state per started turn. It is safe for concurrent use;
+// turns of one session are serialised (FIFO in process, a store lease across
+// processes), turns of different sessions run concurrently.
+type Execution struct {
+	d     Deps
+	queue *sessionQueue
+
+	mu     sync.Mutex // guards active
+	active map[string]*activeTurn
+}
+
+type activeTurn struct {
+	sessionID string
+	scope     demiurge.PrincipalScope
+	cancel    context.CancelFunc
+}
+
+// New returns an Execution.
+func New(d Deps) *Execution {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.HistoryLimit <= 0 {
+		d.HistoryLimit = 200
+	}
+	return &Execution{d: d, queue: newSessionQueue(), active: map[string]*activeTurn{}}
+}
+
+// errTurnCancelled is the cancellation recorded for a cancelled turn.
+var errTurnCancelled = demiurge.Errorf(demiurge.ECANCELED, "turn cancelled")
+
+// Run executes one turn. It returns an error, and starts no turn, when the
+// request is invalid, the core cannot be loaded or the session cannot be
+// resolved; once a turn has started every failure is reported in the Result
+// (Outcome failed or cancelled) and the turn has exactly one terminal event.
+func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
+	if strings.TrimSpace(req.Text) == "" {
+		return Result{}, demiurge.Errorf(demiurge.EINVALID, "turn text is empty")
+	}
+	if req.Scope.Authority == "" {
+		req.Scope = demiurge.OperatorScope("")
+	}
+	snap, err := x.d.Cores.Load(ctx, req.CoreID)
+	if err != nil {
+		return Result{}, err
+	}
+	// The provider is resolved before any turn starts: a missing key is a
+	// configuration error, not a failed turn.
+	provider, _, model, err := x.d.Providers.Resolve(ctx, ProviderChoice{
+		Flag: req.Provider, Model: req.Model,
+		CoreProvider: snap.Core.Manifest.Model.Provider, CoreModel: snap.Core.Manifest.Model.ModelName,
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	sess, _, err := x.d.Sessions.Resolve(ctx, session.ResolveRequest{
+		CoreID: snap.Core.ID, CoreRevision: snap.Revision,
+		Channel: req.Channel, ConversationKey: req.ConversationKey,
+		SessionID: req.SessionID, New: req.NewSession, Scope: req.Scope,
+		Workspace: req.Workspace, Provider: req.Provider, Model: model,
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	if req.Scope.Authority != demiurge.AuthorityOperator && !req.Scope.Allows(sess.ID) {
+		return Result{}, demiurge.Errorf(demiurge.ENOTFOUND, "session not found: %s", sess.ID)
+	}
+	scope := req.Scope
+	if scope.Authority == demiurge.AuthorityOperator {
+		scope = demiurge.OperatorScope(sess.ID)
+	}
+
+	release, err := x.queue.acquire(ctx, sess.ID)
+	if err != nil {
+		return Result{}, demiurge.WrapError(demiurge.ECANCELED, err, "waiting for session %s: %v", sess.ID, err)
+	}
+	defer release()
+
+	turnID := demiurge.NewID("turn")
+	releaseLease, err := x.d.Store.AcquireSessionLease(ctx, sess.ID, turnID, x.d.HostID)
+	if err != nil {
+		return Result{}, err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := releaseLease(cctx); err != nil {
+			x.d.Logger.Warn("release session lease", "session_id", sess.ID, "err", err)
+		}
+	}()
+
+	if err := x.d.Sessions.StartTurn(ctx, session.TurnStart{
+		TurnID: turnID, SessionID: sess.ID, CoreID: snap.Core.ID, CoreRevision: snap.Revision, HostID: x.d.HostID,
+	}); err != nil {
+		return Result{}, err
+	}
+
+	turnCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	x.track(turnID, &activeTurn{sessionID: sess.ID, scope: scope, cancel: cancel})
+	defer x.untrack(turnID)
+	if req.OnAdmitted != nil {
+		req.OnAdmitted(sess.ID, turnID)
+	}
+
+	if req.Route != nil {
+		token := x.d.Router.Bind(sess.ID, req.Route)
+		defer x.d.Router.Unbind(token)
+		turnCtx = delivery.WithRouteToken(turnCtx, token)
+	}
+
+	t := &turnRun{
+		x: x, req: req, snap: snap, session: sess, turnID: turnID, provider: provider, model: model,
+		tc: effect.TurnContext{
+			SessionID: sess.ID, TurnID: turnID, CoreID: snap.Core.ID, CoreRevision: snap.Revision,
+			Workspace: req.Workspace, Scope: scope, Grants: grantsOf(snap), Approver: req.Approver,
+		},
+	}
+	res := Result{SessionID: sess.ID, TurnID: turnID, CoreID: snap.Core.ID, CoreRevision: snap.Revision}
+	out, runErr := t.run(turnCtx)
+	res.Text, res.ToolCalls, res.Deliveries = out.text, t.calls, t.deliveries
+
+	// The terminal event is written even when the caller's context is gone.
+	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer fcancel()
+	switch {
+	case runErr == nil && out.needsUser:
+		res.Outcome = OutcomeNeedsUser
+	case runErr == nil:
+		res.Outcome = OutcomeCompleted
+	case errors.Is(runErr, context.Canceled) || demiurge.ErrorCode(runErr) == demiurge.ECANCELED || turnCtx.Err() != nil:
+		res.Outcome = OutcomeCancelled
+		res.Error = errTurnCancelled
+	default:
+		res.Outcome = OutcomeFailed
+		res.Error = sanitizeError(runErr, x.d.Providers.Secrets())
+	}
+	var errInfo map[string]any
+	if res.Error != nil {
+		errInfo = map[string]any{"code": res.Error.Code, "message": res.Error.Message}
+	}
+	if err := x.d.Sessions.FinishTurn(fctx, turnID, res.Outcome, errInfo); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// Cancel cancels a running turn. The operator may cancel any turn; other
+// principals only turns of a session they own. Unknown and foreign turns give
+// the same answer: "not_found".
+func (x *Execution) Cancel(turnID string, scope demiurge.PrincipalScope) string {
+	x.mu.Lock()
+	a := x.active[turnID]
+	x.mu.Unlock()
+	if a == nil {
+		return "not_found"
+	}
+	if scope.Authority != demiurge.AuthorityOperator &&
+		(scope.PrincipalID != a.scope.PrincipalID || scope.Authority != a.scope.Authority || !scope.Allows(a.sessionID)) {
+		return "not_found"
+	}
+	a.cancel()
+	return demiurge.TurnCancelled
+}
+
+// Active returns the ids of the turns running in this process.
+func (x *Execution) Active() []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	out := make([]string, 0, len(x.active))
+	for id := range x.active {
+		out = append(out, id)
+	}
+	return out
+}
+
+func (x *Execution) track(id string, a *activeTurn) {
+	x.mu.Lock()
+	x.active[id] = a
+	x.mu.Unlock()
+}
+
+func (x *Execution) untrack(id string) {
+	x.mu.Lock()
+	delete(x.active, id)
+	x.mu.Unlock()
+}
+
+// grantsOf captures the capability snapshot pinned for the turn.
+func grantsOf(snap Snapshot) policy.Grants {
+	paths := map[string][]string{}
+	for _, phase := range snap.Core.Slots {
+		for _, s := range phase {
+			paths[s.RelPath] = snap.Core.CapabilityGrants(s.RelPath)
+		}
+	}
+	return policy.NewGrants(snap.Core.CapabilityGrants(""), paths)
+}

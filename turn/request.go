@@ -1,0 +1,83 @@
+package turn
+
+import (
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/core"
+	"github.com/demiurge/demiurge/delivery"
+	"github.com/demiurge/demiurge/effect"
+)
+
+// Request asks for one turn.
+type Request struct {
+	CoreID string
+	Text   string
+
+	// Session selection: SessionID resumes that session (owned lookup);
+	// NewSession starts a fresh one; neither continues the session bound to
+	// (CoreID, Channel, ConversationKey).
+	SessionID       string
+	NewSession      bool
+	Channel         string
+	ConversationKey string
+	Scope           demiurge.PrincipalScope // zero: the local operator
+
+	Workspace string
+	Provider  string // "" or "auto": resolved from the core and config
+	Model     string
+
+	// Route receives this turn's deliveries while the turn runs (nil: the
+	// deliveries are recorded as unrouted).
+	Route delivery.Route
+	// Approver answers approval prompts (nil: every prompt is a denial).
+	Approver effect.Approver
+	// Stream receives assistant text deltas as the provider produces them.
+	Stream func(delta string)
+	// OnAdmitted is called once the turn has an id, before any model call.
+	OnAdmitted func(sessionID, turnID string)
+}
+
+// Outcomes of a turn.
+const (
+	OutcomeCompleted = demiurge.TurnCompleted
+	OutcomeNeedsUser = demiurge.TurnNeedsUser
+	OutcomeFailed    = demiurge.TurnFailed
+	OutcomeCancelled = demiurge.TurnCancelled
+	OutcomeLost      = demiurge.TurnLost
+)
+
+// Result is what a finished turn reports. Error is set for failed and
+// cancelled turns and is already sanitized.
+type Result struct {
+	SessionID    string
+	TurnID       string
+	CoreID       string
+	CoreRevision string
+	Outcome      string
+	Text         string
+	Error        *demiurge.Error
+	ToolCalls    []ToolCallSummary
+	Deliveries   []DeliverySummary
+}
+
+// ToolCallSummary is one tool call of the turn, as the model saw its result.
+type ToolCallSummary struct {
+	CallID           string
+	Name             string
+	Status           string
+	IsError          bool
+	ExecutionStarted bool
+	Content          string
+}
+
+// DeliverySummary is one delivery of the turn.
+type DeliverySummary struct {
+	DeliveryID string
+	Status     string
+	Text       string
+}
+
+// Snapshot is a loaded core pinned at one revision.
+type Snapshot struct {
+	Core     *core.Core
+	Revision string
+}

@@ -1,0 +1,210 @@
+package turn
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/core"
+	"github.com/demiurge/demiurge/delivery"
+	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/session"
+	"github.com/demiurge/demiurge/slot"
+)
+
+// turnRun is the state of one admitted turn. It is used by one goroutine.
+type turnRun struct {
+	x       *Execution
+	req     Request
+	snap    Snapshot
+	session demiurge.Session
+	turnID  string
+	tc      effect.TurnContext
+
+	provider demiurge.Provider
+	model    string
+
+	calls      []ToolCallSummary
+	deliveries []DeliverySummary
+}
+
+type turnOutput struct {
+	text      string
+	needsUser bool
+}
+
+// run is the pipeline after admission: bootstrap, input slots, the user
+// message, the catalog, the model/tool loop, output slots, deliveries.
+func (t *turnRun) run(ctx context.Context) (turnOutput, error) {
+	bootstrap, err := t.bootstrap(ctx)
+	if err != nil {
+		return turnOutput{}, err
+	}
+	// History is read before this turn's user message is persisted, so the
+	// window holds earlier turns only.
+	history, err := t.x.d.Sessions.History(ctx, t.session.ID, t.x.d.HistoryLimit)
+	if err != nil {
+		return turnOutput{}, err
+	}
+	hist := sessionHistory{t: t}
+	in, err := t.x.d.Slots.RunInput(ctx, specs(t.snap.Core, "input"), slot.InputEnv{
+		Turn: t.turnInfo(t.req.Text), RawText: t.req.Text, Workspace: t.req.Workspace,
+		History: hist, Caps: t.tc.Grants,
+	})
+	if err != nil {
+		return turnOutput{}, err
+	}
+	if err := t.enqueueIntents(ctx, in.Intents); err != nil {
+		return turnOutput{}, err
+	}
+	if strings.TrimSpace(in.PersistedUserText) != "" {
+		if _, err := t.x.d.Sessions.AppendMessage(ctx, session.MessageInput{
+			SessionID: t.session.ID, TurnID: t.turnID, Role: demiurge.RoleUser, Text: in.PersistedUserText,
+			Visible: true, ModelVisible: true, Channel: t.req.Channel, Source: "local",
+		}); err != nil {
+			return turnOutput{}, err
+		}
+	}
+
+	cat, err := t.x.d.Catalogs.Prepare(ctx, t.snap, t.tc)
+	if err != nil {
+		return turnOutput{}, err
+	}
+	loop := &modelLoop{
+		t: t, provider: t.provider, model: t.model, catalog: cat,
+		layers: contextLayers{
+			soul: t.snap.Core.Soul, skills: skillIndex(t.snap.Core), bootstrap: bootstrap,
+			system: systemContext(in), contributions: in.Contributions, history: history,
+		},
+	}
+	out, err := loop.run(ctx, in.UserText)
+	if err != nil {
+		return turnOutput{}, err
+	}
+
+	res, err := t.x.d.Slots.RunOutput(ctx, specs(t.snap.Core, "output"), slot.OutputEnv{
+		Turn: t.turnInfo(t.req.Text), ResponseText: out.text, Workspace: t.req.Workspace,
+		History: hist, Caps: t.tc.Grants,
+	})
+	if err != nil {
+		return out, err
+	}
+	if err := t.enqueueIntents(ctx, res.Intents); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// bootstrap runs the bootstrap phase once per session and returns the snapshot.
+func (t *turnRun) bootstrap(ctx context.Context) (string, error) {
+	if t.session.BootstrapInitialized {
+		return t.session.BootstrapContext, nil
+	}
+	bs := specs(t.snap.Core, "bootstrap")
+	if len(bs) == 0 {
+		return "", nil
+	}
+	res, err := t.x.d.Slots.RunBootstrap(ctx, bs, slot.BootstrapEnv{
+		SessionID: t.session.ID, CoreID: t.snap.Core.ID, CoreRevision: t.snap.Revision,
+		Workspace: t.req.Workspace, Caps: t.tc.Grants,
+	})
+	if err != nil {
+		return "", err
+	}
+	if err := t.x.d.Sessions.SetBootstrap(ctx, t.session.ID, res.Snapshot); err != nil {
+		return "", err
+	}
+	return res.Snapshot, nil
+}
+
+func (t *turnRun) turnInfo(userInput string) slot.TurnInfo {
+	return slot.TurnInfo{
+		SessionID: t.session.ID, TurnID: t.turnID, CoreID: t.snap.Core.ID,
+		CoreRevision: t.snap.Revision, UserInput: userInput,
+	}
+}
+
+// enqueueIntents records delivery intents in the outbox and dispatches them
+// to the turn's route at once. A failed dispatch never fails the turn.
+func (t *turnRun) enqueueIntents(ctx context.Context, intents []slot.Intent) error {
+	for _, in := range intents {
+		text := fallbackText(in.Blocks)
+		id, err := t.x.d.Deliveries.Enqueue(ctx, delivery.Intent{
+			SessionID: t.session.ID, TurnID: t.turnID, Channel: t.req.Channel,
+			ConversationKey: t.req.ConversationKey, Kind: in.Kind,
+			Blocks: toDeliveryBlocks(in.Blocks), Visible: in.Visible, HistoryPolicy: in.HistoryPolicy,
+			HistoryText: in.HistoryText, FailureHistoryText: in.FailureHistoryText, Metadata: in.Metadata,
+		})
+		if err != nil {
+			return err
+		}
+		status, err := t.x.d.Deliveries.Dispatch(ctx, id)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			t.x.d.Logger.Warn("delivery dispatch", "delivery_id", id, "err", err)
+		}
+		t.deliveries = append(t.deliveries, DeliverySummary{DeliveryID: id, Status: status, Text: text})
+	}
+	return nil
+}
+
+func fallbackText(blocks []slot.Block) string {
+	var parts []string
+	for _, b := range blocks {
+		switch {
+		case b.Type == "text" && b.Text != "":
+			parts = append(parts, b.Text)
+		case b.Caption != "":
+			parts = append(parts, b.Caption)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+func toDeliveryBlocks(blocks []slot.Block) []delivery.Block {
+	out := make([]delivery.Block, 0, len(blocks))
+	for _, b := range blocks {
+		out = append(out, delivery.Block{Type: b.Type, Text: b.Text, URI: b.Source, Caption: b.Caption, MediaType: b.MediaType, Metadata: b.Metadata})
+	}
+	return out
+}
+
+// specs converts the core's slots of one phase for the slot runtime.
+func specs(c *core.Core, phase string) []slot.Spec {
+	var out []slot.Spec
+	for _, s := range c.Slots[phase] {
+		out = append(out, slot.Spec{
+			ID: s.ID, Phase: s.Phase, Lane: s.Lane, RelPath: s.RelPath,
+			ModulePath: s.ModulePath, Function: s.Function, FailurePolicy: s.FailurePolicy,
+			HistoryPolicy: s.HistoryPolicy, DefaultPlacement: s.DefaultPlacement,
+			Timeout: time.Duration(s.TimeoutSeconds * float64(time.Second)), Capabilities: s.Capabilities,
+		})
+	}
+	return out
+}
+
+// sessionHistory gives slots read access to the session's recent messages.
+type sessionHistory struct{ t *turnRun }
+
+func (h sessionHistory) RecentMessages(ctx context.Context, limit int, roles []string) ([]demiurge.Message, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	msgs, err := h.t.x.d.Sessions.History(ctx, h.t.session.ID, limit)
+	if err != nil || len(roles) == 0 {
+		return msgs, err
+	}
+	keep := msgs[:0]
+	for _, m := range msgs {
+		for _, r := range roles {
+			if m.Role == r {
+				keep = append(keep, m)
+				break
+			}
+		}
+	}
+	return keep, nil
+}
