@@ -82,7 +82,7 @@ type Slot struct {
 	TimeoutSeconds   float64        // default 10
 	FailurePolicy    string         // FailureSoft (default) or FailureHard
 	DefaultPlacement string         // default PlacementPreCurrentUser
-	HistoryPolicy    string         // HistoryPersist (default), HistoryModelHidden or HistoryTransient
+	HistoryPolicy    string         // as declared: HistoryPersist, HistoryModelHidden, HistoryTransient, or "" (the phase default applies)
 	Lane             string         // LaneSerial or LaneParallel; "" when not in the pipeline
 }
 

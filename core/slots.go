@@ -51,7 +51,7 @@ func (l *loader) loadSlot(phase, id, dir, manifest string) (Slot, error) {
 		TimeoutSeconds:   DefaultSlotTimeoutSeconds,
 		FailurePolicy:    or(f.FailurePolicy, FailureSoft),
 		DefaultPlacement: or(f.DefaultPlacement, PlacementPreCurrentUser),
-		HistoryPolicy:    or(f.HistoryPolicy, HistoryPersist),
+		HistoryPolicy:    f.HistoryPolicy, // "" when undeclared: each phase applies its own default
 	}
 	if s.InputSchema == nil {
 		s.InputSchema = map[string]any{}
@@ -62,7 +62,7 @@ func (l *loader) loadSlot(phase, id, dir, manifest string) (Slot, error) {
 	if !slices.Contains(failurePolicies, s.FailurePolicy) {
 		return Slot{}, doc.Errorf(doc.Line("failure_policy"), "invalid %s module failure_policy for %s: %s (expected soft or hard)", phase, rel, s.FailurePolicy)
 	}
-	if !slices.Contains(historyPolicies, s.HistoryPolicy) {
+	if s.HistoryPolicy != "" && !slices.Contains(historyPolicies, s.HistoryPolicy) {
 		return Slot{}, doc.Errorf(doc.Line("history_policy"), "invalid %s module history_policy for %s: %s (expected one of: %s)", phase, rel, s.HistoryPolicy, strings.Join(historyPolicies, ", "))
 	}
 	if !slices.Contains(placements, s.DefaultPlacement) {

@@ -192,3 +192,29 @@ func TestCancelRunningTurnIsTerminalOnce(t *testing.T) {
 		t.Fatalf("cancel after the end = %q", got)
 	}
 }
+
+func TestDeliveryWithoutLiveRouteIsUnrouted(t *testing.T) {
+	h := mustOpen(t)
+	res, err := h.Run(context.Background(), turn.Request{Text: "nobody listens"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Deliveries) != 1 || res.Deliveries[0].Status != demiurge.DeliveryUnrouted {
+		t.Fatalf("deliveries %+v, want one unrouted", res.Deliveries)
+	}
+	d, err := h.Store.Delivery(context.Background(), res.Deliveries[0].DeliveryID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != demiurge.DeliveryUnrouted || d.LastError != "no_interactive_route" {
+		t.Fatalf("outbox row %+v", d)
+	}
+	// The reply is still in the transcript: history does not depend on a route.
+	msgs, err := h.Sessions.Transcript(context.Background(), res.SessionID, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := msgs[len(msgs)-1]; last.Role != "assistant" || last.Content.Text != "[fake] nobody listens" {
+		t.Fatalf("last message %+v", last)
+	}
+}
