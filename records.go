@@ -24,9 +24,16 @@ type Session struct {
 	// whether the bootstrap phase has run for this session.
 	BootstrapContext     string
 	BootstrapInitialized bool
-	Owner                SessionOwner
-	CreatedAt            time.Time
-	UpdatedAt            time.Time
+	// CompactedUntilMessageID is the last message a compaction summary
+	// (CompactionSummaryID) replaces; CompactedUntilSeq is its Seq, fixed
+	// when the cutoff is set. Context history starts after it (0: no cutoff).
+	CompactionSummaryID     string
+	CompactedUntilMessageID string
+	CompactedUntilSeq       int64
+
+	Owner     SessionOwner
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // SessionOwner is the immutable owner row of a session.

@@ -13,7 +13,7 @@ import (
 
 func run(t *testing.T, toolsets []string, name string, args map[string]any) (demiurge.EffectResult, *effect.Catalog) {
 	t.Helper()
-	cat, err := effect.NewCatalog("assistant", "rev", builtin.Definitions(toolsets))
+	cat, err := effect.NewCatalog("assistant", "rev", builtin.Definitions(toolsets, builtin.Deps{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,12 +54,17 @@ func TestToolsListReadsItsOwnCatalog(t *testing.T) {
 }
 
 func TestClarifyTerminates(t *testing.T) {
-	res, _ := run(t, []string{"coding"}, "clarify", map[string]any{"question": "Which file?", "choices": []any{"a", "b", "c", "d", "e"}})
+	res, _ := run(t, []string{"coding"}, "clarify", map[string]any{"question": "Which file?", "choices": []any{"a", " ", "c", "d"}})
 	if !res.Terminate || res.Data["needs_user"] != true || res.ModelView != "Need user input: Which file?" {
 		t.Fatalf("got %+v", res)
 	}
-	if got := len(res.Data["choices"].([]any)); got != 4 {
-		t.Fatalf("choices=%d, want 4", got)
+	if got := len(res.Data["choices"].([]any)); got != 3 {
+		t.Fatalf("choices=%d, want 3 (blank choices dropped)", got)
+	}
+	// More than four choices break the schema: the call never reaches the tool.
+	five, _ := run(t, []string{"coding"}, "clarify", map[string]any{"question": "Which file?", "choices": []any{"a", "b", "c", "d", "e"}})
+	if five.Status != demiurge.EffectInvalid || five.Terminate {
+		t.Fatalf("five choices status=%s terminate=%v", five.Status, five.Terminate)
 	}
 	bad, _ := run(t, []string{"coding"}, "clarify", map[string]any{"question": "  "})
 	if bad.Status != demiurge.EffectInvalid {
@@ -68,7 +73,7 @@ func TestClarifyTerminates(t *testing.T) {
 }
 
 func TestDefinitionsDeduplicateAcrossToolsets(t *testing.T) {
-	defs := builtin.Definitions([]string{"demiurge_control", "coding", "demiurge_control"})
+	defs := builtin.Definitions([]string{"demiurge_control", "coding", "demiurge_control"}, builtin.Deps{})
 	seen := map[string]int{}
 	for _, d := range defs {
 		seen[d.Name]++

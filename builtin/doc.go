@@ -1,8 +1,87 @@
-// Package builtin holds the Host's builtin tools as effect.Definitions. Each
-// tool validates and coerces its own arguments and reports problems the model
-// should see as error outcomes, never as Go errors.
+// Package builtin holds the Host's builtin tools as effect.Definitions:
+// tools_list and clarify, the workspace file tools (read_file, write_file,
+// patch, search_files), the skill tools (skills_list, skill_view,
+// skill_manage), todo and session_search. Definitions(toolsets, deps)
+// returns the tools of the selected toolsets in toolset order,
+// de-duplicated, each bound to deps; a toolset member this build does not
+// provide is left out of the catalog (a call to it answers "tool not found
+// or not allowed").
 //
-// Definitions returns the tools of the selected toolsets, in toolset order,
-// de-duplicated; a toolset member this build does not provide is left out of
-// the catalog (a call to it answers "tool not found or not allowed").
+// # Contract
+//
+// The dispatcher (package effect) validates arguments against each tool's
+// schema and checks capability and approval before an adapter runs; the
+// schemas are therefore closed and exact (additionalProperties false,
+// required, types, enums, maxima). Adapters still coerce their arguments
+// defensively. A problem the model should see (bad arguments, a missing
+// file, a refused path) is an error outcome, never a Go error; a refusal
+// made before any side effect has ExecutionStarted false. A Go error means
+// the Host itself failed (a store error) or the call was cancelled.
+//
+// Registry metadata follows spec tool-runtime §1.2. session_search also
+// checks the session.read capability itself, whatever its entry's
+// capability is, and answers with the capability denial when it is
+// missing.
+//
+// # Workspace scope
+//
+// The file tools act only inside the turn's workspace (spec tool-runtime
+// §10). A path argument is taken relative to the workspace ("~" is the
+// user's home; absolute paths must lie inside) and resolved the way the
+// kernel would, symbolic links followed as far as the path exists. A
+// result outside the workspace is refused with "path escapes workspace:
+// <path>", a link loop with "path cannot be resolved: …", a sensitive path
+// (§10.2: .git, .env*, .ssh, .aws, .kube, .venv, .demiurge, credential
+// files, private keys; for writes also pyproject.toml and uv.lock) with
+// "sensitive path denied: <path>" for reads and writes alike, and a write
+// to one of Deps.ProtectedNames with "write blocked for protected file:
+// <name>". These refusals are policy denials (Outcome.Denial "policy",
+// data.reason workspace_escape, symlink_loop, sensitive_path or
+// protected_file) and nothing is read or written. Reads outside the
+// workspace are not offered: there is no approval path around the scope.
+//
+// All I/O goes through an os.Root opened at the workspace, so a link
+// swapped in after resolution still cannot lead outside. Writes are
+// atomic (a hidden temporary file in the same directory, synced, renamed
+// over the target): a failed write leaves the previous content. An
+// existing file keeps its mode; new files are 0644 and new directories
+// 0755, since they are the user's files.
+//
+// # Bounded reads
+//
+// read_file streams the file through one 64 KiB buffer: it decodes up to
+// the end of its window (at most 20,000 characters), then counts what it
+// leaves out only if at most 1 MiB remains; otherwise the note names the
+// remaining bytes and the next offset, and data has total_bytes but no
+// total_chars. search_files walks the tree lazily in sorted path order,
+// skips sensitive directories, binary files (a NUL byte in the first
+// 8 KiB) and links that leave the workspace, reads at most 200,000
+// characters of each file, stops at max_results (≤ 200) matches, and
+// stops after 100,000 directory entries, saying so. Memory does not grow
+// with file size.
+//
+// # Skills
+//
+// skills_list and skill_view read the skills index of the core directory
+// (Deps.CoreDir) through core.Load. skill_manage changes the skills root
+// (Deps.SkillsDir, inside the core) transactionally: it applies the
+// change, calls Deps.CoreLoader, and when the core no longer loads undoes
+// the change exactly (replaced files come back as the same inode, new files
+// and directories are removed) and answers "skill <action> rolled back
+// because core load failed: <error>".
+//
+// # Runtime state
+//
+// todo keeps one list per session in
+// <Deps.Home>/runtime/session-state/<sha256(session id)>/todo.json, private
+// to the Host (directories 0700, file 0600, no symbolic link accepted on
+// the way), written atomically. The session id is hashed so that no id can
+// name a path.
+//
+// # Concurrency
+//
+// Adapters are safe for concurrent use. Within one process, skill_manage
+// calls on one core are serialised, and so are todo updates of one
+// session; nothing coordinates separate Host processes, whose turns of one
+// session the store's admission lease already serialises.
 package builtin

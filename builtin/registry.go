@@ -12,16 +12,27 @@ var Toolsets = map[string][]string{
 	"schedule": {"schedule_manage"},
 }
 
-// tools maps a builtin name to its definition constructor.
-var tools = map[string]func() effect.Definition{
-	"tools_list": toolsList,
-	"clarify":    clarify,
+// tools maps a builtin name to its definition constructor. Registry
+// metadata (risk, capability, approval policy, model output policy) follows
+// spec tool-runtime §1.2.
+var tools = map[string]func(Deps) effect.Definition{
+	"tools_list":     func(Deps) effect.Definition { return toolsList() },
+	"clarify":        func(Deps) effect.Definition { return clarify() },
+	"read_file":      readFile,
+	"write_file":     writeFile,
+	"patch":          patch,
+	"search_files":   searchFiles,
+	"skills_list":    skillsList,
+	"skill_view":     skillView,
+	"skill_manage":   skillManage,
+	"todo":           todo,
+	"session_search": sessionSearch,
 }
 
 // Definitions returns the definitions of the named toolsets' tools that this
-// build provides, in toolset order without duplicates. Unknown toolsets are
-// rejected earlier, by the core loader.
-func Definitions(toolsets []string) []effect.Definition {
+// build provides, in toolset order without duplicates, each bound to deps.
+// Unknown toolsets are rejected earlier, by the core loader.
+func Definitions(toolsets []string, deps Deps) []effect.Definition {
 	seen := map[string]bool{}
 	var out []effect.Definition
 	for _, ts := range toolsets {
@@ -31,7 +42,7 @@ func Definitions(toolsets []string) []effect.Definition {
 			}
 			seen[name] = true
 			if mk, ok := tools[name]; ok {
-				out = append(out, mk())
+				out = append(out, mk(deps))
 			}
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/store"
 )
 
 // Result is the outcome of dispatching one delivery.
@@ -103,7 +102,7 @@ func (rt *Runtime) Dispatch(ctx context.Context, id string) (string, error) {
 		}
 		return "", err
 	}
-	if _, err := rt.st.TransitionWork(wctx, id, item.ClaimID, demiurge.WorkSending, store.WorkFields{}); err != nil {
+	if _, err := rt.st.TransitionWork(wctx, id, item.ClaimID, demiurge.WorkSending, demiurge.WorkFields{}); err != nil {
 		return "", err
 	}
 
@@ -118,7 +117,7 @@ func (rt *Runtime) Dispatch(ctx context.Context, id string) (string, error) {
 	}
 	switch {
 	case sendErr == nil && res == Unrouted:
-		if _, err := rt.st.TransitionWork(wctx, id, item.ClaimID, demiurge.WorkSucceeded, store.WorkFields{}); err != nil {
+		if _, err := rt.st.TransitionWork(wctx, id, item.ClaimID, demiurge.WorkSucceeded, demiurge.WorkFields{}); err != nil {
 			return "", err
 		}
 		return demiurge.DeliveryUnrouted, rt.record(wctx, id, demiurge.EvDeliveryUnrouted, map[string]any{
@@ -127,7 +126,7 @@ func (rt *Runtime) Dispatch(ctx context.Context, id string) (string, error) {
 			"attempts":   item.Attempts,
 		})
 	case sendErr == nil:
-		if _, err := rt.st.TransitionWork(wctx, id, item.ClaimID, demiurge.WorkSucceeded, store.WorkFields{}); err != nil {
+		if _, err := rt.st.TransitionWork(wctx, id, item.ClaimID, demiurge.WorkSucceeded, demiurge.WorkFields{}); err != nil {
 			return "", err
 		}
 		return demiurge.DeliverySent, rt.record(wctx, id, demiurge.EvDeliverySent, map[string]any{
@@ -151,7 +150,7 @@ func (rt *Runtime) Dispatch(ctx context.Context, id string) (string, error) {
 // rewriteHistory is set and the delivery wrote a history message, the
 // failure history text on that message (once per delivery).
 func (rt *Runtime) fail(ctx context.Context, d demiurge.Delivery, item demiurge.WorkItem, reason string, rewriteHistory bool) (string, error) {
-	if _, err := rt.st.TransitionWork(ctx, d.ID, item.ClaimID, demiurge.WorkFailed, store.WorkFields{LastError: reason}); err != nil {
+	if _, err := rt.st.TransitionWork(ctx, d.ID, item.ClaimID, demiurge.WorkFailed, demiurge.WorkFields{LastError: reason}); err != nil {
 		return "", err
 	}
 	if err := rt.record(ctx, d.ID, demiurge.EvDeliveryFailed, map[string]any{
@@ -197,14 +196,14 @@ func (rt *Runtime) record(ctx context.Context, id, typ string, payload map[strin
 }
 
 // DispatchTurn dispatches the queued deliveries of turnID (at most
-// store.MaxDeliveryLimit, the newest) in creation order and returns what
+// demiurge.MaxDeliveryLimit, the newest) in creation order and returns what
 // happened to each. It stops at the first error (a store
 // failure or cancellation); route failures are results, not errors.
 func (rt *Runtime) DispatchTurn(ctx context.Context, turnID string) ([]Result, error) {
 	if turnID == "" {
 		return nil, demiurge.Errorf(demiurge.EINVALID, "dispatch requires a turn_id")
 	}
-	ds, err := rt.st.Deliveries(ctx, store.DeliveryFilter{TurnID: turnID, Status: demiurge.DeliveryQueued, Limit: store.MaxDeliveryLimit})
+	ds, err := rt.st.Deliveries(ctx, demiurge.DeliveryFilter{TurnID: turnID, Status: demiurge.DeliveryQueued, Limit: demiurge.MaxDeliveryLimit})
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,8 @@
 // store's codes otherwise. Uncoded route errors are recorded as
 // "internal error": their text may carry a credential.
 //
-// This package imports the root vocabulary and the store's query types; the
-// turn engine, slot runtime and composition root import it.
+// This package imports only the root vocabulary: it reaches the
+// RuntimeStore through its Store interface and the root's query windows
+// (demiurge.DeliveryFilter, demiurge.WorkFields). The turn engine, slot
+// runtime and composition root import it.
 package delivery

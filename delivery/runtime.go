@@ -5,23 +5,21 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/store"
 )
 
-// Store is what the delivery runtime needs of the RuntimeStore. *store.DB
-// implements it.
+// Store is what the delivery runtime needs of the RuntimeStore port;
+// *store.DB implements it (asserted in the tests, so that this package
+// does not import the adapter).
 type Store interface {
 	Append(ctx context.Context, events []demiurge.Event, idempotencyKey string, expected *demiurge.Expected) ([]demiurge.Event, error)
 	LastSeq(ctx context.Context, aggType, aggID string) (int64, error)
 	Session(ctx context.Context, id string) (demiurge.Session, error)
 	Delivery(ctx context.Context, id string) (demiurge.Delivery, error)
-	Deliveries(ctx context.Context, f store.DeliveryFilter) ([]demiurge.Delivery, error)
+	Deliveries(ctx context.Context, f demiurge.DeliveryFilter) ([]demiurge.Delivery, error)
 	WorkItem(ctx context.Context, id string) (demiurge.WorkItem, error)
 	ClaimWork(ctx context.Context, workID, ownerID string, lease time.Duration) (demiurge.WorkItem, bool, error)
-	TransitionWork(ctx context.Context, workID, claimID, toStatus string, f store.WorkFields) (demiurge.WorkItem, error)
+	TransitionWork(ctx context.Context, workID, claimID, toStatus string, f demiurge.WorkFields) (demiurge.WorkItem, error)
 }
-
-var _ Store = (*store.DB)(nil)
 
 // Dispatch facts (spec host-runtime §5.5).
 const (
@@ -29,7 +27,7 @@ const (
 	OwnerID = "host.delivery_runtime"
 	// WorkKind is the durable work kind of a delivery; its work_id is the
 	// delivery_id.
-	WorkKind = "delivery.send"
+	WorkKind = demiurge.WorkKindDeliverySend
 	// DefaultLease is how long a claim on delivery work holds.
 	DefaultLease = 60 * time.Second
 	// NoInteractiveRoute is the last_error of an unrouted delivery.

@@ -14,6 +14,9 @@ import (
 	"github.com/demiurge/demiurge/store"
 )
 
+// The real RuntimeStore satisfies the port the delivery runtime declares.
+var _ delivery.Store = (*store.DB)(nil)
+
 func MustOpenDB(tb testing.TB) *store.DB {
 	tb.Helper()
 	db, err := store.Open(context.Background(), filepath.Join(tb.TempDir(), "runtime.sqlite3"), store.Options{})
@@ -96,7 +99,7 @@ func (f *fixture) work(tb testing.TB, id string) demiurge.WorkItem {
 // transcript returns every message of the session, model-visible or not.
 func (f *fixture) transcript(tb testing.TB) []demiurge.Message {
 	tb.Helper()
-	ms, err := f.db.RecentMessages(context.Background(), f.sessionID, store.MessageFilter{Limit: store.MaxMessageLimit})
+	ms, err := f.db.RecentMessages(context.Background(), f.sessionID, demiurge.MessageFilter{Limit: demiurge.MaxMessageLimit})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -117,7 +120,7 @@ func TestEnqueuePersistIsOneBatch(t *testing.T) {
 	if got, want := demiurge.IDPrefix(id), "delivery"; got != want {
 		t.Fatalf("delivery id %q prefix=%q, want %q", id, got, want)
 	}
-	evs, err := f.db.Events(ctx, store.EventFilter{Limit: store.MaxEventLimit})
+	evs, err := f.db.Events(ctx, demiurge.EventFilter{Limit: demiurge.MaxEventLimit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +213,7 @@ func TestEnqueueValidation(t *testing.T) {
 			}
 		})
 	}
-	if n, err := f.db.Deliveries(context.Background(), store.DeliveryFilter{}); err != nil || len(n) != 0 {
+	if n, err := f.db.Deliveries(context.Background(), demiurge.DeliveryFilter{}); err != nil || len(n) != 0 {
 		t.Fatalf("rejected intents left %d outbox rows (%v)", len(n), err)
 	}
 	// A media send with history text and a caption is fine; its fallback
@@ -301,7 +304,7 @@ func TestDispatchFailedRewritesHistoryOnce(t *testing.T) {
 		ms[0].Content.Metadata["delivery_status"] != demiurge.DeliveryFailed || ms[0].Content.Source != "local" {
 		t.Fatalf("transcript after failure=%+v", ms)
 	}
-	updates, err := f.db.Events(ctx, store.EventFilter{Type: demiurge.EvMessageUpdated})
+	updates, err := f.db.Events(ctx, demiurge.EventFilter{Type: demiurge.EvMessageUpdated})
 	if err != nil || len(updates) != 1 {
 		t.Fatalf("message.updated events=%d (%v), want 1", len(updates), err)
 	}
@@ -478,7 +481,7 @@ func TestDispatchNeverSendsTwice(t *testing.T) {
 		Type: demiurge.EvDeliverySending, Payload: map[string]any{"status": "sending", "attempts": 1}}}, "", nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.db.TransitionWork(ctx, id2, item.ClaimID, demiurge.WorkSending, store.WorkFields{}); err != nil {
+	if _, err := f.db.TransitionWork(ctx, id2, item.ClaimID, demiurge.WorkSending, demiurge.WorkFields{}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(5 * time.Millisecond) // let the 1 ms lease lapse
@@ -494,7 +497,7 @@ func TestDispatchNeverSendsTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.db.TransitionWork(ctx, id3, item.ClaimID, demiurge.WorkSending, store.WorkFields{}); err != nil {
+	if _, err := f.db.TransitionWork(ctx, id3, item.ClaimID, demiurge.WorkSending, demiurge.WorkFields{}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(5 * time.Millisecond)

@@ -21,7 +21,7 @@ func NewCatalog(coreID, revision string, defs []Definition) (*Catalog, error) {
 	for _, d := range defs {
 		e, err := d.Bind(coreID, revision)
 		if err != nil {
-			return nil, demiurge.WrapError(demiurge.ECONFIG, err, "tool %s: invalid schema", d.Name)
+			return nil, demiurge.WrapError(demiurge.ECONFIG, err, "tool %s (%s): invalid input schema: %v", d.Name, d.Provenance, err)
 		}
 		if prev, ok := c.byName[e.Name]; ok {
 			return nil, demiurge.Errorf(demiurge.ECONFIG,

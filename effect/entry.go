@@ -3,6 +3,8 @@ package effect
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Entry sources.
@@ -36,8 +38,9 @@ type Entry struct {
 	ModelOutputPolicy string
 	DisplayPolicy     string
 
-	schema  []byte // canonical JSON; copied out on every read
-	adapter Adapter
+	schema    []byte             // canonical JSON; copied out on every read
+	validator *jsonschema.Schema // compiled once per distinct schema
+	adapter   Adapter
 }
 
 // Schema returns a detached copy of the entry's input schema.
@@ -123,6 +126,10 @@ func (d Definition) Bind(coreID, revision string) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	validator, err := compileSchema(raw)
+	if err != nil {
+		return nil, err
+	}
 	e := &Entry{
 		Name: d.Name, Description: d.Description, Source: d.Source,
 		CoreID: coreID, CoreRevision: revision,
@@ -131,7 +138,7 @@ func (d Definition) Bind(coreID, revision string) (*Entry, error) {
 		ApprovalPolicy:    orDefault(d.ApprovalPolicy, ApprovalAuto),
 		ModelOutputPolicy: orDefault(d.ModelOutputPolicy, "content"),
 		DisplayPolicy:     orDefault(d.DisplayPolicy, "summary"),
-		schema:            raw, adapter: d.Adapter,
+		schema:            raw, validator: validator, adapter: d.Adapter,
 	}
 	if e.AdapterKey == "" {
 		e.AdapterKey = e.Source + ":" + e.Name

@@ -9,6 +9,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/policy"
+	"github.com/demiurge/demiurge/redact"
 )
 
 // TurnContext is the frozen identity a call executes under. It is built by
@@ -23,18 +24,23 @@ type TurnContext struct {
 	Scope        demiurge.PrincipalScope
 	Grants       policy.Grants
 	Approver     Approver // nil: no operator can answer, so a prompt is a denial
+	Secrets      *Secrets // the turn-wide secret set (nil: only what each call discovers)
 }
 
-// ApprovalRequest is what an operator is asked.
+// ApprovalRequest is what an operator is asked. Every text in it is already
+// redacted and bounded.
 type ApprovalRequest struct {
 	SessionID  string
 	TurnID     string
 	CallID     string
 	Tool       string
+	Action     string
+	Target     string
 	Provenance string
 	Risk       string
 	Capability string
 	Summary    string
+	Preview    map[string]any
 }
 
 // Decisions an Approver returns.
@@ -50,15 +56,44 @@ type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (string, error)
 }
 
+// Prechecker is implemented by adapters with pure Host checks (workspace
+// scope, command guard, URL policy) that run after the capability check and
+// before approval. A non-nil outcome refuses the call; nothing has run.
+type Prechecker interface {
+	Precheck(ctx context.Context, inv Invocation) *Outcome
+}
+
+// ApprovalFacts describe what the operator approves for one call.
+type ApprovalFacts struct {
+	Action  string
+	Target  string
+	Summary string
+	RuleKey RuleKey
+	// Baseline is combined with the entry's policy by Stricter; "" keeps the
+	// entry's policy (adapters raise it, e.g. for a sensitive path).
+	Baseline policy.Policy
+	OneShot  bool
+}
+
+// Approvable is implemented by adapters that describe their approvals
+// themselves; other entries get action "effect.call" and the summary
+// "Call <source> tool <name>".
+type Approvable interface {
+	ApprovalFacts(inv Invocation) ApprovalFacts
+}
+
 // Options configure a Runtime.
 type Options struct {
 	// Timeout bounds one adapter invocation (default 120 s).
 	Timeout time.Duration
+	// Approvals decides prompts; nil means every prompt is a denial.
+	Approvals *ApprovalRuntime
 }
 
 // Runtime dispatches bound requests. It is safe for concurrent use.
 type Runtime struct {
-	timeout time.Duration
+	timeout   time.Duration
+	approvals *ApprovalRuntime
 }
 
 // NewRuntime returns a Runtime.
@@ -66,7 +101,7 @@ func NewRuntime(opts Options) *Runtime {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 120 * time.Second
 	}
-	return &Runtime{timeout: opts.Timeout}
+	return &Runtime{timeout: opts.Timeout, approvals: opts.Approvals}
 }
 
 // NotFound returns the result for a call whose name the catalog does not offer.
@@ -75,79 +110,117 @@ func NotFound(cat *Catalog, name string) demiurge.EffectResult {
 	prov := cat.unresolvedProvenance(name)
 	return demiurge.EffectResult{
 		Status: demiurge.EffectNotFound, Provenance: prov, ModelView: msg, OperatorView: msg,
-		Data:  map[string]any{"executionStarted": false},
-		Error: &demiurge.EffectError{Code: demiurge.EffectNotFound, Message: msg, Provenance: prov},
+		Data:      map[string]any{"executionStarted": false},
+		Error:     &demiurge.EffectError{Code: demiurge.EffectNotFound, Message: msg, Provenance: prov},
+		EventView: map[string]any{"content": msg, "data": map[string]any{"executionStarted": false}, "is_error": true, "terminate": false},
 	}
 }
 
-// Execute runs req, which must have been bound by cat.Bind. The order of
-// checks is fixed: binding, capability, approval, adapter under deadline,
-// then result normalisation. No adapter code runs before the capability and
-// approval checks pass.
+// Execute runs req, which must have been bound by cat.Bind. The order is
+// fixed: binding, argument schema, capability, the adapter's pure Host
+// checks, approval, the adapter under its deadline, then bounding and
+// redaction into the five views. No adapter code runs before the capability
+// and approval checks pass.
 func (r *Runtime) Execute(ctx context.Context, cat *Catalog, req demiurge.EffectRequest, tc TurnContext) demiurge.EffectResult {
 	entry, ok := req.Entry.(*Entry)
 	if !ok || entry == nil || cat.byName[req.Name] != entry {
 		return NotFound(cat, req.Name)
 	}
+	red := tc.Secrets.Add(redact.Discover(map[string]any{"arguments": req.Arguments})...)
+	finish := func(out Outcome) demiurge.EffectResult { return finish(entry, out, red) }
+
 	if entry.CoreID != tc.CoreID || entry.CoreRevision != tc.CoreRevision {
-		return finish(entry, Outcome{IsError: true, Content: "resolved effect entry does not match the active core snapshot"})
+		return finish(Outcome{IsError: true, Content: "resolved effect entry does not match the active core snapshot"})
 	}
-	if entry.Capability != "" && !tc.Grants.Can(entry.Capability, "") {
-		return finish(entry, Outcome{
+	if msg := validateArgs(entry.validator, req.Arguments); msg != "" {
+		return finish(Outcome{IsError: true, Content: fmt.Sprintf("invalid arguments for %s: %s", entry.Name, msg)})
+	}
+	if entry.Capability != "" && !tc.Grants.Can(entry.Capability, entry.SlotPath) {
+		return finish(Outcome{
 			IsError: true, Denial: "capability",
-			Content: fmt.Sprintf("capability denied: %s for host", entry.Capability),
+			Content: fmt.Sprintf("capability denied: %s for %s", entry.Capability, orDefault(entry.SlotPath, "host")),
 		})
 	}
-	if out, denied := r.approve(ctx, entry, req, tc); denied {
-		return finish(entry, out)
+	inv := Invocation{CallID: req.CallID, Args: req.Arguments, Entry: entry, Catalog: cat, Turn: tc}
+	if pc, ok := entry.adapter.(Prechecker); ok {
+		if out := pc.Precheck(ctx, inv); out != nil {
+			out.ExecutionStarted = false
+			out.IsError = true
+			return finish(*out)
+		}
+	}
+	if out, denied := r.approve(ctx, entry, inv); denied {
+		return finish(out)
 	}
 
 	callCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	out, err := entry.adapter.Invoke(callCtx, Invocation{CallID: req.CallID, Args: req.Arguments, Entry: entry, Catalog: cat, Turn: tc})
+	out, err := entry.adapter.Invoke(callCtx, inv)
 	switch {
 	case err == nil:
-	case errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
-		res := finish(entry, Outcome{IsError: true, ExecutionStarted: true, Content: fmt.Sprintf("tool %s timed out after %s", entry.Name, r.timeout)})
-		return withStatus(res, demiurge.EffectTimedOut)
 	case ctx.Err() != nil:
-		res := finish(entry, Outcome{IsError: true, ExecutionStarted: true, Content: "tool call cancelled"})
-		return withStatus(res, demiurge.EffectCancelled)
+		return withStatus(finish(Outcome{IsError: true, ExecutionStarted: true, Content: "tool call cancelled"}), demiurge.EffectCancelled)
+	case errors.Is(callCtx.Err(), context.DeadlineExceeded):
+		return withStatus(finish(Outcome{IsError: true, ExecutionStarted: true, Content: fmt.Sprintf("tool %s timed out after %s", entry.Name, r.timeout)}), demiurge.EffectTimedOut)
 	default:
-		out = Outcome{IsError: true, ExecutionStarted: true, Content: demiurge.ErrorMessage(err)}
+		out = Outcome{IsError: true, ExecutionStarted: true, Content: redact.Error(err, red, redact.Model)}
 	}
-	return finish(entry, out)
+	return finish(out)
 }
 
-func (r *Runtime) approve(ctx context.Context, e *Entry, req demiurge.EffectRequest, tc TurnContext) (Outcome, bool) {
-	deny := func(reason string) (Outcome, bool) {
-		return Outcome{IsError: true, Denial: "approval", Content: fmt.Sprintf("approval denied: Call %s tool %s (%s)", e.Source, e.Name, reason)}, true
+// approve decides the call's approval. denied reports a refusal, with the
+// outcome to return.
+func (r *Runtime) approve(ctx context.Context, e *Entry, inv Invocation) (Outcome, bool) {
+	facts := ApprovalFacts{Action: "effect.call", Target: e.Provenance, Summary: fmt.Sprintf("Call %s tool %s", e.Source, e.Name)}
+	if a, ok := e.adapter.(Approvable); ok {
+		facts = a.ApprovalFacts(inv)
+		if facts.Summary == "" {
+			facts.Summary = fmt.Sprintf("Call %s tool %s", e.Source, e.Name)
+		}
 	}
-	switch e.ApprovalPolicy {
-	case ApprovalAuto:
-		return Outcome{}, false
-	case ApprovalDeny:
-		return deny("policy deny")
+	effective := policy.Policy(e.ApprovalPolicy)
+	if facts.Baseline != "" {
+		effective = policy.Stricter(effective, facts.Baseline)
 	}
-	if tc.Approver == nil {
-		return deny("no operator can answer")
-	}
-	decision, err := tc.Approver.Approve(ctx, ApprovalRequest{
-		SessionID: tc.SessionID, TurnID: tc.TurnID, CallID: req.CallID, Tool: e.Name,
-		Provenance: e.Provenance, Risk: e.Risk, Capability: e.Capability,
-		Summary: fmt.Sprintf("Call %s tool %s", e.Source, e.Name),
-	})
-	if err != nil || ctx.Err() != nil {
-		return deny("no answer")
-	}
-	if decision == DecisionAllowOnce || decision == DecisionAllowSession {
+	if effective == policy.Auto {
 		return Outcome{}, false
 	}
-	return deny("operator denied")
+	var d Decision
+	if r.approvals == nil {
+		d = Decision{Value: DecisionDeny, Reason: ReasonNoOperator}
+		if effective == policy.Deny {
+			d.Reason = ReasonPolicyDeny
+		}
+	} else {
+		capability := e.Capability
+		if capability == "" {
+			capability = "tool.call:" + e.Name
+		}
+		var err error
+		d, err = r.approvals.Decide(ctx, ApprovalQuestion{
+			PrincipalID: inv.Turn.Scope.PrincipalID, SessionID: inv.Turn.SessionID, TurnID: inv.Turn.TurnID, CallID: inv.CallID,
+			Tool: e.Name, Action: facts.Action, Target: facts.Target, Summary: facts.Summary,
+			Risk: e.Risk, Capability: capability, Provenance: e.Provenance, Preview: Preview(inv.Args, 0),
+			Policy: effective, CoreID: e.CoreID, CoreRevision: e.CoreRevision,
+			CapabilityFingerprint: inv.Turn.Grants.Fingerprint(), AdapterKey: e.AdapterKey, RuleKey: facts.RuleKey,
+			Options: QuestionOptions{OneShot: facts.OneShot},
+		}, inv.Turn.Approver)
+		if err != nil {
+			d = Decision{Value: DecisionDeny, Reason: demiurge.ErrorMessage(err)}
+		}
+	}
+	if d.Allowed {
+		return Outcome{}, false
+	}
+	return Outcome{
+		IsError: true, Denial: "approval",
+		Content: "approval denied: " + facts.Summary,
+		Data:    map[string]any{"approval": map[string]any{"value": orDefault(d.Value, DecisionDeny), "reason": d.Reason}},
+	}, true
 }
 
-// finish derives the typed status and the views of an outcome.
-func finish(e *Entry, out Outcome) demiurge.EffectResult {
+// finish derives the typed status and the five redacted views of an outcome.
+func finish(e *Entry, out Outcome, red *redact.Redactor) demiurge.EffectResult {
 	data := copyMap(out.Data)
 	if data == nil {
 		data = map[string]any{}
@@ -155,10 +228,6 @@ func finish(e *Entry, out Outcome) demiurge.EffectResult {
 	data["executionStarted"] = out.ExecutionStarted
 	if out.Denial != "" {
 		data["denial"] = out.Denial
-	}
-	model := out.ModelOutput
-	if model == "" {
-		model = out.Content
 	}
 	status := demiurge.EffectSucceeded
 	if out.IsError {
@@ -171,16 +240,33 @@ func finish(e *Entry, out Outcome) demiurge.EffectResult {
 			status = demiurge.EffectInvalid
 		}
 	}
+	views, err := redact.Redact(redact.ToolResult{
+		Content: out.Content, Data: data, IsError: out.IsError, Terminate: out.Terminate, ModelOutput: out.ModelOutput,
+	}, red)
+	if err != nil && status == demiurge.EffectSucceeded {
+		status = demiurge.EffectFailed // every view is already the fixed failed result
+	}
+	model := views.Model.ModelOutput
+	if model == "" {
+		model = views.Model.Content
+	}
 	res := demiurge.EffectResult{
 		Status: status, ExecutionStarted: out.ExecutionStarted, Source: e.Source, Provenance: e.Provenance,
-		ModelView: model, OperatorView: out.Content, Data: data, Terminate: out.Terminate,
+		ModelView: model, OperatorView: views.Operator.Content, Data: views.Model.Data, Terminate: out.Terminate,
+		EventView: viewMap(views.Event), DurableView: viewMap(views.Durable), DebugView: viewMap(views.Debug),
 	}
-	durable := map[string]any{"content": out.Content, "data": data, "is_error": out.IsError, "terminate": out.Terminate}
-	res.EventView, res.DurableView, res.DebugView = durable, durable, durable
-	if out.IsError {
-		res.Error = &demiurge.EffectError{Code: status, Message: out.Content, ExecutionStarted: out.ExecutionStarted, Provenance: e.Provenance}
+	if status != demiurge.EffectSucceeded {
+		res.Error = &demiurge.EffectError{Code: status, Message: views.Durable.Content, ExecutionStarted: out.ExecutionStarted, Provenance: e.Provenance}
 	}
 	return res
+}
+
+func viewMap(r redact.ToolResult) map[string]any {
+	m := map[string]any{"content": r.Content, "data": r.Data, "is_error": r.IsError, "terminate": r.Terminate}
+	if r.ModelOutput != "" {
+		m["model_output"] = r.ModelOutput
+	}
+	return m
 }
 
 func withStatus(r demiurge.EffectResult, status string) demiurge.EffectResult {

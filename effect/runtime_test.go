@@ -2,6 +2,7 @@ package effect_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/effect"
 	"github.com/demiurge/demiurge/policy"
+	"github.com/demiurge/demiurge/redact"
 )
 
 type countingAdapter struct{ calls atomic.Int32 }
@@ -89,15 +91,17 @@ func TestChecksRunBeforeAdapter(t *testing.T) {
 }
 
 func TestApproverDecisions(t *testing.T) {
-	rt := effect.NewRuntime(effect.Options{})
 	for _, tt := range []struct {
 		decision string
 		runs     int32
 	}{{effect.DecisionAllowOnce, 1}, {effect.DecisionAllowSession, 1}, {effect.DecisionDeny, 0}, {"garbage", 0}} {
+		// A fresh runtime per case: an "always" answer is remembered.
+		rt := effect.NewRuntime(effect.Options{Approvals: effect.NewApprovalRuntime(effect.ApprovalOptions{})})
 		a := &countingAdapter{}
 		ap := &fixedApprover{decision: tt.decision}
 		tc := turnCtx()
 		tc.Approver = ap
+		tc.SessionID, tc.Scope = "s1", demiurge.OperatorScope("s1")
 		cat := mustCatalog(t, effect.Definition{Name: "t", Source: "builtin", ApprovalPolicy: "prompt", Adapter: a})
 		call(t, rt, cat, "t", tc)
 		if a.calls.Load() != tt.runs || ap.asked.Load() != 1 {
@@ -154,5 +158,103 @@ func TestArgumentsAreFrozen(t *testing.T) {
 	args["list"].([]any)[0] = "mutated"
 	if got := req.Arguments["list"].([]any)[0]; got != "a" {
 		t.Fatalf("bound arguments changed with the caller's map: %v", got)
+	}
+}
+
+// spy records the order in which the dispatcher consults it.
+type spy struct {
+	calls []string
+	deny  string // the step at which to refuse
+}
+
+func (s *spy) Precheck(ctx context.Context, inv effect.Invocation) *effect.Outcome {
+	s.calls = append(s.calls, "precheck")
+	if s.deny == "precheck" {
+		return &effect.Outcome{Content: "path escapes the workspace"}
+	}
+	return nil
+}
+
+func (s *spy) Approve(ctx context.Context, req effect.ApprovalRequest) (string, error) {
+	s.calls = append(s.calls, "approve")
+	if s.deny == "approve" {
+		return effect.DecisionDeny, nil
+	}
+	return effect.DecisionAllowOnce, nil
+}
+
+func (s *spy) Invoke(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+	s.calls = append(s.calls, "invoke")
+	return effect.Outcome{Content: "done", ExecutionStarted: true}, nil
+}
+
+// TestDispatchOrder proves the fixed order: schema validation, capability,
+// pure Host checks, approval, adapter. A refusal at any step stops every
+// later one.
+func TestDispatchOrder(t *testing.T) {
+	rt := effect.NewRuntime(effect.Options{Approvals: effect.NewApprovalRuntime(effect.ApprovalOptions{})})
+	schema := map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}, "required": []any{"path"}, "additionalProperties": false}
+	tests := []struct {
+		name, deny string
+		args       map[string]any
+		grants     []string
+		want       string
+		status     string
+	}{
+		{"schema first", "", map[string]any{"path": 3}, nil, "", demiurge.EffectInvalid},
+		{"capability before host checks", "", map[string]any{"path": "a"}, nil, "", demiurge.EffectDenied},
+		{"host checks before approval", "precheck", map[string]any{"path": "a"}, []string{"fs.write"}, "precheck", demiurge.EffectInvalid},
+		{"approval before adapter", "approve", map[string]any{"path": "a"}, []string{"fs.write"}, "precheck,approve", demiurge.EffectDenied},
+		{"all pass", "", map[string]any{"path": "a"}, []string{"fs.write"}, "precheck,approve,invoke", demiurge.EffectSucceeded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &spy{deny: tt.deny}
+			cat := mustCatalog(t, effect.Definition{Name: "w", Source: "builtin", Schema: schema, Capability: "fs.write", ApprovalPolicy: "prompt", Adapter: s})
+			req, _ := cat.Bind(demiurge.ToolCall{ID: "c", Name: "w", Arguments: tt.args}, demiurge.OriginModel)
+			tc := turnCtx(tt.grants...)
+			tc.Approver, tc.SessionID, tc.Scope = s, "s1", demiurge.OperatorScope("s1")
+			res := rt.Execute(context.Background(), cat, req, tc)
+			if got := strings.Join(s.calls, ","); got != tt.want {
+				t.Fatalf("calls %q, want %q", got, tt.want)
+			}
+			if res.Status != tt.status {
+				t.Fatalf("status %s, want %s (%s)", res.Status, tt.status, res.ModelView)
+			}
+		})
+	}
+}
+
+func TestInvalidArgumentsNameTheJSONPath(t *testing.T) {
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"opts": map[string]any{"type": "object", "properties": map[string]any{"limit": map[string]any{"type": "integer", "maximum": 10}}},
+	}}
+	cat := mustCatalog(t, effect.Definition{Name: "t", Source: "builtin", Schema: schema, Adapter: &countingAdapter{}})
+	req, _ := cat.Bind(demiurge.ToolCall{ID: "c", Name: "t", Arguments: map[string]any{"opts": map[string]any{"limit": 99}}}, demiurge.OriginModel)
+	res := effect.NewRuntime(effect.Options{}).Execute(context.Background(), cat, req, turnCtx())
+	if res.Status != demiurge.EffectInvalid || !strings.Contains(res.ModelView, "/opts/limit") {
+		t.Fatalf("status %s view %q", res.Status, res.ModelView)
+	}
+}
+
+func TestSecretsInArgumentsNeverReachViews(t *testing.T) {
+	const secret = "ghp_supersecretvalue123456"
+	echo := effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+		return effect.Outcome{Content: "used " + secret, ExecutionStarted: true, Data: map[string]any{"echo": secret}}, nil
+	})
+	cat := mustCatalog(t, effect.Definition{Name: "t", Source: "builtin", Adapter: echo})
+	req, _ := cat.Bind(demiurge.ToolCall{ID: "c", Name: "t", Arguments: map[string]any{"api_token": secret}}, demiurge.OriginModel)
+	tc := turnCtx()
+	tc.Secrets = effect.NewSecrets()
+	res := effect.NewRuntime(effect.Options{}).Execute(context.Background(), cat, req, tc)
+	for name, v := range map[string]any{"model": res.ModelView, "operator": res.OperatorView, "event": res.EventView, "durable": res.DurableView, "debug": res.DebugView, "data": res.Data} {
+		b, _ := json.Marshal(v)
+		if strings.Contains(string(b), secret) {
+			t.Errorf("%s view holds the secret: %s", name, b)
+		}
+	}
+	// The turn-wide set remembers it for later calls.
+	if got := tc.Secrets.Redactor().String("later "+secret, redact.Model); strings.Contains(got, secret) {
+		t.Fatalf("turn secrets forgot the value: %q", got)
 	}
 }

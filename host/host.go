@@ -40,9 +40,11 @@ type Host struct {
 	Sessions  *session.Runtime
 	Router    *delivery.Router
 	Turns     *turn.Execution
+	Approvals *effect.ApprovalRuntime
 	Reconcile store.ReconcileReport
 
-	lease *store.Host
+	lease    *store.Host
+	catalogs catalogs
 }
 
 // Open initialises the home if needed, opens the store, takes this process's
@@ -87,12 +89,15 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 
 	h.Sessions = session.NewRuntime(h.Store, session.Options{})
 	h.Router = delivery.NewRouter()
+	h.Approvals = effect.NewApprovalRuntime(effect.ApprovalOptions{})
+	interp := starlark.NewRuntime(starlark.Options{})
+	h.catalogs = catalogs{builtins: h.builtinDeps(), starlark: interp, global: approvalConfig(global.Approval)}
 	h.Turns = turn.New(turn.Deps{
 		Store:      h.Store,
 		Sessions:   h.Sessions,
 		Deliveries: delivery.NewRuntime(h.Store, h.Router, delivery.Options{}),
 		Router:     h.Router,
-		Slots:      slot.NewRuntime(starlark.NewRuntime(starlark.Options{}), slot.Options{}),
+		Slots:      slot.NewRuntime(interp, slot.Options{}),
 		Cores:      coreLoader{home: h.Home},
 		Providers: &providers{
 			cfg:        h.Config.Providers,
@@ -100,8 +105,8 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 			fakeScript: opts.FakeScript,
 			getenv:     opts.Getenv,
 		},
-		Catalogs: catalogs{},
-		Effects:  effect.NewRuntime(effect.Options{}),
+		Catalogs: h.catalogs,
+		Effects:  effect.NewRuntime(effect.Options{Approvals: h.Approvals}),
 		HostID:   h.lease.ID(),
 		Logger:   opts.Logger,
 	})
@@ -141,7 +146,9 @@ func (h *Host) Close(ctx context.Context) error {
 	for _, id := range h.Turns.Active() {
 		h.Turns.Cancel(id, demiurge.OperatorScope(""))
 	}
-	return h.closeStore(ctx)
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	return errors.Join(h.Approvals.Shutdown(actx), h.closeStore(ctx))
 }
 
 func (h *Host) closeStore(ctx context.Context) error {
@@ -158,4 +165,17 @@ func (h *Host) closeStore(ctx context.Context) error {
 // LoadCore loads and pins a core of the home.
 func (h *Host) LoadCore(ctx context.Context, coreID string) (turn.Snapshot, error) {
 	return coreLoader{home: h.Home}.Load(ctx, coreID)
+}
+
+// Catalog prepares the catalog a turn of coreID would see now.
+func (h *Host) Catalog(ctx context.Context, coreID string) (*effect.Catalog, turn.Snapshot, error) {
+	if coreID == "" {
+		coreID = h.Config.Runtime.DefaultCore
+	}
+	snap, err := h.LoadCore(ctx, coreID)
+	if err != nil {
+		return nil, snap, err
+	}
+	cat, err := h.catalogs.Prepare(ctx, snap, effect.TurnContext{})
+	return cat, snap, err
 }

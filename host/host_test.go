@@ -105,7 +105,7 @@ func assertTurnsSerialised(t *testing.T, db *store.DB) {
 	sessionOf := map[string]string{}
 	var after int64
 	for {
-		evs, err := db.Events(ctx, store.EventFilter{AggregateType: demiurge.AggTurn, AfterSeq: after, Limit: 500})
+		evs, err := db.Events(ctx, demiurge.EventFilter{AggregateType: demiurge.AggTurn, AfterSeq: after, Limit: 500})
 		if err != nil {
 			t.Fatal(err)
 		}

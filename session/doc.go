@@ -22,7 +22,9 @@
 // belongs to someone else.
 //
 // History returns the window context assembly replays: the newest messages
-// (default 200) of kind "message", model-visible, with a replayable role, in
+// (default 200) of kind "message", model-visible, with a replayable role,
+// after the session's compaction cutoff (Session.CompactedUntilSeq, which
+// the store fixes when session.updated sets compacted_until_message_id), in
 // chronological order; it reads only that window, however long the
 // transcript.
 //
@@ -49,6 +51,8 @@
 // ETIMEOUT, EINTERNAL) otherwise. A failed append writes nothing: every write
 // is one store batch.
 //
-// This package imports the root vocabulary and the store's query types; it
-// is imported by the turn engine and the composition root.
+// This package imports only the root vocabulary: it reaches the
+// RuntimeStore through its Store interface and the root's query windows
+// (demiurge.SessionFilter, demiurge.MessageFilter). It is imported by the
+// turn engine and the composition root.
 package session

@@ -12,6 +12,9 @@ import (
 	"github.com/demiurge/demiurge/store"
 )
 
+// The real RuntimeStore satisfies the port the session runtime declares.
+var _ session.Store = (*store.DB)(nil)
+
 // MustOpenDB opens a real runtime store in a temporary directory and closes
 // it when the test ends.
 func MustOpenDB(tb testing.TB) *store.DB {
@@ -53,7 +56,7 @@ func newRuntime(tb testing.TB) (*session.Runtime, *store.DB) {
 // events returns the events of one type (at most 1000).
 func events(tb testing.TB, db *store.DB, typ, aggID string) []demiurge.Event {
 	tb.Helper()
-	evs, err := db.Events(context.Background(), store.EventFilter{Type: typ, AggregateID: aggID, Limit: store.MaxEventLimit})
+	evs, err := db.Events(context.Background(), demiurge.EventFilter{Type: typ, AggregateID: aggID, Limit: demiurge.MaxEventLimit})
 	if err != nil {
 		tb.Fatalf("events %s: %v", typ, err)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/session"
-	"github.com/demiurge/demiurge/store"
 )
 
 func TestAppendMessage(t *testing.T) {
@@ -28,7 +27,7 @@ func TestAppendMessage(t *testing.T) {
 	if demiurge.IDPrefix(m.ID) != "msg" || m.Seq <= 0 || m.Content.Kind != "message" {
 		t.Fatalf("message=%+v: want msg_ id, seq > 0, kind message", m)
 	}
-	got, err := db.RecentMessages(ctx, s.ID, store.MessageFilter{})
+	got, err := db.RecentMessages(ctx, s.ID, demiurge.MessageFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,15 +4,14 @@ import (
 	"context"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/store"
 )
 
 // List bounds.
 const (
 	DefaultListLimit    = 20
-	MaxListLimit        = store.MaxSessionLimit
+	MaxListLimit        = demiurge.MaxSessionLimit
 	DefaultHistoryLimit = 200
-	MaxHistoryLimit     = store.MaxMessageLimit
+	MaxHistoryLimit     = demiurge.MaxMessageLimit
 )
 
 // historyRoles are the roles context assembly replays.
@@ -39,24 +38,28 @@ func (r *Runtime) List(ctx context.Context, scope demiurge.PrincipalScope, coreI
 		limit = DefaultListLimit
 	}
 	limit = min(limit, MaxListLimit)
-	return r.st.ListSessions(ctx, store.SessionFilter{CoreID: coreID, Scope: &scope, Limit: limit})
+	return r.st.ListSessions(ctx, demiurge.SessionFilter{CoreID: coreID, Scope: &scope, Limit: limit})
 }
 
 // History returns the transcript context assembly replays: messages of kind
 // "message" that are model-visible, with a role in {user, assistant, system,
-// tool}, after the compaction cutoff; the newest limit of them (≤ 0 means
-// DefaultHistoryLimit, capped at MaxHistoryLimit) in chronological order. It
-// reads only that window, never the whole transcript.
+// tool}, after the compaction cutoff (Session.CompactedUntilSeq: the cutoff
+// message and everything before it are left to the compaction summary); the
+// newest limit of them (≤ 0 means DefaultHistoryLimit, capped at
+// MaxHistoryLimit) in chronological order. It reads only that window, never
+// the whole transcript.
 func (r *Runtime) History(ctx context.Context, sessionID string, limit int) ([]demiurge.Message, error) {
-	if _, err := r.session(ctx, sessionID); err != nil {
+	s, err := r.session(ctx, sessionID)
+	if err != nil {
 		return nil, err
 	}
 	if limit <= 0 {
 		limit = DefaultHistoryLimit
 	}
 	limit = min(limit, MaxHistoryLimit)
-	return r.st.RecentMessages(ctx, sessionID, store.MessageFilter{
+	return r.st.RecentMessages(ctx, sessionID, demiurge.MessageFilter{
 		Limit:            limit,
+		AfterSeq:         s.CompactedUntilSeq,
 		ModelVisibleOnly: true,
 		Kind:             "message",
 		Roles:            historyRoles,
@@ -73,5 +76,5 @@ func (r *Runtime) Transcript(ctx context.Context, sessionID string, limit int) (
 	if limit <= 0 {
 		limit = DefaultHistoryLimit
 	}
-	return r.st.RecentMessages(ctx, sessionID, store.MessageFilter{Limit: min(limit, MaxHistoryLimit)})
+	return r.st.RecentMessages(ctx, sessionID, demiurge.MessageFilter{Limit: min(limit, MaxHistoryLimit)})
 }

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/store"
 )
 
 // auditTimeout bounds the audit append of a refused owned lookup.
@@ -233,7 +232,7 @@ func (r *Runtime) auditDenied(ctx context.Context, scope demiurge.PrincipalScope
 		lookup = lookup[:256]
 	}
 	ev := r.event(demiurge.AggPrincipalScope, scope.PrincipalID, demiurge.EvPrincipalOwnerLookupDenied, map[string]any{
-		"reason":       store.DeniedNotAuthorized,
+		"reason":       demiurge.DeniedNotAuthorized,
 		"lookup_id":    lookup,
 		"principal_id": scope.PrincipalID,
 		"authority":    scope.Authority,

@@ -357,7 +357,7 @@ func TestResolveConcurrentCreatorsAgree(t *testing.T) {
 			t.Fatalf("resolver %d got %s, resolver 0 got %s: one conversation, two sessions", i, ids[i], ids[0])
 		}
 	}
-	list, err := db.ListSessions(ctx, store.SessionFilter{CoreID: "assistant"})
+	list, err := db.ListSessions(ctx, demiurge.SessionFilter{CoreID: "assistant"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,23 +6,21 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/store"
 )
 
-// Store is what the session runtime needs of the RuntimeStore. *store.DB
-// implements it.
+// Store is what the session runtime needs of the RuntimeStore port;
+// *store.DB implements it (asserted in the tests, so that this package
+// does not import the adapter).
 type Store interface {
 	Append(ctx context.Context, events []demiurge.Event, idempotencyKey string, expected *demiurge.Expected) ([]demiurge.Event, error)
 	Session(ctx context.Context, id string) (demiurge.Session, error)
 	SessionOwned(ctx context.Context, scope demiurge.PrincipalScope, id string) (demiurge.Session, error)
-	ListSessions(ctx context.Context, f store.SessionFilter) ([]demiurge.Session, error)
+	ListSessions(ctx context.Context, f demiurge.SessionFilter) ([]demiurge.Session, error)
 	SessionBinding(ctx context.Context, coreID, channel, key string) (string, bool, error)
-	RecentMessages(ctx context.Context, sessionID string, f store.MessageFilter) ([]demiurge.Message, error)
+	RecentMessages(ctx context.Context, sessionID string, f demiurge.MessageFilter) ([]demiurge.Message, error)
 	Turn(ctx context.Context, id string) (demiurge.Turn, error)
 	LastSeq(ctx context.Context, aggType, aggID string) (int64, error)
 }
-
-var _ Store = (*store.DB)(nil)
 
 // Options configures a Runtime.
 type Options struct {

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/store"
 )
 
 // Principal scope builders (spec host-runtime §2.4). Each returns a scope that
@@ -94,7 +93,7 @@ func ForSession(scope demiurge.PrincipalScope, sessionID string) demiurge.Princi
 // agree (spec §2.4 admission check). The operator matches every owner except
 // legacy_local ones.
 func ownerMatches(scope demiurge.PrincipalScope, owner demiurge.SessionOwner) bool {
-	if owner.Kind == "" || owner.Kind == store.OwnerLegacyLocal || strings.HasPrefix(owner.PrincipalID, "principal:legacy_local:") {
+	if owner.Kind == "" || owner.Kind == demiurge.OwnerLegacyLocal || strings.HasPrefix(owner.PrincipalID, "principal:legacy_local:") {
 		return false
 	}
 	if scope.Authority == demiurge.AuthorityOperator {

@@ -15,7 +15,7 @@ func TestAppendEmptyIsNoop(t *testing.T) {
 	if err != nil || out != nil {
 		t.Fatalf("Append(nil) = %v, %v; want nil, nil", out, err)
 	}
-	evs, err := db.Events(context.Background(), store.EventFilter{})
+	evs, err := db.Events(context.Background(), demiurge.EventFilter{})
 	if err != nil || len(evs) != 0 {
 		t.Fatalf("events after empty append = %d, %v", len(evs), err)
 	}
@@ -57,7 +57,7 @@ func TestAppendFillsEnvelope(t *testing.T) {
 	if want := `{"m":{"x":2,"y":1},"z":"<b>&</b>"}`; raw != want {
 		t.Fatalf("payload_json = %s, want %s", raw, want)
 	}
-	got, err := db.Events(context.Background(), store.EventFilter{AggregateType: "test", AggregateID: "a"})
+	got, err := db.Events(context.Background(), demiurge.EventFilter{AggregateType: "test", AggregateID: "a"})
 	if err != nil || len(got) != 2 || got[1].Actor["actor"] != "tester" || got[0].Payload["a"] != float64(1) {
 		t.Fatalf("Events = %+v, %v", got, err)
 	}
@@ -83,7 +83,7 @@ func TestAppendIdempotent(t *testing.T) {
 	if second[0].Payload["v"] != "first" {
 		t.Fatalf("payload %v, want the stored one", second[0].Payload)
 	}
-	all, _ := db.Events(ctx, store.EventFilter{})
+	all, _ := db.Events(ctx, demiurge.EventFilter{})
 	if len(all) != 2 {
 		t.Fatalf("%d events stored, want 2", len(all))
 	}
@@ -128,7 +128,7 @@ func TestAppendRejectsInvalidEvents(t *testing.T) {
 		_, err := db.Append(context.Background(), []demiurge.Event{ev("t", "ok", "t.ok", nil), e}, "", nil)
 		wantCode(t, err, demiurge.EINVALID)
 	}
-	if all, _ := db.Events(context.Background(), store.EventFilter{}); len(all) != 0 {
+	if all, _ := db.Events(context.Background(), demiurge.EventFilter{}); len(all) != 0 {
 		t.Fatalf("%d events stored by failed batches, want 0", len(all))
 	}
 }
@@ -142,7 +142,7 @@ func TestAppendProjectionFailureRollsBack(t *testing.T) {
 			"core_id": "assistant", "owner": map[string]any{"kind": "conversation"}}),
 	}, "k", nil)
 	wantCode(t, err, demiurge.EINVALID)
-	if all, _ := db.Events(context.Background(), store.EventFilter{}); len(all) != 0 {
+	if all, _ := db.Events(context.Background(), demiurge.EventFilter{}); len(all) != 0 {
 		t.Fatalf("%d events stored, want 0", len(all))
 	}
 	if _, err := db.Session(context.Background(), "session_bad"); demiurge.ErrorCode(err) != demiurge.ENOTFOUND {
@@ -153,7 +153,7 @@ func TestAppendProjectionFailureRollsBack(t *testing.T) {
 func TestUnknownEventTypeStoredWithoutProjection(t *testing.T) {
 	db := MustOpenDB(t)
 	out := mustAppend(t, db, "", ev("custom", "c1", "custom.happened", map[string]any{"x": 1}))
-	got, err := db.Events(context.Background(), store.EventFilter{Type: "custom.happened"})
+	got, err := db.Events(context.Background(), demiurge.EventFilter{Type: "custom.happened"})
 	if err != nil || len(got) != 1 || got[0].Seq != out[0].Seq {
 		t.Fatalf("Events(type) = %v, %v", got, err)
 	}
@@ -172,7 +172,7 @@ func TestEventsCursorAndFilters(t *testing.T) {
 	var seen []int64
 	var cursor int64
 	for {
-		page, err := db.Events(ctx, store.EventFilter{AggregateType: "test", AggregateID: "a", AfterSeq: cursor, Limit: 7})
+		page, err := db.Events(ctx, demiurge.EventFilter{AggregateType: "test", AggregateID: "a", AfterSeq: cursor, Limit: 7})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +200,7 @@ func TestEventsCursorAndFilters(t *testing.T) {
 	if n, _ := db.LastSeq(ctx, "test", "missing"); n != 0 {
 		t.Fatalf("LastSeq(missing) = %d", n)
 	}
-	odd, _ := db.Events(ctx, store.EventFilter{Type: "test.e1", Limit: 1000})
+	odd, _ := db.Events(ctx, demiurge.EventFilter{Type: "test.e1", Limit: 1000})
 	if len(odd) != 15 {
 		t.Fatalf("Events(type=test.e1) = %d, want 15", len(odd))
 	}

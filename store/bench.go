@@ -49,7 +49,7 @@ func benchBatch(sessionID string) []demiurge.Event {
 			"owner_turn_id": turnID, "channel": "cli", "target": map[string]any{"session_id": sessionID},
 			"payload": map[string]any{"text": "The workspace holds two Go files and a README."}})
 		add(demiurge.AggWork, deliveryID, demiurge.EvWorkEnqueued, map[string]any{
-			"kind": WorkKindDeliverySend, "owner_session_id": sessionID, "owner_turn_id": turnID,
+			"kind": demiurge.WorkKindDeliverySend, "owner_session_id": sessionID, "owner_turn_id": turnID,
 			"payload": map[string]any{"delivery_id": deliveryID}})
 		add(demiurge.AggTurn, turnID, demiurge.EvTurnCompleted, map[string]any{"result_ref": "msg"})
 	}

@@ -66,7 +66,7 @@ func TestConcurrentAppendsOneHandle(t *testing.T) {
 					errs <- err
 				}
 				if i%10 == 0 {
-					if _, err := db.Events(ctx, store.EventFilter{AggregateType: "test", AggregateID: agg}); err != nil {
+					if _, err := db.Events(ctx, demiurge.EventFilter{AggregateType: "test", AggregateID: agg}); err != nil {
 						errs <- err
 					}
 				}
@@ -78,7 +78,7 @@ func TestConcurrentAppendsOneHandle(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	evs, err := db.Events(ctx, store.EventFilter{Limit: store.MaxEventLimit})
+	evs, err := db.Events(ctx, demiurge.EventFilter{Limit: demiurge.MaxEventLimit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestExpectedGuardUnderContention(t *testing.T) {
 
 func db0Events(tb testing.TB, db *store.DB, aggType, aggID string) ([]demiurge.Event, error) {
 	tb.Helper()
-	return db.Events(context.Background(), store.EventFilter{AggregateType: aggType, AggregateID: aggID, Limit: store.MaxEventLimit})
+	return db.Events(context.Background(), demiurge.EventFilter{AggregateType: aggType, AggregateID: aggID, Limit: demiurge.MaxEventLimit})
 }
 
 // Two handles on one file, many goroutines each: no "database is locked"

@@ -7,19 +7,6 @@ import (
 	"github.com/demiurge/demiurge"
 )
 
-// Limits of Deliveries.
-const (
-	DefaultDeliveryLimit = 50
-	MaxDeliveryLimit     = 1000
-)
-
-// DeliveryFilter selects outbox rows. Empty fields do not filter.
-type DeliveryFilter struct {
-	TurnID string
-	Status string
-	Limit  int // default DefaultDeliveryLimit, at most MaxDeliveryLimit
-}
-
 const deliverySelect = `SELECT delivery_id, owner_turn_id, channel, target_json, status, idempotency_key, payload_json,
   attempts, last_error, created_at, sent_at FROM outbox`
 
@@ -34,7 +21,7 @@ func (db *DB) Delivery(ctx context.Context, id string) (demiurge.Delivery, error
 
 // Deliveries returns outbox rows newest first: in reverse order of queueing
 // (rowid DESC; an outbox row is written once, by delivery.queued).
-func (db *DB) Deliveries(ctx context.Context, f DeliveryFilter) ([]demiurge.Delivery, error) {
+func (db *DB) Deliveries(ctx context.Context, f demiurge.DeliveryFilter) ([]demiurge.Delivery, error) {
 	q, args := deliveriesQuery(f)
 	rows, err := db.reader.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -52,7 +39,7 @@ func (db *DB) Deliveries(ctx context.Context, f DeliveryFilter) ([]demiurge.Deli
 	return out, db.codeError(ctx, rows.Err())
 }
 
-func deliveriesQuery(f DeliveryFilter) (string, []any) {
+func deliveriesQuery(f demiurge.DeliveryFilter) (string, []any) {
 	var where []string
 	var args []any
 	if f.TurnID != "" {
@@ -68,7 +55,7 @@ func deliveriesQuery(f DeliveryFilter) (string, []any) {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " ORDER BY rowid DESC LIMIT ?"
-	return q, append(args, clampLimit(f.Limit, DefaultDeliveryLimit, MaxDeliveryLimit))
+	return q, append(args, clampLimit(f.Limit, demiurge.DefaultDeliveryLimit, demiurge.MaxDeliveryLimit))
 }
 
 func scanDelivery(r scanner) (demiurge.Delivery, error) {

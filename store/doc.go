@@ -12,11 +12,13 @@
 //	defer host.Close(ctx)
 //	report, err := db.Reconcile(ctx, host.ID())        // mark work of gone Hosts lost/unknown
 //	evs, err := db.Append(ctx, []demiurge.Event{...}, "idempotency-key", nil)
-//	msgs, err := db.RecentMessages(ctx, sessionID, store.MessageFilter{Limit: 50})
+//	msgs, err := db.RecentMessages(ctx, sessionID, demiurge.MessageFilter{Limit: 50})
 //
-// Only the composition root and storage-facing engines import this package;
-// it imports the root vocabulary and the process package (for the default
-// liveness probe).
+// Only the composition root, the tools layer and the edge import this
+// package; engines reach it through the narrow interfaces they declare over
+// the query types of the root package (demiurge.SessionFilter,
+// demiurge.MessageFilter, demiurge.WorkFields, ...). It imports only the root
+// vocabulary.
 //
 // # Files and schema
 //
@@ -72,7 +74,11 @@
 //	                        → upsert sessions (target_json holds the target keys); binding
 //	                        (core_id, channel, conversation_key) inserted if absent (first wins);
 //	                        session_owners INSERT OR IGNORE (owner immutable; no owner →
-//	                        kind legacy_local, principal "principal:legacy_local:<id>")
+//	                        kind legacy_local, principal "principal:legacy_local:<id>");
+//	                        a non-empty compacted_until_message_id must name a message of
+//	                        the session (else EINVALID): its runtime_seq is kept in the
+//	                        target as compacted_until_seq (Session.CompactedUntilSeq);
+//	                        "" clears the cutoff
 //	session.updated       any session.created key except owner, touch? (default true)
 //	session.resumed       same, touch? (default false) → COALESCE update, target keys merged,
 //	                        updated_at touched when touch; binding inserted if absent
@@ -92,11 +98,13 @@
 //	message.updated       content?, visibility?/visible? → content_json replaced; derived
 //	                        session fields unchanged
 //	turn.started          session_id, core_id?, core_revision?, host_id?, input_ref?
-//	                        → turns row, status running
+//	                        → turns row, status running; a repeat refreshes a running row
+//	                        and leaves an ended one unchanged (never reopens a turn)
 //	turn.completed|failed|cancelled|lost
 //	                      status? (default: the suffix; e.g. needs_user via turn.completed),
 //	                        result_ref?, error? {code, message} → status, result_ref
-//	                        COALESCE, error_json COALESCE, completed_at
+//	                        COALESCE, error_json COALESCE, completed_at; only a running
+//	                        row changes, so the first terminal event applied is final
 //	tool.call.started     turn_id, step_id?, tool_name (or name), args? → tool_calls row, running
 //	tool.call.completed|failed status? (succeeded|failed), result? → status, result
 //	                        COALESCE, completed_at
@@ -141,8 +149,9 @@
 //
 // # Queries
 //
-// Every list is bounded: a default and a maximum limit (the Default*/Max*
-// constants), served by an index, so its cost does not grow with the table.
+// Every list is bounded: a default and a maximum limit (the
+// demiurge.Default*/Max* constants of each filter type; turns and the
+// generic Query keep theirs here), served by an index, so its cost does not grow with the table.
 // Lists are newest first except Events (seq ascending after a cursor) and
 // RecentMessages (the newest window, returned in transcript order).
 // SessionOwned puts the owner predicate in the SQL and answers a foreign id

@@ -8,27 +8,12 @@ import (
 	"github.com/demiurge/demiurge"
 )
 
-// Limits of the event stream read.
-const (
-	DefaultEventLimit = 100
-	MaxEventLimit     = 1000
-)
-
-// EventFilter selects events for Events. Empty fields do not filter.
-type EventFilter struct {
-	AggregateType string
-	AggregateID   string
-	Type          string
-	AfterSeq      int64 // cursor: only events with seq > AfterSeq
-	Limit         int   // default DefaultEventLimit, at most MaxEventLimit
-}
-
 const eventColumns = `seq, event_id, aggregate_type, aggregate_id, type, created_at, actor_json, payload_json, idempotency_key`
 
 // Events returns the events matching f with seq > f.AfterSeq, in seq order,
 // at most f.Limit of them (the cursor applies before the limit, so paging
 // with AfterSeq = last returned seq visits every event once).
-func (db *DB) Events(ctx context.Context, f EventFilter) ([]demiurge.Event, error) {
+func (db *DB) Events(ctx context.Context, f demiurge.EventFilter) ([]demiurge.Event, error) {
 	q, args := eventsQuery(f)
 	rows, err := db.reader.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -38,7 +23,7 @@ func (db *DB) Events(ctx context.Context, f EventFilter) ([]demiurge.Event, erro
 	return evs, db.codeError(ctx, err)
 }
 
-func eventsQuery(f EventFilter) (string, []any) {
+func eventsQuery(f demiurge.EventFilter) (string, []any) {
 	where := []string{"seq > ?"}
 	args := []any{f.AfterSeq}
 	if f.AggregateType != "" {
@@ -53,7 +38,7 @@ func eventsQuery(f EventFilter) (string, []any) {
 		where = append(where, "type = ?")
 		args = append(args, f.Type)
 	}
-	args = append(args, clampLimit(f.Limit, DefaultEventLimit, MaxEventLimit))
+	args = append(args, clampLimit(f.Limit, demiurge.DefaultEventLimit, demiurge.MaxEventLimit))
 	return `SELECT ` + eventColumns + ` FROM runtime_events WHERE ` + strings.Join(where, " AND ") + ` ORDER BY seq LIMIT ?`, args
 }
 

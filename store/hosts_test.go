@@ -161,9 +161,9 @@ func TestReconcile(t *testing.T) {
 	mustAppend(t, db, "", ev(demiurge.AggTask, "task_done_b", demiurge.EvTaskSubmitted, map[string]any{"kind": "agent.spawn", "host_id": b.ID()}),
 		ev(demiurge.AggTask, "task_done_b", demiurge.EvTaskSucceeded, nil))
 	// A delivery.send work item in sending for B's delivery, lease still live.
-	enqueue(t, db, "delivery_"+b.ID(), store.WorkKindDeliverySend)
+	enqueue(t, db, "delivery_"+b.ID(), demiurge.WorkKindDeliverySend)
 	wc, _, _ := db.ClaimWork(ctx, "delivery_"+b.ID(), "b-worker", time.Hour)
-	if _, err := db.TransitionWork(ctx, wc.ID, wc.ClaimID, demiurge.WorkSending, store.WorkFields{}); err != nil {
+	if _, err := db.TransitionWork(ctx, wc.ID, wc.ClaimID, demiurge.WorkSending, demiurge.WorkFields{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -266,7 +266,7 @@ func TestReconcileDeadProcessWithoutTTL(t *testing.T) {
 	if rep.TurnsLost != 1 || turnStatus(t, db, "turn_dead") != demiurge.TurnLost || turnStatus(t, db, "turn_self") != demiurge.TurnRunning {
 		t.Fatalf("report %+v; dead %s self %s", rep, turnStatus(t, db, "turn_dead"), turnStatus(t, db, "turn_self"))
 	}
-	evs, _ := db.Events(ctx, store.EventFilter{Type: demiurge.EvHostReconciled})
+	evs, _ := db.Events(ctx, demiurge.EventFilter{Type: demiurge.EvHostReconciled})
 	if len(evs) != 1 || evs[0].Payload["turns_lost"] != float64(1) {
 		t.Fatalf("host.reconciled events %v", evs)
 	}
@@ -299,7 +299,7 @@ func TestConcurrentReconcilers(t *testing.T) {
 		}
 		total += reps[i].TurnsLost
 	}
-	evs, _ := db1.Events(ctx, store.EventFilter{Type: demiurge.EvTurnLost, Limit: 1000})
+	evs, _ := db1.Events(ctx, demiurge.EventFilter{Type: demiurge.EvTurnLost, Limit: 1000})
 	if total != 20 || len(evs) != 20 {
 		t.Fatalf("turns lost reported %d, events %d; want 20 and 20", total, len(evs))
 	}
@@ -309,6 +309,7 @@ func TestSessionLease(t *testing.T) {
 	db := MustOpenDB(t)
 	ctx := context.Background()
 	h := startHost(t, db, store.HostInfo{})
+	h2 := startHost(t, db, store.HostInfo{}) // another live Host (same process stands in for it)
 
 	release1, err := db.AcquireSessionLease(ctx, "session_1", "turn_1", h.ID())
 	if err != nil {
@@ -318,7 +319,7 @@ func TestSessionLease(t *testing.T) {
 	var release2 func(context.Context) error
 	go func() {
 		var err error
-		release2, err = db.AcquireSessionLease(ctx, "session_1", "turn_2", h.ID())
+		release2, err = db.AcquireSessionLease(ctx, "session_1", "turn_2", h2.ID())
 		got <- err
 	}()
 	select {

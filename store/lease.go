@@ -30,7 +30,9 @@ var (
 // release deletes the lease only if it is still this holder's; it runs even
 // when its ctx is already cancelled (with its own 5 s bound). Ordering of
 // waiters inside one process is the caller's job: this guards across
-// processes.
+// processes. Because the caller serialises its own turns of a session, a
+// lease found held by the caller's own Host is a leftover (a release that
+// failed) and is taken over rather than waited on forever.
 func (db *DB) AcquireSessionLease(ctx context.Context, sessionID, holder, hostID string) (release func(context.Context) error, err error) {
 	if sessionID == "" || holder == "" || hostID == "" {
 		return nil, demiurge.Errorf(demiurge.EINVALID, "session lease requires session_id, holder and host_id")
@@ -74,6 +76,8 @@ func (db *DB) tryLease(ctx context.Context, sessionID, holder, hostID string) (b
 		return false, db.codeError(ctx, err)
 	case curHolder == holder && curHost == hostID:
 		return true, nil
+	case curHost == hostID:
+		// A leftover of this Host: fall through to the takeover below.
 	default:
 		h, err := scanHost(db.reader.QueryRowContext(ctx, `SELECT host_id, pid, start_marker, hostname, expires_at, stopped_at
   FROM hosts WHERE host_id = ?`, curHost))
@@ -104,9 +108,11 @@ func (db *DB) tryLease(ctx context.Context, sessionID, holder, hostID string) (b
 			acquired = true
 			return nil
 		}
-		alive, err := t.hostAliveByID(curHost)
-		if err != nil || alive {
-			return err
+		if curHost != hostID {
+			alive, err := t.hostAliveByID(curHost)
+			if err != nil || alive {
+				return err
+			}
 		}
 		res, err := t.exec(sqlLeaseTakeOver, holder, hostID, t.nowText(), sessionID, curHolder, curHost)
 		if err != nil {

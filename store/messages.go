@@ -9,27 +9,12 @@ import (
 	"github.com/demiurge/demiurge"
 )
 
-// Limits of RecentMessages.
-const (
-	DefaultMessageLimit = 50
-	MaxMessageLimit     = 1000
-)
-
-// MessageFilter selects a window of a session's transcript.
-type MessageFilter struct {
-	Limit            int   // window size; default DefaultMessageLimit, at most MaxMessageLimit
-	BeforeSeq        int64 // cursor: only messages with runtime_seq < BeforeSeq (0: no cursor)
-	ModelVisibleOnly bool  // only messages whose content is model_visible
-	Kind             string
-	Roles            []string
-}
-
 // RecentMessages returns the newest f.Limit messages of a session that match
-// f (and lie before f.BeforeSeq when given), in transcript order (runtime_seq
-// ascending). The cost is bounded by the window, not the transcript: the
+// f (and lie before f.BeforeSeq and after f.AfterSeq when given), in
+// transcript order (runtime_seq ascending). The cost is bounded by the window, not the transcript: the
 // query walks idx_messages_session backwards from the cursor. To page
 // further back, pass the Seq of the first message returned as BeforeSeq.
-func (db *DB) RecentMessages(ctx context.Context, sessionID string, f MessageFilter) ([]demiurge.Message, error) {
+func (db *DB) RecentMessages(ctx context.Context, sessionID string, f demiurge.MessageFilter) ([]demiurge.Message, error) {
 	q, args := recentMessagesQuery(sessionID, f)
 	rows, err := db.reader.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -51,12 +36,16 @@ func (db *DB) RecentMessages(ctx context.Context, sessionID string, f MessageFil
 	return out, nil
 }
 
-func recentMessagesQuery(sessionID string, f MessageFilter) (string, []any) {
+func recentMessagesQuery(sessionID string, f demiurge.MessageFilter) (string, []any) {
 	where := []string{"session_id = ?"}
 	args := []any{sessionID}
 	if f.BeforeSeq > 0 {
 		where = append(where, "runtime_seq < ?")
 		args = append(args, f.BeforeSeq)
+	}
+	if f.AfterSeq > 0 {
+		where = append(where, "runtime_seq > ?")
+		args = append(args, f.AfterSeq)
 	}
 	if f.ModelVisibleOnly {
 		where = append(where, "model_visible = 1")
@@ -71,7 +60,7 @@ func recentMessagesQuery(sessionID string, f MessageFilter) (string, []any) {
 			args = append(args, r)
 		}
 	}
-	args = append(args, clampLimit(f.Limit, DefaultMessageLimit, MaxMessageLimit))
+	args = append(args, clampLimit(f.Limit, demiurge.DefaultMessageLimit, demiurge.MaxMessageLimit))
 	return `SELECT message_id, session_id, turn_id, role, visibility, kind, model_visible, content_json, created_at, runtime_seq
   FROM messages WHERE ` + strings.Join(where, " AND ") + ` ORDER BY runtime_seq DESC LIMIT ?`, args
 }

@@ -17,7 +17,7 @@ func conversationScope(sessionID string) demiurge.PrincipalScope {
 // deniedAudits returns the owner-lookup audit events after seq.
 func deniedAudits(tb testing.TB, db *store.DB, after int64) []demiurge.Event {
 	tb.Helper()
-	evs, err := db.Events(context.Background(), store.EventFilter{Type: demiurge.EvPrincipalOwnerLookupDenied, AfterSeq: after})
+	evs, err := db.Events(context.Background(), demiurge.EventFilter{Type: demiurge.EvPrincipalOwnerLookupDenied, AfterSeq: after})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -66,13 +66,13 @@ func TestSessionOwned(t *testing.T) {
 		id     string
 		reason string
 	}{
-		{"missing", mine, "session_nope", store.DeniedNotFound},
-		{"foreign", mine, "session_other", store.DeniedNotAuthorized},
-		{"operator legacy", op, "session_legacy", store.DeniedLegacyOwner},
-		{"operator ownerless", op, "session_ownerless", store.DeniedMissingOwner},
-		{"empty allowed set", demiurge.PrincipalScope{PrincipalID: "p", Authority: demiurge.AuthoritySystem}, "session_mine", store.DeniedNotAuthorized},
-		{"forged operator", demiurge.PrincipalScope{PrincipalID: "principal:x", Authority: demiurge.AuthorityOperator}, "session_mine", store.DeniedNotAuthorized},
-		{"long id", mine, long, store.DeniedNotFound},
+		{"missing", mine, "session_nope", demiurge.DeniedNotFound},
+		{"foreign", mine, "session_other", demiurge.DeniedNotAuthorized},
+		{"operator legacy", op, "session_legacy", demiurge.DeniedLegacyOwner},
+		{"operator ownerless", op, "session_ownerless", demiurge.DeniedMissingOwner},
+		{"empty allowed set", demiurge.PrincipalScope{PrincipalID: "p", Authority: demiurge.AuthoritySystem}, "session_mine", demiurge.DeniedNotAuthorized},
+		{"forged operator", demiurge.PrincipalScope{PrincipalID: "principal:x", Authority: demiurge.AuthorityOperator}, "session_mine", demiurge.DeniedNotAuthorized},
+		{"long id", mine, long, demiurge.DeniedNotFound},
 	}
 	var missingErr string
 	for _, tt := range tests {
@@ -110,7 +110,7 @@ func TestListSessionsScope(t *testing.T) {
 	createSession(t, db, "session_a", map[string]any{"owner": operatorOwner()})
 	createSession(t, db, "session_b", map[string]any{"core_id": "evolver", "owner": map[string]any{"kind": "conversation", "principal_id": "p2"}})
 	createSession(t, db, "session_legacy", nil)
-	got := func(f store.SessionFilter) []string {
+	got := func(f demiurge.SessionFilter) []string {
 		t.Helper()
 		ss, err := db.ListSessions(ctx, f)
 		if err != nil {
@@ -118,19 +118,19 @@ func TestListSessionsScope(t *testing.T) {
 		}
 		return ids(ss, func(s demiurge.Session) string { return s.ID })
 	}
-	if g := got(store.SessionFilter{}); strings.Join(g, ",") != "session_legacy,session_b,session_a" {
+	if g := got(demiurge.SessionFilter{}); strings.Join(g, ",") != "session_legacy,session_b,session_a" {
 		t.Fatalf("unscoped %v", g)
 	}
-	if g := got(store.SessionFilter{Scope: ptr(demiurge.OperatorScope(""))}); strings.Join(g, ",") != "session_b,session_a" {
+	if g := got(demiurge.SessionFilter{Scope: ptr(demiurge.OperatorScope(""))}); strings.Join(g, ",") != "session_b,session_a" {
 		t.Fatalf("operator %v (legacy must be hidden)", g)
 	}
-	if g := got(store.SessionFilter{Scope: ptr(conversationScope("session_b"))}); strings.Join(g, ",") != "session_b" {
+	if g := got(demiurge.SessionFilter{Scope: ptr(conversationScope("session_b"))}); strings.Join(g, ",") != "session_b" {
 		t.Fatalf("conversation %v", g)
 	}
-	if g := got(store.SessionFilter{Scope: &demiurge.PrincipalScope{PrincipalID: "p", Authority: "system"}}); len(g) != 0 {
+	if g := got(demiurge.SessionFilter{Scope: &demiurge.PrincipalScope{PrincipalID: "p", Authority: "system"}}); len(g) != 0 {
 		t.Fatalf("empty allowed set sees %v", g)
 	}
-	if g := got(store.SessionFilter{CoreID: "evolver"}); strings.Join(g, ",") != "session_b" {
+	if g := got(demiurge.SessionFilter{CoreID: "evolver"}); strings.Join(g, ",") != "session_b" {
 		t.Fatalf("core filter %v", g)
 	}
 	_, err := db.Session(ctx, "session_zzz")

@@ -36,31 +36,33 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 	}
 	with3 := func(q string, args []any, _ bool) (string, []any) { return q, args }
 
-	q, a := eventsQuery(EventFilter{AggregateType: "session", AggregateID: "x", AfterSeq: 5})
+	q, a := eventsQuery(demiurge.EventFilter{AggregateType: "session", AggregateID: "x", AfterSeq: 5})
 	add(plan{name: "events by aggregate", index: "idx_runtime_events_aggregate"}, q, a)
-	q, a = eventsQuery(EventFilter{Type: "turn.lost"})
+	q, a = eventsQuery(demiurge.EventFilter{Type: "turn.lost"})
 	add(plan{name: "events by type", index: "idx_runtime_events_type"}, q, a)
-	q, a = eventsQuery(EventFilter{AfterSeq: 9})
+	q, a = eventsQuery(demiurge.EventFilter{AfterSeq: 9})
 	add(plan{name: "events after cursor", index: "INTEGER PRIMARY KEY"}, q, a)
-	q, a = recentMessagesQuery("session_x", MessageFilter{BeforeSeq: 10, ModelVisibleOnly: true, Kind: "message", Roles: []string{"user", "assistant"}})
+	q, a = recentMessagesQuery("session_x", demiurge.MessageFilter{BeforeSeq: 10, ModelVisibleOnly: true, Kind: "message", Roles: []string{"user", "assistant"}})
 	add(plan{name: "recent messages", index: "idx_messages_session"}, q, a)
-	q, a = with3(listSessionsQuery(SessionFilter{}))
+	q, a = recentMessagesQuery("session_x", demiurge.MessageFilter{AfterSeq: 3, ModelVisibleOnly: true, Kind: "message"})
+	add(plan{name: "recent messages after a cutoff", index: "idx_messages_session"}, q, a)
+	q, a = with3(listSessionsQuery(demiurge.SessionFilter{}))
 	add(plan{name: "list sessions", index: "idx_sessions_updated"}, q, a)
 	op := demiurge.OperatorScope("")
-	q, a = with3(listSessionsQuery(SessionFilter{CoreID: "assistant", Scope: &op}))
+	q, a = with3(listSessionsQuery(demiurge.SessionFilter{CoreID: "assistant", Scope: &op}))
 	add(plan{name: "list sessions by core for the operator", index: "idx_sessions_core"}, q, a)
-	for name, f := range map[string]TaskFilter{
+	for name, f := range map[string]demiurge.TaskFilter{
 		"all": {}, "session": {OwnerSessionID: "s"}, "parent": {ParentTaskID: "p"}, "status": {Status: "queued"},
 		"kind": {Kind: "agent.spawn"}, "session+status+kind": {OwnerSessionID: "s", Status: "queued", Kind: "k"},
 	} {
 		q, a = listTasksQuery(f)
 		add(plan{name: "list tasks: " + name, index: "idx_tasks_"}, q, a)
 	}
-	q, a = deliveriesQuery(DeliveryFilter{})
+	q, a = deliveriesQuery(demiurge.DeliveryFilter{})
 	add(plan{name: "deliveries: all", scanOK: true}, q, a)
-	q, a = deliveriesQuery(DeliveryFilter{TurnID: "t"})
+	q, a = deliveriesQuery(demiurge.DeliveryFilter{TurnID: "t"})
 	add(plan{name: "deliveries: turn", index: "idx_outbox_turn"}, q, a)
-	q, a = deliveriesQuery(DeliveryFilter{Status: "sending"})
+	q, a = deliveriesQuery(demiurge.DeliveryFilter{Status: "sending"})
 	add(plan{name: "deliveries: status", index: "idx_outbox_status"}, q, a)
 	q, a = claimDueQuery("delivery.send", "2026-01-01T00:00:00.000Z", 1)
 	add(plan{name: "claim due by kind", index: "idx_runtime_work_due", sortOK: true}, q, a)

@@ -39,10 +39,6 @@ var (
 	sqlBindingDeleteSession = prep(`DELETE FROM session_bindings WHERE session_id = ?`)
 )
 
-// OwnerLegacyLocal is the owner kind of a session created without a
-// principal scope. Operator scopes do not see such sessions.
-const OwnerLegacyLocal = "legacy_local"
-
 func init() {
 	register(projectSessionCreated, demiurge.EvSessionCreated)
 	register(projectSessionUpdated, demiurge.EvSessionUpdated, demiurge.EvSessionResumed)
@@ -50,8 +46,13 @@ func init() {
 	register(projectSessionConflict, demiurge.EvSessionBindingConflict)
 }
 
+// cutoffSeqKey is the target key holding the Seq of the session's
+// compaction cutoff message. The projection derives it; no event sets it.
+const cutoffSeqKey = "compacted_until_seq"
+
 // mergeTarget applies the target fields given in p to target (absent or
-// null keys keep the old value: COALESCE semantics).
+// null keys keep the old value: COALESCE semantics). Derived keys in a
+// payload are ignored.
 func mergeTarget(target map[string]any, p payload) map[string]any {
 	if target == nil {
 		target = map[string]any{}
@@ -62,17 +63,51 @@ func mergeTarget(target map[string]any, p payload) map[string]any {
 		}
 	}
 	for k, v := range p.obj("target") {
-		if v != nil {
+		if v != nil && k != cutoffSeqKey {
 			target[k] = v
 		}
 	}
 	return target
 }
 
+// sqlMessageSeq reads the Seq of one message of one session.
+var sqlMessageSeq = prep(`SELECT runtime_seq FROM messages WHERE message_id = ? AND session_id = ?`)
+
+// setCutoff fixes the Seq of the compaction cutoff when p names
+// compacted_until_message_id (at the top level or in its target object):
+// the message must be one of the session's, persisted before this event
+// (possibly earlier in the same batch). An empty id clears the cutoff.
+// It fails with EINVALID for a message the session does not have, so a
+// cutoff is never silently dropped.
+func (t *wtx) setCutoff(sessionID string, target map[string]any, p payload) error {
+	const key = "compacted_until_message_id"
+	if !p.has(key) && !payload(p.obj("target")).has(key) {
+		return nil
+	}
+	msgID := payload(target).str(key)
+	if msgID == "" {
+		delete(target, cutoffSeqKey)
+		return nil
+	}
+	var seq int64
+	err := t.queryRow(sqlMessageSeq, msgID, sessionID).Scan(&seq)
+	if isNoRows(err) {
+		return demiurge.Errorf(demiurge.EINVALID, "session %s: compacted_until_message_id %s is not a message of the session", sessionID, msgID)
+	}
+	if err != nil {
+		return err
+	}
+	target[cutoffSeqKey] = seq
+	return nil
+}
+
 func projectSessionCreated(t *wtx, e *demiurge.Event, p payload) error {
 	id := e.AggregateID
 	coreID := p.str("core_id")
 	target := mergeTarget(nil, p)
+	if err := t.setCutoff(id, target, p); err != nil {
+		return err
+	}
 	targetJSON, err := marshalJSON(target)
 	if err != nil {
 		return err
@@ -94,7 +129,7 @@ func projectSessionCreated(t *wtx, e *demiurge.Event, p payload) error {
 func (t *wtx) insertOwner(sessionID string, o payload, at string) error {
 	kind, principal := o.str("kind"), o.str("principal_id")
 	if o == nil {
-		kind, principal = OwnerLegacyLocal, "principal:legacy_local:"+sessionID
+		kind, principal = demiurge.OwnerLegacyLocal, "principal:legacy_local:"+sessionID
 	}
 	if kind == "" || principal == "" {
 		return demiurge.Errorf(demiurge.EINVALID, "session %s owner requires kind and principal_id", sessionID)
@@ -141,6 +176,9 @@ func projectSessionUpdated(t *wtx, e *demiurge.Event, p payload) error {
 		return err
 	}
 	target = mergeTarget(target, p)
+	if err := t.setCutoff(id, target, p); err != nil {
+		return err
+	}
 	targetJSON, err := marshalJSON(target)
 	if err != nil {
 		return err
@@ -176,6 +214,9 @@ func projectSessionRebound(t *wtx, e *demiurge.Event, p payload) error {
 		coreID = c
 	}
 	target = mergeTarget(target, p)
+	if err := t.setCutoff(id, target, p); err != nil {
+		return err
+	}
 	targetJSON, err := marshalJSON(target)
 	if err != nil {
 		return err

@@ -84,7 +84,7 @@ func TestProjectSessionCreated(t *testing.T) {
 
 	// No owner → legacy_local.
 	createSession(t, db, "session_legacy", nil)
-	if s, _ := db.Session(ctx, "session_legacy"); s.Owner.Kind != store.OwnerLegacyLocal || s.Owner.PrincipalID != "principal:legacy_local:session_legacy" {
+	if s, _ := db.Session(ctx, "session_legacy"); s.Owner.Kind != demiurge.OwnerLegacyLocal || s.Owner.PrincipalID != "principal:legacy_local:session_legacy" {
 		t.Fatalf("legacy owner = %+v", s.Owner)
 	}
 }
@@ -228,7 +228,7 @@ func TestProjectMessageDerivedFields(t *testing.T) {
 	// Re-persisting a message replaces it without counting twice.
 	mustAppend(t, db, "", msg("msg_g", "user", "latest words, edited", nil))
 	check(title, "latest words, edited", 7)
-	rows, _ := db.RecentMessages(ctx, "session_m", store.MessageFilter{Limit: 100})
+	rows, _ := db.RecentMessages(ctx, "session_m", demiurge.MessageFilter{Limit: 100})
 	if len(rows) != 7 || rows[6].ID != "msg_g" || rows[6].Content.Text != "latest words, edited" {
 		t.Fatalf("transcript after re-persist: %+v", rows)
 	}
@@ -246,7 +246,7 @@ func TestProjectMessageUpdated(t *testing.T) {
 	mustAppend(t, db, "", ev(demiurge.AggMessage, "msg_1", demiurge.EvMessageUpdated, map[string]any{
 		"content":    map[string]any{"text": "final", "model_visible": false, "metadata": map[string]any{"edited": true}},
 		"visibility": "hidden"}))
-	m, _ := db.RecentMessages(ctx, "session_m", store.MessageFilter{})
+	m, _ := db.RecentMessages(ctx, "session_m", demiurge.MessageFilter{})
 	if len(m) != 1 || m[0].Content.Text != "final" || m[0].Content.ModelVisible || m[0].Visible || m[0].Content.Metadata["edited"] != true {
 		t.Fatalf("updated message %+v", m)
 	}

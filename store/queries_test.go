@@ -61,7 +61,7 @@ func TestWindowsPastTenThousandRows(t *testing.T) {
 	last := itoa(bigRows - 1)
 
 	// Messages: the newest window, in transcript order.
-	msgs, err := db.RecentMessages(ctx, "session_big", store.MessageFilter{Limit: 30})
+	msgs, err := db.RecentMessages(ctx, "session_big", demiurge.MessageFilter{Limit: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,17 +73,17 @@ func TestWindowsPastTenThousandRows(t *testing.T) {
 			t.Fatalf("window not in runtime_seq order at %d", i)
 		}
 	}
-	older, _ := db.RecentMessages(ctx, "session_big", store.MessageFilter{Limit: 30, BeforeSeq: msgs[0].Seq})
+	older, _ := db.RecentMessages(ctx, "session_big", demiurge.MessageFilter{Limit: 30, BeforeSeq: msgs[0].Seq})
 	if len(older) != 30 || older[29].ID != "msg_"+itoa(bigRows-31) {
 		t.Fatalf("page before cursor ends at %s", older[len(older)-1].ID)
 	}
-	if all, _ := db.RecentMessages(ctx, "session_big", store.MessageFilter{Limit: 1 << 20}); len(all) != store.MaxMessageLimit {
-		t.Fatalf("oversized limit returned %d, want %d", len(all), store.MaxMessageLimit)
+	if all, _ := db.RecentMessages(ctx, "session_big", demiurge.MessageFilter{Limit: 1 << 20}); len(all) != demiurge.MaxMessageLimit {
+		t.Fatalf("oversized limit returned %d, want %d", len(all), demiurge.MaxMessageLimit)
 	}
-	if def, _ := db.RecentMessages(ctx, "session_big", store.MessageFilter{}); len(def) != store.DefaultMessageLimit {
-		t.Fatalf("default window %d, want %d", len(def), store.DefaultMessageLimit)
+	if def, _ := db.RecentMessages(ctx, "session_big", demiurge.MessageFilter{}); len(def) != demiurge.DefaultMessageLimit {
+		t.Fatalf("default window %d, want %d", len(def), demiurge.DefaultMessageLimit)
 	}
-	filtered, _ := db.RecentMessages(ctx, "session_big", store.MessageFilter{Limit: 40, ModelVisibleOnly: true, Kind: "message", Roles: []string{"user"}})
+	filtered, _ := db.RecentMessages(ctx, "session_big", demiurge.MessageFilter{Limit: 40, ModelVisibleOnly: true, Kind: "message", Roles: []string{"user"}})
 	if len(filtered) != 40 {
 		t.Fatalf("filtered window %d", len(filtered))
 	}
@@ -98,18 +98,18 @@ func TestWindowsPastTenThousandRows(t *testing.T) {
 
 	// Sessions: newest first; session_big was touched by messages until the
 	// last batch but was created first, so rowid breaks the timestamp tie.
-	sessions, err := db.ListSessions(ctx, store.SessionFilter{Limit: 5})
+	sessions, err := db.ListSessions(ctx, demiurge.SessionFilter{Limit: 5})
 	if err != nil || len(sessions) != 5 {
 		t.Fatalf("ListSessions = %d, %v", len(sessions), err)
 	}
 	if sessions[0].ID != "session_"+last {
 		t.Fatalf("newest session %s, want session_%s", sessions[0].ID, last)
 	}
-	scoped, _ := db.ListSessions(ctx, store.SessionFilter{CoreID: "assistant", Scope: ptr(demiurge.OperatorScope("")), Limit: 3})
+	scoped, _ := db.ListSessions(ctx, demiurge.SessionFilter{CoreID: "assistant", Scope: ptr(demiurge.OperatorScope("")), Limit: 3})
 	if len(scoped) != 3 || scoped[0].ID != "session_"+last {
 		t.Fatalf("scoped newest %v", scoped)
 	}
-	if def, _ := db.ListSessions(ctx, store.SessionFilter{}); len(def) != store.DefaultSessionLimit {
+	if def, _ := db.ListSessions(ctx, demiurge.SessionFilter{}); len(def) != demiurge.DefaultSessionLimit {
 		t.Fatalf("default sessions %d", len(def))
 	}
 
@@ -117,30 +117,30 @@ func TestWindowsPastTenThousandRows(t *testing.T) {
 	if err != nil || len(turns) != 4 || turns[0].ID != "turn_"+last || turns[1].ID != "turn_"+itoa(bigRows-2) {
 		t.Fatalf("ListTurns = %v, %v", ids(turns, func(x demiurge.Turn) string { return x.ID }), err)
 	}
-	tasks, err := db.ListTasks(ctx, store.TaskFilter{OwnerSessionID: "session_big", Kind: "terminal.exec", Status: "queued", Limit: 3})
+	tasks, err := db.ListTasks(ctx, demiurge.TaskFilter{OwnerSessionID: "session_big", Kind: "terminal.exec", Status: "queued", Limit: 3})
 	if err != nil || len(tasks) != 3 || tasks[0].ID != "task_"+last {
 		t.Fatalf("ListTasks = %v, %v", ids(tasks, func(x demiurge.Task) string { return x.ID }), err)
 	}
-	if all, _ := db.ListTasks(ctx, store.TaskFilter{Limit: 1 << 20}); len(all) != store.MaxTaskLimit || all[0].ID != "task_"+last {
+	if all, _ := db.ListTasks(ctx, demiurge.TaskFilter{Limit: 1 << 20}); len(all) != demiurge.MaxTaskLimit || all[0].ID != "task_"+last {
 		t.Fatalf("ListTasks unfiltered: %d rows", len(all))
 	}
-	dels, err := db.Deliveries(ctx, store.DeliveryFilter{Status: "queued", Limit: 2})
+	dels, err := db.Deliveries(ctx, demiurge.DeliveryFilter{Status: "queued", Limit: 2})
 	if err != nil || len(dels) != 2 || dels[0].ID != "delivery_"+last {
 		t.Fatalf("Deliveries = %v, %v", ids(dels, func(x demiurge.Delivery) string { return x.ID }), err)
 	}
-	byTurn, _ := db.Deliveries(ctx, store.DeliveryFilter{TurnID: "turn_" + last})
+	byTurn, _ := db.Deliveries(ctx, demiurge.DeliveryFilter{TurnID: "turn_" + last})
 	if len(byTurn) != 1 || byTurn[0].ID != "delivery_"+last {
 		t.Fatalf("Deliveries(turn) = %v", byTurn)
 	}
 
 	// Events: cursor before limit, ascending.
 	lastSeq, _ := db.LastSeq(ctx, demiurge.AggDelivery, "delivery_"+last)
-	tail, err := db.Events(ctx, store.EventFilter{AfterSeq: lastSeq - 3, Limit: 100})
+	tail, err := db.Events(ctx, demiurge.EventFilter{AfterSeq: lastSeq - 3, Limit: 100})
 	if err != nil || len(tail) != 3 || tail[2].Seq != lastSeq {
 		t.Fatalf("Events tail = %d events, %v", len(tail), err)
 	}
-	if page, _ := db.Events(ctx, store.EventFilter{Type: demiurge.EvTurnStarted, AfterSeq: 0, Limit: 1 << 20}); len(page) != store.MaxEventLimit {
-		t.Fatalf("Events page %d, want %d", len(page), store.MaxEventLimit)
+	if page, _ := db.Events(ctx, demiurge.EventFilter{Type: demiurge.EvTurnStarted, AfterSeq: 0, Limit: 1 << 20}); len(page) != demiurge.MaxEventLimit {
+		t.Fatalf("Events page %d, want %d", len(page), demiurge.MaxEventLimit)
 	}
 
 	// Generic query, newest by seq.

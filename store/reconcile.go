@@ -250,7 +250,7 @@ func (t *wtx) reconcileDeliveries(alive map[string]bool, rep *ReconcileReport) e
 		if err != nil {
 			return err
 		}
-		if ok && w.Kind == WorkKindDeliverySend && w.Status == demiurge.WorkSending {
+		if ok && w.Kind == demiurge.WorkKindDeliverySend && w.Status == demiurge.WorkSending {
 			if _, err := t.append([]demiurge.Event{workEvent(w.ID, demiurge.EvWorkUnknown, map[string]any{
 				"status": demiurge.WorkUnknown, "last_error": UnknownDeliveryMessage, "clear_claim": true,
 			})}, "work:"+w.ID+":unknown:"+w.ClaimID, nil); err != nil {

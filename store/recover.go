@@ -125,7 +125,7 @@ func (t *wtx) recoverWork() (WorkRecovery, error) {
 func (t *wtx) unknownDeliveries() (int, error) {
 	rows, err := t.query(`SELECT w.work_id, w.last_error FROM runtime_work_items w
   JOIN outbox o ON o.delivery_id = w.work_id
-  WHERE w.status = 'unknown' AND w.kind = ? AND o.status != 'unknown'`, WorkKindDeliverySend)
+  WHERE w.status = 'unknown' AND w.kind = ? AND o.status != 'unknown'`, demiurge.WorkKindDeliverySend)
 	if err != nil {
 		return 0, err
 	}

@@ -8,22 +8,8 @@ import (
 	"github.com/demiurge/demiurge"
 )
 
-// Limits of ListSessions.
-const (
-	DefaultSessionLimit = 20
-	MaxSessionLimit     = 1000
-)
-
 // maxLookupIDRunes bounds the lookup id copied into an audit event.
 const maxLookupIDRunes = 256
-
-// Reasons of principal_scope.owner_lookup_denied.
-const (
-	DeniedNotFound      = "not_found"
-	DeniedMissingOwner  = "missing_durable_owner"
-	DeniedLegacyOwner   = "legacy_owner_requires_repair"
-	DeniedNotAuthorized = "not_authorized"
-)
 
 // auditTimeout bounds an audit append made on behalf of a read; it runs
 // even when the reader's context is already cancelled.
@@ -33,16 +19,6 @@ const sessionSelect = `SELECT s.session_id, s.core_id, s.status, s.channel, s.ta
   s.message_count, s.created_at, s.updated_at, o.owner_kind, o.principal_id, o.channel, o.conversation_key,
   o.origin_session_id, o.origin_turn_id
   FROM sessions s LEFT JOIN session_owners o ON o.session_id = s.session_id`
-
-// SessionFilter selects sessions for ListSessions.
-type SessionFilter struct {
-	CoreID string
-	// Scope, when set, limits the result to sessions the scope may see:
-	// for the operator every session with a non-legacy owner row, for any
-	// other scope the sessions in Scope.AllowedSessionIDs.
-	Scope *demiurge.PrincipalScope
-	Limit int // default DefaultSessionLimit, at most MaxSessionLimit
-}
 
 // Session returns one session. A missing session fails with ENOTFOUND
 // "session not found: <id>". Session applies no owner check; callers acting
@@ -61,7 +37,7 @@ func sessionNotFound(id string) error {
 }
 
 // ListSessions returns sessions newest first (updated_at DESC, rowid DESC).
-func (db *DB) ListSessions(ctx context.Context, f SessionFilter) ([]demiurge.Session, error) {
+func (db *DB) ListSessions(ctx context.Context, f demiurge.SessionFilter) ([]demiurge.Session, error) {
 	q, args, ok := listSessionsQuery(f)
 	if !ok {
 		return nil, nil
@@ -84,7 +60,7 @@ func (db *DB) ListSessions(ctx context.Context, f SessionFilter) ([]demiurge.Ses
 
 // listSessionsQuery builds ListSessions' query; ok is false when the scope
 // can see nothing.
-func listSessionsQuery(f SessionFilter) (q string, args []any, ok bool) {
+func listSessionsQuery(f demiurge.SessionFilter) (q string, args []any, ok bool) {
 	var where []string
 	if f.CoreID != "" {
 		where = append(where, "s.core_id = ?")
@@ -103,7 +79,7 @@ func listSessionsQuery(f SessionFilter) (q string, args []any, ok bool) {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?"
-	return q, append(args, clampLimit(f.Limit, DefaultSessionLimit, MaxSessionLimit)), true
+	return q, append(args, clampLimit(f.Limit, demiurge.DefaultSessionLimit, demiurge.MaxSessionLimit)), true
 }
 
 // isOperator reports whether scope carries operator authority. Both the
@@ -118,7 +94,7 @@ func isOperator(scope demiurge.PrincipalScope) bool {
 func ownerPredicate(scope demiurge.PrincipalScope, col string) (pred string, args []any, ok bool) {
 	if isOperator(scope) {
 		return `EXISTS (SELECT 1 FROM session_owners ow WHERE ow.session_id = ` + col +
-			` AND ow.owner_kind != '` + OwnerLegacyLocal + `')`, nil, true
+			` AND ow.owner_kind != '` + demiurge.OwnerLegacyLocal + `')`, nil, true
 	}
 	if len(scope.AllowedSessionIDs) == 0 {
 		return "", nil, false
@@ -168,20 +144,20 @@ func (db *DB) SessionOwned(ctx context.Context, scope demiurge.PrincipalScope, i
 
 // auditOwnerMiss classifies an owned-lookup miss and records it.
 func (db *DB) auditOwnerMiss(ctx context.Context, scope demiurge.PrincipalScope, table, id string) {
-	reason := DeniedNotAuthorized
+	reason := demiurge.DeniedNotAuthorized
 	var kind ns
 	var exists int
 	err := db.reader.QueryRowContext(ctx, `SELECT 1, o.owner_kind FROM sessions s
   LEFT JOIN session_owners o ON o.session_id = s.session_id WHERE s.session_id = ?`, id).Scan(&exists, &kind)
 	switch {
 	case isNoRows(err):
-		reason = DeniedNotFound
+		reason = demiurge.DeniedNotFound
 	case err != nil:
 		db.log.Warn("runtime store: classify owner lookup miss", "err", err)
 	case !kind.Valid:
-		reason = DeniedMissingOwner
-	case kind.String == OwnerLegacyLocal:
-		reason = DeniedLegacyOwner
+		reason = demiurge.DeniedMissingOwner
+	case kind.String == demiurge.OwnerLegacyLocal:
+		reason = demiurge.DeniedLegacyOwner
 	}
 	aggID := scope.PrincipalID
 	if aggID == "" {
@@ -238,5 +214,10 @@ func scanSession(r scanner) (demiurge.Session, error) {
 		s.BootstrapContext, _ = marshalJSON(v)
 	}
 	s.BootstrapInitialized = tg.boolean("bootstrap_context_initialized", false)
+	s.CompactionSummaryID = tg.str("compaction_summary_id")
+	s.CompactedUntilMessageID = tg.str("compacted_until_message_id")
+	if s.CompactedUntilMessageID != "" {
+		s.CompactedUntilSeq, _ = tg.num(cutoffSeqKey)
+	}
 	return s, nil
 }

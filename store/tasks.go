@@ -7,21 +7,6 @@ import (
 	"github.com/demiurge/demiurge"
 )
 
-// Limits of ListTasks.
-const (
-	DefaultTaskLimit = 50
-	MaxTaskLimit     = 1000
-)
-
-// TaskFilter selects tasks. Empty fields do not filter.
-type TaskFilter struct {
-	Status         string
-	Kind           string
-	OwnerSessionID string
-	ParentTaskID   string
-	Limit          int // default DefaultTaskLimit, at most MaxTaskLimit
-}
-
 const taskSelect = `SELECT task_id, kind, status, root_task_id, parent_task_id, owner_session_id, owner_turn_id, core_id,
   host_id, source_json, notify_policy, result_ref, error_json, created_at, started_at, completed_at, heartbeat_at FROM tasks`
 
@@ -35,7 +20,7 @@ func (db *DB) Task(ctx context.Context, id string) (demiurge.Task, error) {
 }
 
 // ListTasks returns tasks newest first (created_at DESC, rowid DESC).
-func (db *DB) ListTasks(ctx context.Context, f TaskFilter) ([]demiurge.Task, error) {
+func (db *DB) ListTasks(ctx context.Context, f demiurge.TaskFilter) ([]demiurge.Task, error) {
 	q, args := listTasksQuery(f)
 	rows, err := db.reader.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -53,7 +38,7 @@ func (db *DB) ListTasks(ctx context.Context, f TaskFilter) ([]demiurge.Task, err
 	return out, db.codeError(ctx, rows.Err())
 }
 
-func listTasksQuery(f TaskFilter) (string, []any) {
+func listTasksQuery(f demiurge.TaskFilter) (string, []any) {
 	var where []string
 	var args []any
 	for _, c := range []struct{ col, val string }{
@@ -69,7 +54,7 @@ func listTasksQuery(f TaskFilter) (string, []any) {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
-	return q, append(args, clampLimit(f.Limit, DefaultTaskLimit, MaxTaskLimit))
+	return q, append(args, clampLimit(f.Limit, demiurge.DefaultTaskLimit, demiurge.MaxTaskLimit))
 }
 
 func scanTask(r scanner) (demiurge.Task, error) {

@@ -7,28 +7,6 @@ import (
 	"github.com/demiurge/demiurge"
 )
 
-// Durable work kinds (spec host-runtime §1.8).
-const (
-	WorkKindDeliverySend   = "delivery.send"
-	WorkKindScheduleFire   = "schedule.fire"
-	WorkKindTaskCompletion = "task.completion"
-)
-
-// WorkHeartbeat is the pseudo-status TransitionWork accepts to extend a
-// claim's lease without changing the status.
-const WorkHeartbeat = "heartbeat"
-
-// DefaultWorkLease is the lease a claim or heartbeat gets when none is given.
-const DefaultWorkLease = 60 * time.Second
-
-// WorkFields carries the optional values of a work transition.
-type WorkFields struct {
-	ExternalRef string        // succeeded: reference of the external effect
-	LastError   string        // failed, unknown, cancelled
-	RetryAt     time.Time     // failed: when set, the item is retry_scheduled instead of failed
-	Lease       time.Duration // running, sending, heartbeat: extend the lease by this much (heartbeat default DefaultWorkLease)
-}
-
 const workSelect = `SELECT work_id, kind, status, owner_session_id, owner_turn_id, parent_work_id, claim_id, owner_id,
   claimed_at, lease_expires_at, attempts, next_attempt_at, last_error, external_ref, payload_json, created_at,
   updated_at, completed_at FROM runtime_work_items`
@@ -115,29 +93,38 @@ func leaseLive(w demiurge.WorkItem, now time.Time) bool {
 }
 
 // ClaimWork claims one work item for ownerID with a lease (default
-// DefaultWorkLease). ok is false, with no error, when the item is missing,
-// final (terminal or unknown), or held under a live lease
-// (claimed/running/sending). A claim gets a new claim_… id, status claimed
-// and attempts+1, recorded as event work.claimed.
+// demiurge.DefaultWorkLease). ok is false, with no error, when the item is
+// missing, final (terminal or unknown), in sending (whatever its lease), or
+// claimed/running under a live lease. A claim gets a new claim_… id, status
+// claimed and attempts+1, recorded as event work.claimed.
+//
+// An item in sending may already have reached the outside world; claiming it
+// again would send it twice. Only RecoverWork moves it on, to unknown.
 func (db *DB) ClaimWork(ctx context.Context, workID, ownerID string, lease time.Duration) (demiurge.WorkItem, bool, error) {
 	var out demiurge.WorkItem
 	var ok bool
 	err := db.write(ctx, func(t *wtx) error {
 		w, found, err := t.workItem(workID)
-		if err != nil || !found || !workOverwritable(w.Status) {
+		if err != nil || !found || !claimable(w, t.now) {
 			return err
-		}
-		switch w.Status {
-		case demiurge.WorkClaimed, demiurge.WorkRunning, demiurge.WorkSending:
-			if leaseLive(w, t.now) {
-				return nil
-			}
 		}
 		out, err = t.claim(w, ownerID, lease)
 		ok = err == nil
 		return err
 	})
 	return out, ok, err
+}
+
+// claimable reports whether ClaimWork may claim w at now: it is open, not
+// in sending, and any claim on it has lapsed.
+func claimable(w demiurge.WorkItem, now time.Time) bool {
+	switch {
+	case !workOverwritable(w.Status), w.Status == demiurge.WorkSending:
+		return false
+	case w.Status == demiurge.WorkClaimed, w.Status == demiurge.WorkRunning:
+		return !leaseLive(w, now)
+	}
+	return true
 }
 
 // ClaimDueWork claims up to limit (default 1, at most 100) due work items of
@@ -195,7 +182,7 @@ func claimDueQuery(kind, now string, limit int) (string, []any) {
 
 func (t *wtx) claim(w demiurge.WorkItem, ownerID string, lease time.Duration) (demiurge.WorkItem, error) {
 	if lease <= 0 {
-		lease = DefaultWorkLease
+		lease = demiurge.DefaultWorkLease
 	}
 	ev := demiurge.Event{AggregateType: demiurge.AggWork, AggregateID: w.ID, Type: demiurge.EvWorkClaimed,
 		Payload: map[string]any{
@@ -217,7 +204,7 @@ func (t *wtx) claim(w demiurge.WorkItem, ownerID string, lease time.Duration) (d
 var workTransitions = map[string]string{
 	demiurge.WorkRunning:        demiurge.EvWorkRunning,
 	demiurge.WorkSending:        demiurge.EvWorkSending,
-	WorkHeartbeat:               demiurge.EvWorkHeartbeat,
+	demiurge.WorkHeartbeat:      demiurge.EvWorkHeartbeat,
 	demiurge.WorkSucceeded:      demiurge.EvWorkSucceeded,
 	demiurge.WorkFailed:         demiurge.EvWorkFailed,
 	demiurge.WorkRetryScheduled: demiurge.EvWorkFailed,
@@ -239,7 +226,7 @@ var workTransitions = map[string]string{
 //
 // failed with fields.RetryAt set (or retry_scheduled) releases the claim and
 // schedules the next attempt.
-func (db *DB) TransitionWork(ctx context.Context, workID, claimID, toStatus string, fields WorkFields) (demiurge.WorkItem, error) {
+func (db *DB) TransitionWork(ctx context.Context, workID, claimID, toStatus string, fields demiurge.WorkFields) (demiurge.WorkItem, error) {
 	evType, ok := workTransitions[toStatus]
 	if !ok {
 		return demiurge.WorkItem{}, demiurge.Errorf(demiurge.EINVALID, "unsupported durable work transition: %s", toStatus)
@@ -265,10 +252,10 @@ func (db *DB) TransitionWork(ctx context.Context, workID, claimID, toStatus stri
 			status = demiurge.WorkRetryScheduled
 		}
 		switch status {
-		case WorkHeartbeat:
+		case demiurge.WorkHeartbeat:
 			lease := fields.Lease
 			if lease <= 0 {
-				lease = DefaultWorkLease
+				lease = demiurge.DefaultWorkLease
 			}
 			p["lease_expires_at"] = demiurge.FormatTime(t.now.Add(lease))
 		case demiurge.WorkRetryScheduled:
@@ -277,7 +264,7 @@ func (db *DB) TransitionWork(ctx context.Context, workID, claimID, toStatus stri
 				p["next_attempt_at"] = demiurge.FormatTime(fields.RetryAt)
 			}
 		}
-		if status != WorkHeartbeat {
+		if status != demiurge.WorkHeartbeat {
 			p["status"] = status
 			if fields.Lease > 0 {
 				p["lease_expires_at"] = demiurge.FormatTime(t.now.Add(fields.Lease))

@@ -22,15 +22,15 @@ func enqueue(tb testing.TB, db *store.DB, id, kind string) demiurge.WorkItem {
 func TestEnqueueWorkIdempotent(t *testing.T) {
 	db := MustOpenDB(t)
 	ctx := context.Background()
-	w := enqueue(t, db, "work_1", store.WorkKindTaskCompletion)
-	if w.Status != "queued" || w.Kind != store.WorkKindTaskCompletion || w.Payload["id"] != "work_1" {
+	w := enqueue(t, db, "work_1", demiurge.WorkKindTaskCompletion)
+	if w.Status != "queued" || w.Kind != demiurge.WorkKindTaskCompletion || w.Payload["id"] != "work_1" {
 		t.Fatalf("enqueued %+v", w)
 	}
 	if _, _, err := db.ClaimWork(ctx, "work_1", "owner", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	// Re-enqueueing (same default key) must not reset the claimed item.
-	w2 := enqueue(t, db, "work_1", store.WorkKindTaskCompletion)
+	w2 := enqueue(t, db, "work_1", demiurge.WorkKindTaskCompletion)
 	if w2.Status != "claimed" {
 		t.Fatalf("re-enqueue reset the item to %s", w2.Status)
 	}
@@ -50,7 +50,7 @@ func TestClaimWork(t *testing.T) {
 	clock := newClock()
 	db := MustOpenDB(t, store.Options{Now: clock.Now})
 	ctx := context.Background()
-	enqueue(t, db, "work_1", store.WorkKindDeliverySend)
+	enqueue(t, db, "work_1", demiurge.WorkKindDeliverySend)
 
 	if _, ok, err := db.ClaimWork(ctx, "work_missing", "a", time.Minute); ok || err != nil {
 		t.Fatalf("claim of a missing item: ok=%v err=%v", ok, err)
@@ -69,12 +69,12 @@ func TestClaimWork(t *testing.T) {
 		t.Fatalf("claim after expiry %+v ok=%v err=%v", c2, ok, err)
 	}
 	// The first claimer is now stale.
-	_, err = db.TransitionWork(ctx, "work_1", c1.ClaimID, demiurge.WorkRunning, store.WorkFields{})
+	_, err = db.TransitionWork(ctx, "work_1", c1.ClaimID, demiurge.WorkRunning, demiurge.WorkFields{})
 	wantCode(t, err, demiurge.ECONFLICT)
 	if err.Error() != "stale durable claim for work work_1" {
 		t.Fatalf("error %q", err)
 	}
-	if _, err := db.TransitionWork(ctx, "work_1", c2.ClaimID, demiurge.WorkSucceeded, store.WorkFields{ExternalRef: "ext"}); err != nil {
+	if _, err := db.TransitionWork(ctx, "work_1", c2.ClaimID, demiurge.WorkSucceeded, demiurge.WorkFields{ExternalRef: "ext"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := db.ClaimWork(ctx, "work_1", "c", time.Minute); ok {
@@ -86,29 +86,29 @@ func TestClaimDueWork(t *testing.T) {
 	clock := newClock()
 	db := MustOpenDB(t, store.Options{Now: clock.Now})
 	ctx := context.Background()
-	enqueue(t, db, "work_old", store.WorkKindScheduleFire)
+	enqueue(t, db, "work_old", demiurge.WorkKindScheduleFire)
 	clock.Advance(time.Second)
-	enqueue(t, db, "work_other_kind", store.WorkKindTaskCompletion)
+	enqueue(t, db, "work_other_kind", demiurge.WorkKindTaskCompletion)
 	clock.Advance(time.Second)
-	enqueue(t, db, "work_new", store.WorkKindScheduleFire)
-	if _, err := db.EnqueueWork(ctx, demiurge.WorkItem{ID: "work_later", Kind: store.WorkKindScheduleFire,
+	enqueue(t, db, "work_new", demiurge.WorkKindScheduleFire)
+	if _, err := db.EnqueueWork(ctx, demiurge.WorkItem{ID: "work_later", Kind: demiurge.WorkKindScheduleFire,
 		NextAttemptAt: clock.Now().Add(time.Hour)}, ""); err != nil {
 		t.Fatal(err)
 	}
-	sending := enqueue(t, db, "work_sending", store.WorkKindScheduleFire)
+	sending := enqueue(t, db, "work_sending", demiurge.WorkKindScheduleFire)
 	c, _, _ := db.ClaimWork(ctx, sending.ID, "x", time.Second)
-	if _, err := db.TransitionWork(ctx, sending.ID, c.ClaimID, demiurge.WorkSending, store.WorkFields{}); err != nil {
+	if _, err := db.TransitionWork(ctx, sending.ID, c.ClaimID, demiurge.WorkSending, demiurge.WorkFields{}); err != nil {
 		t.Fatal(err)
 	}
 
-	got, err := db.ClaimDueWork(ctx, store.WorkKindScheduleFire, "worker", time.Minute, 10)
+	got, err := db.ClaimDueWork(ctx, demiurge.WorkKindScheduleFire, "worker", time.Minute, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if g := ids(got, func(w demiurge.WorkItem) string { return w.ID }); len(g) != 2 || g[0] != "work_old" || g[1] != "work_new" {
 		t.Fatalf("due claims %v, want [work_old work_new]", g)
 	}
-	if again, _ := db.ClaimDueWork(ctx, store.WorkKindScheduleFire, "worker", time.Minute, 10); len(again) != 0 {
+	if again, _ := db.ClaimDueWork(ctx, demiurge.WorkKindScheduleFire, "worker", time.Minute, 10); len(again) != 0 {
 		t.Fatalf("claimed live claims again: %v", again)
 	}
 	clock.Advance(2 * time.Hour) // leases expire, work_later becomes due; sending is never re-claimed
@@ -130,24 +130,24 @@ func TestTransitionWork(t *testing.T) {
 	clock := newClock()
 	db := MustOpenDB(t, store.Options{Now: clock.Now})
 	ctx := context.Background()
-	enqueue(t, db, "work_1", store.WorkKindDeliverySend)
+	enqueue(t, db, "work_1", demiurge.WorkKindDeliverySend)
 	c, _, _ := db.ClaimWork(ctx, "work_1", "w", time.Minute)
 
-	w, err := db.TransitionWork(ctx, "work_1", c.ClaimID, demiurge.WorkRunning, store.WorkFields{})
+	w, err := db.TransitionWork(ctx, "work_1", c.ClaimID, demiurge.WorkRunning, demiurge.WorkFields{})
 	if err != nil || w.Status != "running" {
 		t.Fatalf("running: %+v %v", w, err)
 	}
 	clock.Advance(30 * time.Second)
-	w, err = db.TransitionWork(ctx, "work_1", c.ClaimID, store.WorkHeartbeat, store.WorkFields{Lease: 5 * time.Minute})
+	w, err = db.TransitionWork(ctx, "work_1", c.ClaimID, demiurge.WorkHeartbeat, demiurge.WorkFields{Lease: 5 * time.Minute})
 	if err != nil || w.Status != "running" || !w.LeaseExpiresAt.Equal(clock.Now().Add(5*time.Minute)) {
 		t.Fatalf("heartbeat: %+v %v", w, err)
 	}
 	retry := clock.Now().Add(10 * time.Minute)
-	w, err = db.TransitionWork(ctx, "work_1", c.ClaimID, demiurge.WorkFailed, store.WorkFields{LastError: "503", RetryAt: retry})
+	w, err = db.TransitionWork(ctx, "work_1", c.ClaimID, demiurge.WorkFailed, demiurge.WorkFields{LastError: "503", RetryAt: retry})
 	if err != nil || w.Status != "retry_scheduled" || w.ClaimID != "" || !w.NextAttemptAt.Equal(retry) || w.LastError != "503" || !w.CompletedAt.IsZero() {
 		t.Fatalf("retry: %+v %v", w, err)
 	}
-	_, err = db.TransitionWork(ctx, "work_1", c.ClaimID, demiurge.WorkRunning, store.WorkFields{})
+	_, err = db.TransitionWork(ctx, "work_1", c.ClaimID, demiurge.WorkRunning, demiurge.WorkFields{})
 	wantCode(t, err, demiurge.ECONFLICT) // the retry released the claim
 
 	clock.Advance(time.Hour)
@@ -155,27 +155,27 @@ func TestTransitionWork(t *testing.T) {
 	if !ok {
 		t.Fatal("could not re-claim a retry_scheduled item")
 	}
-	w, err = db.TransitionWork(ctx, "work_1", c2.ClaimID, demiurge.WorkFailed, store.WorkFields{LastError: "fatal"})
+	w, err = db.TransitionWork(ctx, "work_1", c2.ClaimID, demiurge.WorkFailed, demiurge.WorkFields{LastError: "fatal"})
 	if err != nil || w.Status != "failed" || w.CompletedAt.IsZero() {
 		t.Fatalf("failed: %+v %v", w, err)
 	}
-	_, err = db.TransitionWork(ctx, "work_1", c2.ClaimID, demiurge.WorkSucceeded, store.WorkFields{})
+	_, err = db.TransitionWork(ctx, "work_1", c2.ClaimID, demiurge.WorkSucceeded, demiurge.WorkFields{})
 	wantCode(t, err, demiurge.ECONFLICT)
 	if err.Error() != "durable work cannot be overwritten: work_1" {
 		t.Fatalf("error %q", err)
 	}
 
-	enqueue(t, db, "work_2", store.WorkKindDeliverySend)
+	enqueue(t, db, "work_2", demiurge.WorkKindDeliverySend)
 	c3, _, _ := db.ClaimWork(ctx, "work_2", "w", time.Minute)
-	if w, err := db.TransitionWork(ctx, "work_2", c3.ClaimID, demiurge.WorkUnknown, store.WorkFields{LastError: "timeout"}); err != nil || w.Status != "unknown" {
+	if w, err := db.TransitionWork(ctx, "work_2", c3.ClaimID, demiurge.WorkUnknown, demiurge.WorkFields{LastError: "timeout"}); err != nil || w.Status != "unknown" {
 		t.Fatalf("unknown: %+v %v", w, err)
 	}
-	_, err = db.TransitionWork(ctx, "work_2", c3.ClaimID, demiurge.WorkSucceeded, store.WorkFields{})
+	_, err = db.TransitionWork(ctx, "work_2", c3.ClaimID, demiurge.WorkSucceeded, demiurge.WorkFields{})
 	wantCode(t, err, demiurge.ECONFLICT) // unknown is final too
 
-	_, err = db.TransitionWork(ctx, "work_2", c3.ClaimID, "exploded", store.WorkFields{})
+	_, err = db.TransitionWork(ctx, "work_2", c3.ClaimID, "exploded", demiurge.WorkFields{})
 	wantCode(t, err, demiurge.EINVALID)
-	_, err = db.TransitionWork(ctx, "work_none", "claim_x", demiurge.WorkRunning, store.WorkFields{})
+	_, err = db.TransitionWork(ctx, "work_none", "claim_x", demiurge.WorkRunning, demiurge.WorkFields{})
 	wantCode(t, err, demiurge.ENOTFOUND)
 	if evs, _ := db0Events(t, db, demiurge.AggWork, "work_1"); len(evs) != 7 {
 		t.Fatalf("work_1 has %d events, want 7 (every transition is an event)", len(evs))
@@ -187,13 +187,13 @@ func TestRecoverWork(t *testing.T) {
 	db := MustOpenDB(t, store.Options{Now: clock.Now})
 	ctx := context.Background()
 	claim := func(id, status string, lease time.Duration) demiurge.WorkItem {
-		enqueue(t, db, id, store.WorkKindDeliverySend)
+		enqueue(t, db, id, demiurge.WorkKindDeliverySend)
 		c, ok, err := db.ClaimWork(ctx, id, "w", lease)
 		if err != nil || !ok {
 			t.Fatalf("claim %s: %v", id, err)
 		}
 		if status != demiurge.WorkClaimed {
-			if _, err := db.TransitionWork(ctx, id, c.ClaimID, status, store.WorkFields{}); err != nil {
+			if _, err := db.TransitionWork(ctx, id, c.ClaimID, status, demiurge.WorkFields{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -206,8 +206,8 @@ func TestRecoverWork(t *testing.T) {
 	claim("work_running", demiurge.WorkRunning, time.Minute)
 	claim("work_claimed", demiurge.WorkClaimed, time.Minute)
 	claim("work_live", demiurge.WorkRunning, time.Hour)
-	enqueue(t, db, "work_queued", store.WorkKindDeliverySend)
-	enqueue(t, db, "work_corrupt", store.WorkKindDeliverySend)
+	enqueue(t, db, "work_queued", demiurge.WorkKindDeliverySend)
+	enqueue(t, db, "work_corrupt", demiurge.WorkKindDeliverySend)
 	if _, err := rawDB(t, db.Path()).Exec(`UPDATE runtime_work_items SET payload_json = 'not json' WHERE work_id = 'work_corrupt'`); err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestRecoverWork(t *testing.T) {
 		t.Fatal("second recovery appended events")
 	}
 	for _, typ := range []string{demiurge.EvWorkUnknown, demiurge.EvWorkRecovered, demiurge.EvWorkCorrupt} {
-		if evs, _ := db.Events(ctx, store.EventFilter{Type: typ}); len(evs) == 0 {
+		if evs, _ := db.Events(ctx, demiurge.EventFilter{Type: typ}); len(evs) == 0 {
 			t.Fatalf("no %s event: recovery must go through events", typ)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/redact"
 	"github.com/demiurge/demiurge/session"
 )
 
@@ -22,7 +23,8 @@ type modelLoop struct {
 	model    string
 	catalog  *effect.Catalog
 	layers   contextLayers
-	inTurn   []demiurge.ModelMessage // assistant and tool messages of this turn
+	inTurn   []demiurge.ModelMessage // assistant and tool messages of this turn (model views)
+	raw      []demiurge.ToolCall     // the current step's calls with their raw arguments
 }
 
 func (l *modelLoop) run(ctx context.Context, userText string) (turnOutput, error) {
@@ -42,14 +44,15 @@ func (l *modelLoop) run(ctx context.Context, userText string) (turnOutput, error
 		if err != nil {
 			return turnOutput{}, err
 		}
+		resp = l.redactResponse(resp)
 		if len(resp.ToolCalls) == 0 {
 			return turnOutput{text: resp.Content}, nil
 		}
 		if err := l.recordAssistantStep(ctx, stepID, resp); err != nil {
 			return turnOutput{}, err
 		}
-		for _, call := range resp.ToolCalls {
-			res, err := l.call(ctx, stepID, call)
+		for i, call := range resp.ToolCalls {
+			res, err := l.call(ctx, stepID, call, l.raw[i].Arguments)
 			if err != nil {
 				return turnOutput{}, err
 			}
@@ -60,6 +63,32 @@ func (l *modelLoop) run(ctx context.Context, userText string) (turnOutput, error
 		}
 	}
 	return turnOutput{text: fmt.Sprintf("The provider did not produce a final assistant message within the configured step budget of %d.", maxSteps)}, nil
+}
+
+// redactResponse records the secrets in the model's tool-call arguments and
+// returns the response as it may be persisted and replayed: text and
+// arguments in their model view. The calls themselves run with the raw
+// arguments; nothing else keeps them.
+func (l *modelLoop) redactResponse(resp demiurge.ModelResponse) demiurge.ModelResponse {
+	var found []redact.Secret
+	for _, c := range resp.ToolCalls {
+		found = append(found, redact.Discover(map[string]any{"arguments": c.Arguments})...)
+	}
+	red := l.t.tc.Secrets.Add(found...)
+	out := demiurge.ModelResponse{Content: red.String(resp.Content, redact.Model), Raw: resp.Raw}
+	for _, c := range resp.ToolCalls {
+		out.ToolCalls = append(out.ToolCalls, demiurge.ToolCall{ID: c.ID, Name: c.Name, Arguments: redactArgs(red, c.Arguments, redact.Model)})
+	}
+	l.raw = resp.ToolCalls
+	return out
+}
+
+func redactArgs(red *redact.Redactor, args map[string]any, view redact.View) map[string]any {
+	v, err := red.Value(args, view)
+	if m, ok := v.(map[string]any); ok && err == nil {
+		return m
+	}
+	return map[string]any{"redaction": redact.RedactionFailed}
 }
 
 // recordAssistantStep keeps the assistant message with its tool calls for
@@ -81,12 +110,15 @@ func (l *modelLoop) recordAssistantStep(ctx context.Context, stepID string, resp
 // call runs one tool call through the effect runtime and records it: the
 // tool.call.started and tool.call.completed|failed events, the tool message
 // for the model, and the summary for the caller.
-func (l *modelLoop) call(ctx context.Context, stepID string, call demiurge.ToolCall) (demiurge.EffectResult, error) {
+// call receives the call in its model view and the raw arguments the effect
+// runs with; only redacted forms are recorded.
+func (l *modelLoop) call(ctx context.Context, stepID string, call demiurge.ToolCall, rawArgs map[string]any) (demiurge.EffectResult, error) {
 	t := l.t
 	tc := t.tc
 	tc.StepID = stepID
 	recordID := demiurge.NewID("call")
-	req, bound := l.catalog.Bind(call, demiurge.OriginModel)
+	req, bound := l.catalog.Bind(demiurge.ToolCall{ID: call.ID, Name: call.Name, Arguments: rawArgs}, demiurge.OriginModel)
+	durableArgs := redactArgs(tc.Secrets.Redactor(), rawArgs, redact.Durable)
 
 	source, prov := "", ""
 	if e, ok := req.Entry.(*effect.Entry); ok && bound {
@@ -96,7 +128,7 @@ func (l *modelLoop) call(ctx context.Context, stepID string, call demiurge.ToolC
 		Type: demiurge.EvToolCallStarted, AggregateType: demiurge.AggToolCall, AggregateID: recordID,
 		Payload: map[string]any{
 			"turn_id": t.turnID, "step_id": stepID, "tool_name": call.Name, "status": "running",
-			"provider_call_id": call.ID, "args": call.Arguments, "effect_source": source,
+			"provider_call_id": call.ID, "args": durableArgs, "effect_source": source,
 			"effect_provenance": prov, "core_revision": t.snap.Revision,
 		},
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/demiurge/demiurge/delivery"
 	"github.com/demiurge/demiurge/effect"
 	"github.com/demiurge/demiurge/policy"
+	"github.com/demiurge/demiurge/redact"
 	"github.com/demiurge/demiurge/session"
 )
 
@@ -150,6 +151,7 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 		tc: effect.TurnContext{
 			SessionID: sess.ID, TurnID: turnID, CoreID: snap.Core.ID, CoreRevision: snap.Revision,
 			Workspace: req.Workspace, Scope: scope, Grants: grantsOf(snap), Approver: req.Approver,
+			Secrets: knownSecrets(x.d.Providers.Secrets()),
 		},
 	}
 	res := Result{SessionID: sess.ID, TurnID: turnID, CoreID: snap.Core.ID, CoreRevision: snap.Revision}
@@ -222,13 +224,29 @@ func (x *Execution) untrack(id string) {
 	x.mu.Unlock()
 }
 
-// grantsOf captures the capability snapshot pinned for the turn.
+// knownSecrets seeds a turn's secret set with the Host's credentials.
+func knownSecrets(values []string) *effect.Secrets {
+	known := make([]redact.Secret, 0, len(values))
+	for _, v := range values {
+		known = append(known, redact.Secret{Value: v, Name: "API_KEY", Source: "host"})
+	}
+	return effect.NewSecrets(known...)
+}
+
+// grantsOf captures the capability snapshot pinned for the turn: core-wide
+// defaults; for each slot its capabilities.slots grants plus its own slot.yaml
+// list; for each authored tool its capabilities.slots grants only (a tool's
+// manifest can never grant the capability that gates it).
 func grantsOf(snap Snapshot) policy.Grants {
+	src := snap.Core.CapabilitySources()
 	paths := map[string][]string{}
-	for _, phase := range snap.Core.Slots {
+	for p, caps := range src.Paths {
+		paths[p] = append([]string(nil), caps...)
+	}
+	for _, phase := range snap.Core.AllSlots {
 		for _, s := range phase {
-			paths[s.RelPath] = snap.Core.CapabilityGrants(s.RelPath)
+			paths[s.RelPath] = append(paths[s.RelPath], src.Components[s.RelPath]...)
 		}
 	}
-	return policy.NewGrants(snap.Core.CapabilityGrants(""), paths)
+	return policy.NewGrants(src.Defaults, paths)
 }

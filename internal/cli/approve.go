@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -57,7 +58,16 @@ func (a *promptApprover) Approve(ctx context.Context, req effect.ApprovalRequest
 	if req.Capability != "" {
 		fmt.Fprintf(a.streams.Err, ", capability %s", req.Capability)
 	}
-	fmt.Fprintf(a.streams.Err, ")\n  [1] allow once  [2] allow for this session  [3] deny\n> ")
+	fmt.Fprintf(a.streams.Err, ")\n")
+	if req.Target != "" {
+		fmt.Fprintf(a.streams.Err, "  target: %s\n", req.Target)
+	}
+	if len(req.Preview) > 0 {
+		if b, err := json.Marshal(req.Preview); err == nil {
+			fmt.Fprintf(a.streams.Err, "  arguments: %s\n", b)
+		}
+	}
+	fmt.Fprintf(a.streams.Err, "  [1] allow once  [2] allow for this session  [3] deny\n> ")
 	type answer struct {
 		line string
 		err  error

@@ -33,6 +33,7 @@ var layers = map[string]string{
 	"delivery":          "engine",
 	"controlplane":      "engine",
 	"builtin":           "tools",
+	"authored":          "tools",
 	"host":              "composition",
 	"internal/cli":      "cli",
 	"cmd/demiurge":      "main",
@@ -61,10 +62,6 @@ var allowed = map[string][]string{
 // reason.
 var exceptions = map[[2]string]string{
 	{"slot", "starlark"}: "the slot runtime is the slot ABI over the Starlark interpreter; authored code reaches nothing else",
-	// The runtimes reach the store only through the narrow interfaces they
-	// declare; they import the store package for its query filter types.
-	{"session", "store"}:  "query filter types of the store port",
-	{"delivery", "store"}: "query filter types of the store port",
 }
 
 type pkg struct {

@@ -102,7 +102,13 @@ func (e *env) run(stdin string, args ...string) result {
 // runJSON runs `demiurge run --json ...` and decodes the object.
 func (e *env) runJSON(args ...string) (runOut, result) {
 	e.t.Helper()
-	r := e.run("", append([]string{"run", "--json"}, args...)...)
+	return e.runJSONStdin("", args...)
+}
+
+// runJSONStdin is runJSON with stdin.
+func (e *env) runJSONStdin(stdin string, args ...string) (runOut, result) {
+	e.t.Helper()
+	r := e.run(stdin, append([]string{"run", "--json"}, args...)...)
 	var out runOut
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		e.t.Fatalf("run --json %v: exit %d, stdout %q, stderr %q: %v", args, r.code, r.stdout, r.stderr, err)

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRunMeasuresEveryFigure runs the whole driver with the smallest
+// counts: it builds the binary, starts real processes and must report
+// every figure with a value and exit 0 (met or missed both count).
+func TestRunMeasuresEveryFigure(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts processes")
+	}
+	var out, errb bytes.Buffer
+	c := counts{turnWarm: 1, turns: 3, coldWarm: 1, runs: 2, batches: 2, idle: 100 * time.Millisecond}
+	if code := run(context.Background(), c, &out, &errb); code != 0 {
+		t.Fatalf("run exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	table := out.String()
+	for _, fig := range []string{figTurn + ", median", figCold + ", median", figAppend + ", ratio", figMemory + ", VmRSS"} {
+		line := ""
+		for _, l := range strings.Split(table, "\n") {
+			if strings.HasPrefix(l, "| "+fig+" |") {
+				line = l
+			}
+		}
+		if line == "" {
+			t.Errorf("no row for %q in:\n%s", fig, table)
+			continue
+		}
+		if !strings.HasSuffix(line, "| ok |") && !strings.HasSuffix(line, "| MISS |") {
+			t.Errorf("row %q has no verdict", line)
+		}
+	}
+	if errb.Len() != 0 {
+		t.Errorf("stderr: %s", errb.String())
+	}
+}
+
+// TestRunFailsOnCancelledContext checks that a measurement that cannot run
+// makes the driver exit 1 and mark the figures FAIL, rather than report
+// figures it did not measure.
+func TestRunFailsOnCancelledContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	if code := run(ctx, countsFor(true, 1), &out, &errb); code != 1 {
+		t.Fatalf("run exit %d, want 1\nstdout:\n%s", code, out.String())
+	}
+	if got := strings.Count(out.String(), "| FAIL |"); got != 4 {
+		t.Fatalf("%d FAIL rows, want 4:\n%s", got, out.String())
+	}
+}

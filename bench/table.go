@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+)
+
+// Figure names, the first column of the table.
+const (
+	figTurn   = "turn with one tool call, in process"
+	figCold   = "cold `demiurge run` process"
+	figAppend = "Append vs raw INSERT throughput"
+	figMemory = "idle RSS of `demiurge chat`"
+)
+
+// verdict is the ok column of a row.
+type verdict int
+
+const (
+	info          verdict = iota // a figure without a target of its own
+	met                          // the target is met
+	missed                       // the target is missed (still exit 0)
+	failedVerdict                // the measurement failed (exit 1)
+)
+
+func (v verdict) String() string {
+	switch v {
+	case met:
+		return "ok"
+	case missed:
+		return "MISS"
+	case failedVerdict:
+		return "FAIL"
+	}
+	return "—"
+}
+
+// row is one line of the table.
+type row struct {
+	figure, value, target string
+	verdict               verdict
+}
+
+// check returns met when ok holds and missed otherwise.
+func check(ok bool) verdict {
+	if ok {
+		return met
+	}
+	return missed
+}
+
+// writeReport prints the machine line, the sample counts and the table.
+func writeReport(w io.Writer, machine string, c counts, rows []row) {
+	fmt.Fprintf(w, "Machine: %s\n\n", machine)
+	fmt.Fprintf(w, "Samples: %d turns after %d warm-up; %d process runs after %d warm-up; %d batches of 100 events; %s idle.\n\n",
+		c.turns, c.turnWarm, c.runs, c.coldWarm, c.batches, c.idle)
+	fmt.Fprintln(w, "| figure | value | target | ok |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	for _, r := range rows {
+		target := r.target
+		if target == "" {
+			target = "—"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", r.figure, r.value, target, r.verdict)
+	}
+}
+
+// machine names the CPU, core count, Go version and platform.
+func machine() string {
+	return fmt.Sprintf("%s, %d cores, %s, %s/%s", cpuModel("/proc/cpuinfo"), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// cpuModel returns the first "model name" of a /proc/cpuinfo file, or
+// "unknown CPU" where there is none (other platforms, some ARM kernels).
+func cpuModel(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "unknown CPU"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		key, val, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(key) == "model name" && strings.TrimSpace(val) != "" {
+			return strings.TrimSpace(val)
+		}
+	}
+	return "unknown CPU"
+}

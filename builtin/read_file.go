@@ -1,0 +1,145 @@
+package builtin
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/demiurge/demiurge/effect"
+)
+
+const (
+	// readBufferBytes is the one buffer a read streams through.
+	readBufferBytes = 64 << 10
+	// countAheadBytes bounds how far past its window read_file reads to
+	// count the characters it leaves out. Beyond it the rest is reported
+	// in bytes, so a window of a huge file costs the window, not the file.
+	countAheadBytes = 1 << 20
+)
+
+func readFile(d Deps) effect.Definition {
+	return effect.Definition{
+		Name:        "read_file",
+		Description: "Read a text file in the workspace. Use offset and limit (characters) to page through large files.",
+		Schema: objectSchema(map[string]any{
+			"path":   map[string]any{"type": "string", "description": "File path, relative to the workspace."},
+			"offset": map[string]any{"type": "integer", "minimum": 0, "default": 0, "description": "First character to return."},
+			"limit":  map[string]any{"type": "integer", "minimum": 1, "maximum": defaultReadLimitChars, "default": defaultReadLimitChars, "description": "Characters to return."},
+		}, "path"),
+		Source:         effect.SourceBuiltin,
+		Risk:           "low",
+		Capability:     "fs.read",
+		ApprovalPolicy: effect.ApprovalAuto,
+		Adapter: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+			return runReadFile(ctx, inv, d)
+		}),
+	}
+}
+
+// runReadFile returns the window [offset, offset+limit) of a file's
+// characters. It reads the file only up to the end of the window (plus at
+// most countAheadBytes to count what it leaves out), never the whole file.
+func runReadFile(ctx context.Context, inv effect.Invocation, d Deps) (effect.Outcome, error) {
+	w, out, ok := openWorkspace(inv, d)
+	if !ok {
+		return out, nil
+	}
+	t, out, ok := w.resolve(stringArg(inv.Args, "path"), opRead)
+	if !ok {
+		return out, nil
+	}
+	offset := max(intArg(inv.Args, "offset", 0), 0)
+	limit := positiveInt(inv.Args, "limit", defaultReadLimitChars, defaultReadLimitChars)
+
+	root, err := w.openRoot()
+	if err != nil {
+		return invalid("read failed: %s: %s", t.show, ioReason(err)), nil
+	}
+	defer root.Close()
+	f, out, ok := openRegular(root, t)
+	if !ok {
+		return out, nil
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return invalid("read failed: %s: %s", t.show, ioReason(err)), nil
+	}
+
+	rr, release := pooledRuneReader(f)
+	defer release()
+	skipped, err := rr.skip(ctx, offset)
+	if err != nil {
+		return readFailed(ctx, t, err)
+	}
+	var text bytes.Buffer
+	text.Grow(int(min(limit, info.Size()+1)))
+	taken, err := rr.take(limit, &text)
+	if err != nil {
+		return readFailed(ctx, t, err)
+	}
+	end := skipped + taken
+	data := map[string]any{"path": t.show, "offset": offset, "end": end, "total_bytes": info.Size(), "truncated": false}
+
+	if !rr.fill() {
+		if rr.err != nil {
+			return readFailed(ctx, t, rr.err)
+		}
+		data["total_chars"] = end
+		return succeeded(text.String(), data), nil
+	}
+	data["truncated"] = true
+	left := info.Size() - rr.consumed
+	if left <= countAheadBytes {
+		n, complete, err := rr.count(ctx, countAheadBytes)
+		if err != nil {
+			return readFailed(ctx, t, err)
+		}
+		if complete {
+			data["total_chars"] = end + n
+			fmt.Fprintf(&text, "\n...[truncated %d chars]", n)
+			return succeeded(text.String(), data), nil
+		}
+		left = max(info.Size()-rr.consumed, 1) // the file grew while being read
+	}
+	fmt.Fprintf(&text, "\n...[truncated: %d more bytes not read; continue with offset=%d]", max(left, 1), end)
+	return succeeded(text.String(), data), nil
+}
+
+// openRegular opens the regular file t under root. A missing path, one
+// that is not a regular file, or one replaced between the check and the
+// open is an outcome the model sees.
+func openRegular(root *os.Root, t target) (*os.File, effect.Outcome, bool) {
+	before, err := root.Lstat(t.rel)
+	if os.IsNotExist(err) {
+		return nil, invalid("path does not exist: %s", t.show), false
+	}
+	if err != nil {
+		return nil, invalid("read failed: %s: %s", t.show, ioReason(err)), false
+	}
+	if !before.Mode().IsRegular() {
+		return nil, invalid("path is not a file: %s", t.show), false
+	}
+	f, err := root.Open(t.rel)
+	if err != nil {
+		return nil, invalid("read failed: %s: %s", t.show, ioReason(err)), false
+	}
+	after, err := f.Stat()
+	if err != nil || !os.SameFile(before, after) {
+		f.Close()
+		return nil, invalid("read failed: %s: the file changed while it was opened", t.show), false
+	}
+	return f, effect.Outcome{}, true
+}
+
+// readFailed reports a read error after the file was opened; a cancelled
+// call is the caller's error, not the file's.
+func readFailed(ctx context.Context, t target, err error) (effect.Outcome, error) {
+	if ctx.Err() != nil {
+		return effect.Outcome{}, ctx.Err()
+	}
+	out := invalid("read failed: %s: %s", t.show, ioReason(err))
+	out.ExecutionStarted = true
+	return out, nil
+}

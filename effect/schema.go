@@ -1,0 +1,78 @@
+package effect
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// compiledSchemas caches compiled argument schemas by the digest of their
+// canonical JSON. Builtin schemas are the same every turn, so catalog
+// preparation compiles each distinct schema once per process.
+var compiledSchemas sync.Map // [32]byte → *jsonschema.Schema
+
+// compileSchema compiles raw (canonical JSON) as a JSON Schema. References
+// to other documents are refused: a tool schema is self-contained.
+func compileSchema(raw []byte) (*jsonschema.Schema, error) {
+	key := sha256.Sum256(raw)
+	if s, ok := compiledSchemas.Load(key); ok {
+		return s.(*jsonschema.Schema), nil
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(refusingLoader{})
+	const loc = "mem://tool-arguments.json"
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, err
+	}
+	s, err := c.Compile(loc)
+	if err != nil {
+		return nil, err
+	}
+	compiledSchemas.Store(key, s)
+	return s, nil
+}
+
+type refusingLoader struct{}
+
+func (refusingLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("schema reference %s refused: tool schemas must be self-contained", url)
+}
+
+// validateArgs checks args against s and returns "" or one line naming the
+// JSON path and the reason of the first failures.
+func validateArgs(s *jsonschema.Schema, args map[string]any) string {
+	err := s.Validate(args)
+	if err == nil {
+		return ""
+	}
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return err.Error()
+	}
+	var parts []string
+	for _, u := range ve.BasicOutput().Errors {
+		if u.Error == nil {
+			continue
+		}
+		loc := u.InstanceLocation
+		if loc == "" {
+			loc = "/"
+		}
+		parts = append(parts, fmt.Sprintf("at %s: %s", loc, u.Error.String()))
+		if len(parts) == 3 {
+			break
+		}
+	}
+	if len(parts) == 0 {
+		return "arguments do not match the tool schema"
+	}
+	return strings.Join(parts, "; ")
+}

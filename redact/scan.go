@@ -1,0 +1,209 @@
+package redact
+
+import "strings"
+
+// Credentials recognised inside free text. The rules are hand-written
+// scanners anchored on a literal ("://", "--", '=', ':'), not regular
+// expressions: tool output can be a megabyte, and an unanchored
+// case-insensitive regexp costs orders of magnitude more per byte. Each rule
+// is also guarded by a cheap substring test so that ordinary text costs a
+// few comparisons.
+
+// optionNames are the normalised command-option and assignment names of
+// §5.2 (access[-_]?token, api[-_]?key, ...); names ending in a sensitive
+// suffix (github_token, db_password) count as well.
+var optionNames = map[string]bool{
+	"access_token": true, "accesstoken": true, "api_key": true, "apikey": true,
+	"authorization": true, "cookie": true, "credential": true, "password": true,
+	"passwd": true, "private_key": true, "privatekey": true, "secret": true, "token": true,
+}
+
+func optionName(norm string) bool {
+	if optionNames[norm] {
+		return true
+	}
+	for _, s := range sensitiveSuffixes {
+		if strings.HasSuffix(norm, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func scanText(d *discoverer, s string) {
+	if len(s) < MinSecretLen {
+		return
+	}
+	if strings.Contains(s, "://") {
+		scanURLs(d, s)
+	}
+	if strings.Contains(s, "--") {
+		scanOptions(d, s)
+	}
+	if strings.IndexByte(s, '=') >= 0 {
+		scanAssignments(d, s)
+	}
+	if strings.IndexByte(s, ':') >= 0 {
+		if containsFold(s, "authorization") {
+			scanAuthHeaders(d, s)
+		}
+		if containsFold(s, "key") || containsFold(s, "token") {
+			scanSecretHeaders(d, s)
+		}
+		if strings.IndexByte(s, '"') >= 0 {
+			scanJSONFields(d, s)
+		}
+	}
+}
+
+// scanOptions finds --name=value and --name value (same line).
+func scanOptions(d *discoverer, s string) {
+	for from := 0; ; {
+		i := strings.Index(s[from:], "--")
+		if i < 0 {
+			return
+		}
+		i += from
+		from = i + 1
+		j := i + 2
+		if j >= len(s) || !isLetter(s[j]) {
+			continue
+		}
+		for j < len(s) && (isLetter(s[j]) || isDigit(s[j]) || s[j] == '_' || s[j] == '-') {
+			j++
+		}
+		name := s[i+2 : j]
+		k := j
+		if k < len(s) && s[k] == '=' {
+			k++
+		} else {
+			for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+				k++
+			}
+			if k == j {
+				continue
+			}
+		}
+		value, n := optionValue(s[k:])
+		if value == "" || strings.HasPrefix(value, "--") || !optionName(NormalizeField(name)) {
+			continue
+		}
+		from = k + n
+		d.add(value, "COMMAND_SECRET", "command:"+d.path.String())
+	}
+}
+
+// optionValue returns the value at the start of s, a same-line quoted
+// string (without its quotes) or a run up to white space or a quote, and
+// the number of bytes it spans.
+func optionValue(s string) (string, int) {
+	if s == "" {
+		return "", 0
+	}
+	if q := s[0]; q == '"' || q == '\'' {
+		if end := strings.IndexAny(s[1:], string(q)+"\n"); end >= 0 && s[1+end] == q {
+			return s[1 : 1+end], end + 2
+		}
+		return "", 0
+	}
+	end := 0
+	for end < len(s) && !isSpace(s[end]) && s[end] != '"' && s[end] != '\'' {
+		end++
+	}
+	return s[:end], end
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// scanAssignments finds name=value where name is a credential name. It is
+// written by hand because every '=' must be examined, including those a
+// regular expression would have consumed as part of an earlier value
+// ("url=x?token=secret").
+func scanAssignments(d *discoverer, s string) {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '=' {
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == '=' { // ==, a comparison
+			i++
+			continue
+		}
+		j := i
+		for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
+			j--
+		}
+		end := j
+		for j > 0 && isIdentByte(s[j-1]) {
+			j--
+		}
+		if j == end {
+			continue
+		}
+		norm := NormalizeField(s[j:end])
+		if !optionName(norm) {
+			continue
+		}
+		k := i + 1
+		for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+			k++
+		}
+		value := assignedValue(s[k:])
+		if isAuthField(norm) {
+			if authSchemes[strings.ToLower(value)] {
+				// "authorization=Bearer xyz": the credential is the next word.
+				value = assignedValue(strings.TrimLeft(s[k+len(value):], " \t"))
+			} else {
+				value = authCredential(value) // a quoted "Bearer xyz"
+			}
+		}
+		d.add(value, strings.ToUpper(norm), "assignment:"+d.path.String())
+	}
+}
+
+func isIdentByte(c byte) bool {
+	return isLetter(c) || isDigit(c) || c == '_' || c == '-' || c == '.'
+}
+
+// assignedValue returns the value at the start of s: the contents of a
+// quoted string, or everything up to white space, '&' or a delimiter.
+func assignedValue(s string) string {
+	if s == "" {
+		return ""
+	}
+	if q := s[0]; q == '"' || q == '\'' {
+		if end := strings.IndexByte(s[1:], q); end >= 0 {
+			return s[1 : 1+end]
+		}
+		s = s[1:]
+	}
+	end := strings.IndexAny(s, " \t\r\n&\"'`,;<>)]}")
+	if end < 0 {
+		return s
+	}
+	return s[:end]
+}
+
+// containsFold reports whether s contains the lower-case ASCII word sub,
+// ignoring ASCII case.
+func containsFold(s, sub string) bool { return indexFold(s, sub) >= 0 }
+
+// indexFold is strings.Index ignoring ASCII case; sub must be lower case.
+// It does not allocate.
+func indexFold(s, sub string) int {
+	n := len(sub)
+	for i := 0; i+n <= len(s); i++ {
+		if s[i]|0x20 != sub[0] {
+			continue
+		}
+		j := 1
+		for j < n && s[i+j]|0x20 == sub[j] {
+			j++
+		}
+		if j == n {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,202 @@
+package redact
+
+import (
+	"strconv"
+	"strings"
+)
+
+// authSchemes are words that start an Authorization value without being
+// the credential.
+var authSchemes = map[string]bool{
+	"basic": true, "bearer": true, "digest": true, "token": true, "negotiate": true,
+	"ntlm": true, "hoba": true, "mutual": true, "dpop": true, "oauth": true, "apikey": true,
+	"api-key": true, "key": true, "bot": true, "jwt": true, "aws": true, "aws4-hmac-sha256": true,
+	"sharedkey": true, "sharedaccesssignature": true, "googlelogin": true, "splunk": true,
+}
+
+// scanAuthHeaders finds "(Proxy-)Authorization: [scheme ]credential",
+// also with the name quoted as in JSON text.
+func scanAuthHeaders(d *discoverer, s string) {
+	const name = "authorization"
+	for from := 0; ; {
+		i := indexFold(s[from:], name)
+		if i < 0 {
+			return
+		}
+		i += from
+		from = i + len(name)
+		if i > 0 && isWordByte(s[i-1]) {
+			continue
+		}
+		k, ok := headerColon(s, from)
+		if !ok {
+			continue
+		}
+		if k < len(s) && (s[k] == '"' || s[k] == '\'') {
+			k++
+		}
+		first := headerWord(s[k:])
+		if first == "" {
+			continue
+		}
+		k += len(first)
+		j := k
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+			j++
+		}
+		second := ""
+		if j > k {
+			second = headerWord(s[j:])
+		}
+		source := "header:" + d.path.String()
+		switch {
+		case authSchemes[strings.ToLower(first)]:
+			d.add(second, "AUTHORIZATION", source)
+		case second != "":
+			// An unknown first word may be a scheme or the credential
+			// itself; both are recorded rather than guessing.
+			d.add(first, "AUTHORIZATION", source)
+			d.add(second, "AUTHORIZATION", source)
+		default:
+			d.add(first, "AUTHORIZATION", source)
+		}
+	}
+}
+
+// headerColon accepts an optional closing quote, blanks, ':' and blanks
+// at s[k:], returning the offset after them.
+func headerColon(s string, k int) (int, bool) {
+	if k < len(s) && (s[k] == '"' || s[k] == '\'') {
+		k++
+	}
+	for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+		k++
+	}
+	if k >= len(s) || s[k] != ':' {
+		return 0, false
+	}
+	k++
+	for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+		k++
+	}
+	return k, true
+}
+
+// headerWord returns the run at the start of s up to white space, a quote,
+// ',' or ';'.
+func headerWord(s string) string {
+	end := 0
+	for end < len(s) && !isSpace(s[end]) && s[end] != '"' && s[end] != '\'' && s[end] != ',' && s[end] != ';' {
+		end++
+	}
+	return s[:end]
+}
+
+// secretHeaders are header names whose value is a credential.
+var secretHeaders = map[string]bool{
+	"x-api-key": true, "x-goog-api-key": true, "api-key": true, "apikey": true,
+	"x-api-token": true, "x-auth-token": true, "x-access-token": true,
+}
+
+// scanSecretHeaders finds "x-api-key: value" and the other secretHeaders,
+// also with the name quoted as in JSON text.
+func scanSecretHeaders(d *discoverer, s string) {
+	for i := 0; i < len(s); i++ {
+		if s[i] != ':' {
+			continue
+		}
+		j := i
+		for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
+			j--
+		}
+		if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') {
+			j--
+		}
+		end := j
+		for j > 0 && (isWordByte(s[j-1]) || s[j-1] == '-') {
+			j--
+		}
+		if end-j < 6 || end-j > 14 || !secretHeaders[strings.ToLower(s[j:end])] {
+			continue
+		}
+		k := i + 1
+		for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+			k++
+		}
+		var value string
+		if k < len(s) && (s[k] == '"' || s[k] == '\'') {
+			value, _ = optionValue(s[k:])
+		} else {
+			value = headerWord(s[k:])
+		}
+		d.add(value, "SECRET_HEADER", "header:"+d.path.String())
+	}
+}
+
+// scanJSONFields finds "field": "value" pairs with a sensitive field name
+// inside text that carries JSON (a tool's content, a response body).
+func scanJSONFields(d *discoverer, s string) {
+	for i := 0; i < len(s); i++ {
+		if s[i] != ':' {
+			continue
+		}
+		j := i
+		for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
+			j--
+		}
+		if j == 0 || s[j-1] != '"' {
+			continue
+		}
+		end := j - 1
+		start := end
+		for start > 0 && end-start < 64 && isJSONKeyByte(s[start-1]) {
+			start--
+		}
+		if start == end || start == 0 || s[start-1] != '"' {
+			continue
+		}
+		norm := NormalizeField(s[start:end])
+		if !sensitiveNormalized(norm) {
+			continue
+		}
+		k := i + 1
+		for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+			k++
+		}
+		raw, ok := jsonStringBody(s[k:])
+		if !ok {
+			continue
+		}
+		if isAuthField(norm) {
+			raw = authCredential(raw)
+		}
+		name, source := strings.ToUpper(norm), "json:"+d.path.String()
+		if dec, err := strconv.Unquote(`"` + raw + `"`); err == nil && dec != raw {
+			d.add(dec, name, source)
+		}
+		d.add(raw, name, source)
+	}
+}
+
+func isJSONKeyByte(c byte) bool {
+	return isWordByte(c) || c == '.' || c == ' ' || c == '-'
+}
+
+// jsonStringBody returns the still-escaped contents of the JSON string
+// literal at the start of s, which must close on the same line.
+func jsonStringBody(s string) (string, bool) {
+	if s == "" || s[0] != '"' {
+		return "", false
+	}
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '\n':
+			return "", false
+		case '"':
+			return s[1:i], i > 1
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,111 @@
+package redact
+
+import (
+	"errors"
+	"io"
+	"sync"
+)
+
+// ErrStreamClosed is returned by Write after Close.
+var ErrStreamClosed = errors.New("redact: write to closed stream")
+
+// ReplaceAll returns s with every occurrence of a replacement key replaced
+// by its value (value → marker, e.g. "s3cr3t" → "<redacted:TOKEN>"). At each
+// position the leftmost match wins and, among matches starting there, the
+// longest; replaced text is never searched again. Empty keys are ignored.
+// Only exact values are caught: an encoded or transformed secret is not.
+func ReplaceAll(s string, replacements map[string]string) string {
+	return newMatcher(replacements).replaceString(s)
+}
+
+// Stream is an io.WriteCloser that replaces exact values in everything
+// written through it before passing it on, whatever the chunking: it holds
+// back a tail shorter than the longest value until the next Write shows
+// whether a value continues across the boundary. The bytes it forwards are
+// exactly ReplaceAll of the concatenated input. Close flushes the tail; it
+// does not close the underlying writer, which stays the caller's.
+//
+// A Stream is safe for concurrent use; concurrent writes are serialised in
+// an unspecified order. After the underlying writer fails, every Write and
+// Close returns that error.
+type Stream struct {
+	mu      sync.Mutex // guards everything below
+	w       io.Writer
+	m       *matcher
+	pending []byte
+	out     []byte
+	err     error
+	closed  bool
+}
+
+// NewStream returns a Stream writing to w with replacements value → marker.
+func NewStream(w io.Writer, replacements map[string]string) *Stream {
+	return &Stream{w: w, m: newMatcher(replacements)}
+}
+
+// Write replaces what can be decided and forwards it; it holds back at most
+// maxlen−1 bytes. It reports len(p) unless the underlying writer fails.
+func (s *Stream) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return 0, s.err
+	}
+	if s.closed {
+		return 0, ErrStreamClosed
+	}
+	if len(s.m.vals) == 0 {
+		return s.forward(p, len(p))
+	}
+	s.pending = append(s.pending, p...)
+	// A match may start only where the whole longest value fits.
+	limit := len(s.pending) - s.m.maxLen + 1
+	if limit <= 0 {
+		return len(p), nil
+	}
+	if err := s.flush(limit); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Close flushes the held-back tail. Closing twice is harmless.
+func (s *Stream) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.flush(len(s.pending))
+}
+
+func (s *Stream) flush(limit int) error {
+	var done int
+	s.out, done = s.m.scan(s.out[:0], string(s.pending), limit)
+	n := copy(s.pending, s.pending[done:])
+	s.pending = s.pending[:n]
+	if len(s.out) == 0 {
+		return nil
+	}
+	_, err := s.forward(s.out, 0)
+	return err
+}
+
+func (s *Stream) forward(b []byte, n int) (int, error) {
+	if len(b) == 0 {
+		return n, nil
+	}
+	w, err := s.w.Write(b)
+	if err == nil && w < len(b) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		s.err = err
+		return 0, err
+	}
+	return n, nil
+}
