@@ -43,8 +43,8 @@ func coldRows(ctx context.Context, bin, dir string, c counts) ([]row, error) {
 		}
 		walls, cpus = append(walls, r.wall), append(cpus, r.cpu)
 	}
-	// The CPU time (user + system) barely moves with the load of a shared
-	// machine, unlike the wall time, which is what the target is about.
+	// The CPU time (user + system) moves less with the load of a shared
+	// machine than the wall time, which is what the target is about.
 	return append(timedRows(figCold, walls, coldTarget),
 		row{figure: figCold + ", CPU time (user+sys), median", value: ms(summarize(cpus).median)}), nil
 }

@@ -30,7 +30,7 @@
 //     pays for opening the store, the lease, reconciliation, loading the
 //     core and one turn. Runs must exit 0 and print "[fake] hello". The
 //     median CPU time (user + system) of the runs is reported beside the
-//     wall times: on a shared machine it moves far less than they do.
+//     wall times: on a shared machine it moves less than they do.
 //  3. Append throughput ratio (target: ≥ 0.5). store.MeasureAppendRatio
 //     writes batches of store.BenchBatchSize events through Append
 //     (idempotency key, events and projections in one transaction) and the

@@ -45,6 +45,7 @@ type Host struct {
 
 	lease    *store.Host
 	catalogs catalogs
+	logFile  *os.File // nil when the caller passed its own Logger
 }
 
 // Open initialises the home if needed, opens the store, takes this process's
@@ -55,9 +56,6 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	dir, err := filepath.Abs(opts.Home)
 	if err != nil {
@@ -70,12 +68,21 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if h.Config, err = LoadConfig(h.Home.ConfigPath()); err != nil {
 		return nil, err
 	}
+	provs := &providers{cfg: h.Config.Providers, fakeScript: opts.FakeScript, getenv: opts.Getenv}
+	if opts.Logger == nil {
+		if opts.Logger, h.logFile, err = openLog(h.Home, provs.Secrets); err != nil {
+			return nil, err
+		}
+	}
 	global, err := core.LoadGlobal(filepath.Join(h.Home.AgentsDir(), "agent.yaml"))
 	if err != nil {
+		h.closeLog()
 		return nil, err
 	}
+	provs.fallback = fallbackModel{provider: global.Model.Provider, model: global.Model.ModelName}
 
 	if h.Store, err = store.Open(ctx, h.Home.DBPath(), store.Options{Logger: opts.Logger, ProcessAlive: process.Alive}); err != nil {
+		h.closeLog()
 		return nil, err
 	}
 	if err := h.startLease(ctx); err != nil {
@@ -99,12 +106,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		Router:     h.Router,
 		Slots:      slot.NewRuntime(interp, slot.Options{}),
 		Cores:      coreLoader{home: h.Home},
-		Providers: &providers{
-			cfg:        h.Config.Providers,
-			fallback:   fallbackModel{provider: global.Model.Provider, model: global.Model.ModelName},
-			fakeScript: opts.FakeScript,
-			getenv:     opts.Getenv,
-		},
+		Providers:  provs,
 		Catalogs: h.catalogs,
 		Effects:  effect.NewRuntime(effect.Options{Approvals: h.Approvals}),
 		HostID:   h.lease.ID(),
@@ -159,7 +161,15 @@ func (h *Host) closeStore(ctx context.Context) error {
 		errs = append(errs, h.lease.Close(cctx))
 	}
 	errs = append(errs, h.Store.Close())
+	h.closeLog()
 	return errors.Join(errs...)
+}
+
+func (h *Host) closeLog() {
+	if h.logFile != nil {
+		h.logFile.Close()
+		h.logFile = nil
+	}
 }
 
 // LoadCore loads and pins a core of the home.

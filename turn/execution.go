@@ -180,6 +180,11 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 	if err := x.d.Sessions.FinishTurn(fctx, turnID, res.Outcome, errInfo); err != nil {
 		return res, err
 	}
+	attrs := []any{"session_id", sess.ID, "turn_id", turnID, "core_revision", snap.Revision, "outcome", res.Outcome, "tool_calls", len(res.ToolCalls)}
+	if res.Error != nil {
+		attrs = append(attrs, "error", res.Error.Message)
+	}
+	x.d.Logger.Info("turn finished", attrs...)
 	return res, nil
 }
 

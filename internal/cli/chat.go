@@ -159,6 +159,7 @@ func (c *chat) command(ctx context.Context, line string) (bool, error) {
 	case "/help":
 		fmt.Fprintln(c.streams.Out, chatHelp)
 	case "/new":
+		c.forget(c.sessionID)
 		c.newSession, c.sessionID = true, ""
 		fmt.Fprintln(c.streams.Out, "(the next message starts a fresh session)")
 	case "/resume":
@@ -167,6 +168,9 @@ func (c *chat) command(ctx context.Context, line string) (bool, error) {
 		}
 		if _, err := c.h.Sessions.Get(ctx, demiurge.OperatorScope(""), fields[1]); err != nil {
 			return false, err
+		}
+		if fields[1] != c.sessionID {
+			c.forget(c.sessionID)
 		}
 		c.newSession, c.sessionID = false, fields[1]
 		fmt.Fprintf(c.streams.Out, "(resumed %s)\n", fields[1])
@@ -180,4 +184,12 @@ func (c *chat) command(ctx context.Context, line string) (bool, error) {
 		return false, demiurge.Errorf(demiurge.EINVALID, "unknown command: %s (%s)", fields[0], chatHelp)
 	}
 	return false, nil
+}
+
+// forget drops the session grants of a session the chat leaves: "always
+// allow for this session" never outlives the operator's use of it.
+func (c *chat) forget(sessionID string) {
+	if sessionID != "" {
+		c.h.Approvals.InvalidateSession(sessionID)
+	}
 }
