@@ -107,10 +107,10 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		Slots:      slot.NewRuntime(interp, slot.Options{}),
 		Cores:      coreLoader{home: h.Home},
 		Providers:  provs,
-		Catalogs: h.catalogs,
-		Effects:  effect.NewRuntime(effect.Options{Approvals: h.Approvals}),
-		HostID:   h.lease.ID(),
-		Logger:   opts.Logger,
+		Catalogs:   h.catalogs,
+		Effects:    effect.NewRuntime(effect.Options{Approvals: h.Approvals}),
+		HostID:     h.lease.ID(),
+		Logger:     opts.Logger,
 	})
 	return h, nil
 }
