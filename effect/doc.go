@@ -3,22 +3,40 @@
 //
 // # Catalog
 //
-// A Catalog is prepared once per turn, after admission, from the entries the
-// composition root registers (builtin toolsets, authored tools, later MCP).
-// It is immutable: provider definitions, tools_list and dispatch all read the
-// same *Entry values, and dispatch never looks a name up again once a request
-// is bound. Two sources defining one name fail preparation with an error
-// naming both provenances; no source silently wins.
+// Prepare resolves a turn's catalog once, after admission, from the entries
+// the composition root registers (builtin toolsets, authored tools, later
+// MCP): tools.metadata overrides (tightening-only for builtins), the core and
+// global approval configuration folded in (it can only make a policy
+// stricter), disabled entries dropped, argument schemas compiled. The
+// Catalog is immutable: provider definitions, tools_list and dispatch all
+// read the same *Entry values, and dispatch never looks a name up again once
+// a request is bound. Two sources defining one name fail preparation with an
+// error naming both provenances; no source silently wins.
 //
 // # Dispatch
 //
-// Execute runs a bound request: capability check against the turn's pinned
-// grants, approval policy (a "deny" policy or an unanswered "prompt" never lets
-// the adapter run), then the adapter under a deadline and the caller's
-// cancellation. Failures the model should see are results, never Go errors.
+// Execute runs a bound request in a fixed order: binding, argument schema
+// (an invalid call names the JSON path), capability against the turn's
+// pinned grants, the adapter's pure Host checks (Prechecker), approval
+// (ApprovalRuntime), the adapter under a deadline and the caller's
+// cancellation, then redaction into five views (model, operator, event,
+// durable, debug). A denial, a timeout or an unanswered prompt never lets
+// the adapter run. Failures the model should see are results, never Go
+// errors; statuses are succeeded, denied, invalid, not_found, failed,
+// timed_out and cancelled.
+//
+// # Approvals
+//
+// ApprovalRuntime decides prompts: policy deny and auto are answered without
+// asking; a live "always allow for this session" grant answers when its
+// whole identity matches (principal, session, core revision, capability
+// snapshot, effective policy, entry, rule key); otherwise the operator is
+// asked once for all identical concurrent questions. Grants expire after 8 h
+// and are dropped when the session is left, the principal revoked, the core
+// promoted or rolled back, and at shutdown.
 //
 // # Concurrency
 //
-// A Catalog is safe for concurrent reads. Execute may be called from several
-// goroutines; adapters document their own concurrency.
+// A Catalog is safe for concurrent reads. Execute and ApprovalRuntime are
+// safe for concurrent use; adapters document their own concurrency.
 package effect
