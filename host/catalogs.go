@@ -58,7 +58,7 @@ func overrides(md map[string]core.ToolMetadata) map[string]policy.Override {
 
 // builtinDeps is what the builtin tools need of this Host.
 func (h *Host) builtinDeps() builtin.Deps {
-	loader := coreLoader{home: h.Home}
+	loader := h.cores
 	return builtin.Deps{
 		Home:     h.Home.Dir,
 		Sessions: h.Sessions,

@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/core"
@@ -19,9 +21,28 @@ import (
 // revision a turn runs: the content digest of the core's files, read before
 // and after loading; if they differ the load is retried (at most three
 // times), so a turn never runs a half-edited core.
-type coreLoader struct{ home Home }
+//
+// A loaded core is kept with the stat fingerprint of its files (path, size,
+// mode, modification time); while the fingerprint is unchanged the next turn
+// reuses the parsed core and its digest instead of reading every file again.
+// Cached cores are shared read-only.
+type coreLoader struct {
+	home Home
 
-func (l coreLoader) Load(ctx context.Context, coreID string) (turn.Snapshot, error) {
+	mu    sync.Mutex // guards cache
+	cache map[string]cachedCore
+}
+
+type cachedCore struct {
+	stat string
+	snap turn.Snapshot
+}
+
+func newCoreLoader(home Home) *coreLoader {
+	return &coreLoader{home: home, cache: map[string]cachedCore{}}
+}
+
+func (l *coreLoader) Load(ctx context.Context, coreID string) (turn.Snapshot, error) {
 	if err := validCoreID(coreID); err != nil {
 		return turn.Snapshot{}, err
 	}
@@ -29,6 +50,29 @@ func (l coreLoader) Load(ctx context.Context, coreID string) (turn.Snapshot, err
 	if _, err := os.Stat(filepath.Join(dir, "agent.yaml")); err != nil {
 		return turn.Snapshot{}, demiurge.Errorf(demiurge.ECONFIG, "unknown core %q: %s has no agent.yaml", coreID, dir)
 	}
+	stat, err := statDir(dir)
+	if err != nil {
+		return turn.Snapshot{}, err
+	}
+	l.mu.Lock()
+	c, ok := l.cache[coreID]
+	l.mu.Unlock()
+	if ok && c.stat == stat {
+		return c.snap, nil
+	}
+	snap, err := l.load(ctx, dir)
+	if err != nil {
+		return snap, err
+	}
+	if after, err := statDir(dir); err == nil && after == stat {
+		l.mu.Lock()
+		l.cache[coreID] = cachedCore{stat: stat, snap: snap}
+		l.mu.Unlock()
+	}
+	return snap, nil
+}
+
+func (l *coreLoader) load(ctx context.Context, dir string) (turn.Snapshot, error) {
 	for range 3 {
 		before, err := digestDir(dir)
 		if err != nil {
@@ -50,6 +94,27 @@ func (l coreLoader) Load(ctx context.Context, coreID string) (turn.Snapshot, err
 		}
 	}
 	return turn.Snapshot{}, demiurge.Errorf(demiurge.ECONFLICT, "active core changed repeatedly during turn admission")
+}
+
+// statDir fingerprints the metadata of every entry under dir.
+func statDir(dir string) (string, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(h, "%s\x00%d\x00%o\x00%d\x00", filepath.ToSlash(rel), info.Size(), info.Mode(), info.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		return "", demiurge.WrapError(demiurge.ECONFIG, err, "read core %s: %v", dir, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func validCoreID(id string) error {

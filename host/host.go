@@ -46,6 +46,7 @@ type Host struct {
 	lease    *store.Host
 	catalogs catalogs
 	logFile  *os.File // nil when the caller passed its own Logger
+	cores    *coreLoader
 }
 
 // Open initialises the home if needed, opens the store, takes this process's
@@ -65,6 +66,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		return nil, err
 	}
 	h := &Host{Home: Home{Dir: dir}}
+	h.cores = newCoreLoader(h.Home)
 	if h.Config, err = LoadConfig(h.Home.ConfigPath()); err != nil {
 		return nil, err
 	}
@@ -105,7 +107,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		Deliveries: delivery.NewRuntime(h.Store, h.Router, delivery.Options{}),
 		Router:     h.Router,
 		Slots:      slot.NewRuntime(interp, slot.Options{}),
-		Cores:      coreLoader{home: h.Home},
+		Cores:      h.cores,
 		Providers:  provs,
 		Catalogs:   h.catalogs,
 		Effects:    effect.NewRuntime(effect.Options{Approvals: h.Approvals}),
@@ -174,7 +176,7 @@ func (h *Host) closeLog() {
 
 // LoadCore loads and pins a core of the home.
 func (h *Host) LoadCore(ctx context.Context, coreID string) (turn.Snapshot, error) {
-	return coreLoader{home: h.Home}.Load(ctx, coreID)
+	return h.cores.Load(ctx, coreID)
 }
 
 // Catalog prepares the catalog a turn of coreID would see now.
