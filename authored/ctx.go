@@ -29,30 +29,8 @@ func (a *adapter) ctxValue(tc effect.TurnContext, res *result) *starlark.Object 
 // turn's pinned grants for the tool path or by the tool's own tool.yaml list.
 // With neither, every check fails closed.
 func (a *adapter) capabilityObject(tc effect.TurnContext) *starlark.Object {
-	can := func(c string) bool {
-		if c == "" {
-			return false
-		}
+	return starlark.CapabilityObject(a.relPath, func(c string) bool {
 		return tc.Grants.Can(c, a.relPath) || a.declared.Can(c, a.relPath)
-	}
-	return starlark.NewObject("ctx.capability", sl.StringDict{
-		"can": sl.NewBuiltin("can", func(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.Tuple) (sl.Value, error) {
-			var c string
-			if err := sl.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &c); err != nil {
-				return nil, err
-			}
-			return sl.Bool(can(c)), nil
-		}),
-		"require": sl.NewBuiltin("require", func(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.Tuple) (sl.Value, error) {
-			var c string
-			if err := sl.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &c); err != nil {
-				return nil, err
-			}
-			if !can(c) {
-				return nil, demiurge.Errorf(demiurge.EUNAUTHORIZED, "capability denied: %s for %s", c, a.relPath)
-			}
-			return sl.None, nil
-		}),
 	})
 }
 

@@ -31,9 +31,9 @@ func readFile(d Deps) effect.Definition {
 		Risk:           "low",
 		Capability:     "fs.read",
 		ApprovalPolicy: effect.ApprovalAuto,
-		Adapter: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+		Adapter: pathTool{deps: d, op: opRead, arg: "path", def: "", action: "fs.read", AdapterFunc: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
 			return runReadFile(ctx, inv, d)
-		}),
+		})},
 	}
 }
 

@@ -31,9 +31,9 @@ func writeFile(d Deps) effect.Definition {
 		Risk:           "medium",
 		Capability:     "fs.write",
 		ApprovalPolicy: effect.ApprovalPrompt,
-		Adapter: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+		Adapter: pathTool{deps: d, op: opWrite, arg: "path", def: "", action: "fs.write", AdapterFunc: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
 			return runWriteFile(ctx, inv, d)
-		}),
+		})},
 	}
 }
 

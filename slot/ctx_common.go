@@ -47,30 +47,8 @@ func metadataValue(what string, m map[string]any) (sl.Value, error) {
 // list; with neither, every check fails closed.
 func capabilityObject(caps CapabilityChecker, s Spec) *starlark.Object {
 	declared := policy.NewGrants(nil, map[string][]string{s.RelPath: s.Capabilities})
-	can := func(c string) bool {
-		if c == "" {
-			return false
-		}
+	return starlark.CapabilityObject(s.RelPath, func(c string) bool {
 		return declared.Can(c, s.RelPath) || (caps != nil && caps.Can(c, s.RelPath))
-	}
-	return starlark.NewObject("ctx.capability", sl.StringDict{
-		"can": sl.NewBuiltin("can", func(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.Tuple) (sl.Value, error) {
-			var c string
-			if err := sl.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &c); err != nil {
-				return nil, err
-			}
-			return sl.Bool(can(c)), nil
-		}),
-		"require": sl.NewBuiltin("require", func(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.Tuple) (sl.Value, error) {
-			var c string
-			if err := sl.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &c); err != nil {
-				return nil, err
-			}
-			if !can(c) {
-				return nil, demiurge.Errorf(demiurge.EUNAUTHORIZED, "capability denied: %s for %s", c, s.RelPath)
-			}
-			return sl.None, nil
-		}),
 	})
 }
 
