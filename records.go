@@ -18,6 +18,8 @@ type Session struct {
 	Title           string
 	Preview         string
 	MessageCount    int
+	// MessageEdits counts message.updated edits of the session's messages.
+	MessageEdits int64
 	CoreRevision    string
 	Metadata        map[string]any
 	// BootstrapContext is the bootstrap snapshot; BootstrapInitialized reports

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"slices"
 
 	"github.com/demiurge/demiurge"
 )
@@ -57,13 +58,26 @@ func (r *Runtime) History(ctx context.Context, sessionID string, limit int) ([]d
 		limit = DefaultHistoryLimit
 	}
 	limit = min(limit, MaxHistoryLimit)
-	return r.st.RecentMessages(ctx, sessionID, demiurge.MessageFilter{
+	filter := demiurge.MessageFilter{
 		Limit:            limit,
 		AfterSeq:         s.CompactedUntilSeq,
 		ModelVisibleOnly: true,
 		Kind:             "message",
 		Roles:            historyRoles,
-	})
+	}
+	w, ok := r.history.get(s, limit)
+	if ok {
+		filter.AfterSeq = max(filter.AfterSeq, w.lastSeq)
+	} else {
+		w = historyWindow{limit: limit, cutoff: s.CompactedUntilSeq, edits: s.MessageEdits, lastSeq: s.CompactedUntilSeq}
+	}
+	fresh, err := r.st.RecentMessages(ctx, sessionID, filter)
+	if err != nil {
+		return nil, err
+	}
+	w = w.extend(fresh)
+	r.history.put(sessionID, w)
+	return slices.Clone(w.msgs), nil
 }
 
 // Transcript returns the newest limit messages of a session of every kind

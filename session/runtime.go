@@ -36,9 +36,10 @@ type Options struct {
 // write goes to the store, so several Runtimes (and Host processes) may share
 // one database. It is safe for concurrent use.
 type Runtime struct {
-	st  Store
-	now func() time.Time
-	log *slog.Logger
+	st      Store
+	now     func() time.Time
+	log     *slog.Logger
+	history historyCache
 }
 
 // NewRuntime returns a Runtime over st.

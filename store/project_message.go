@@ -152,8 +152,9 @@ func previewText(text string) string {
 }
 
 // projectMessageUpdated replaces a message's content (and visibility when
-// given). Derived session fields are left as they are: an edit does not
-// change which message is newest.
+// given) and counts the edit on the session (message_edits). Other derived
+// session fields are left as they are: an edit does not change which
+// message is newest.
 func projectMessageUpdated(t *wtx, e *demiurge.Event, p payload) error {
 	var contentJSON, kind, modelVisible any
 	if c := p.obj("content"); c != nil {
@@ -170,6 +171,13 @@ func projectMessageUpdated(t *wtx, e *demiurge.Event, p payload) error {
 	if v, ok := messageVisibility(p); ok {
 		visibility = v
 	}
-	_, err := t.exec(sqlMessageUpdate, contentJSON, kind, modelVisible, visibility, e.AggregateID)
+	if _, err := t.exec(sqlMessageUpdate, contentJSON, kind, modelVisible, visibility, e.AggregateID); err != nil {
+		return err
+	}
+	_, err := t.exec(sqlSessionMessageEdited, e.AggregateID)
 	return err
 }
+
+// sqlSessionMessageEdited counts an edit on the message's session.
+var sqlSessionMessageEdited = prep(`UPDATE sessions SET message_edits = message_edits + 1
+  WHERE session_id = (SELECT session_id FROM messages WHERE message_id = ?)`)

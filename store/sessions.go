@@ -16,7 +16,7 @@ const maxLookupIDRunes = 256
 const auditTimeout = 5 * time.Second
 
 const sessionSelect = `SELECT s.session_id, s.core_id, s.status, s.channel, s.target_json, s.title, s.preview,
-  s.message_count, s.created_at, s.updated_at, o.owner_kind, o.principal_id, o.channel, o.conversation_key,
+  s.message_count, s.message_edits, s.created_at, s.updated_at, o.owner_kind, o.principal_id, o.channel, o.conversation_key,
   o.origin_session_id, o.origin_turn_id
   FROM sessions s LEFT JOIN session_owners o ON o.session_id = s.session_id`
 
@@ -186,7 +186,7 @@ func scanSession(r scanner) (demiurge.Session, error) {
 	var s demiurge.Session
 	var channel, title, preview, kind, principal, oChannel, oKey, oSession, oTurn ns
 	var target, created, updated string
-	if err := r.Scan(&s.ID, &s.CoreID, &s.Status, &channel, &target, &title, &preview, &s.MessageCount,
+	if err := r.Scan(&s.ID, &s.CoreID, &s.Status, &channel, &target, &title, &preview, &s.MessageCount, &s.MessageEdits,
 		&created, &updated, &kind, &principal, &oChannel, &oKey, &oSession, &oTurn); err != nil {
 		return s, err
 	}
