@@ -20,8 +20,8 @@ type Session struct {
 	MessageCount    int
 	// MessageEdits counts message.updated edits of the session's messages.
 	MessageEdits int64
-	CoreRevision    string
-	Metadata        map[string]any
+	CoreRevision string
+	Metadata     map[string]any
 	// BootstrapContext is the bootstrap snapshot; BootstrapInitialized reports
 	// whether the bootstrap phase has run for this session.
 	BootstrapContext     string
