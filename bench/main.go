@@ -76,6 +76,9 @@ func run(ctx context.Context, c counts, stdout, stderr io.Writer) int {
 		{figCold, withBinary(func(bin string) ([]row, error) { return coldRows(ctx, bin, dir("cold"), c) })},
 		{figAppend, func() ([]row, error) { return appendRows(ctx, dir("append"), c) }},
 		{figMemory, withBinary(func(bin string) ([]row, error) { return memoryRows(ctx, bin, dir("chat"), c) })},
+		{figCatalog, func() ([]row, error) { return catalogRows(dir("catalog"), c) }},
+		{figDispatch, func() ([]row, error) { return dispatchRows(c) }},
+		{figReadFile, func() ([]row, error) { return fileRows(dir("files"), c) }},
 	}
 	var rows []row
 	failed := false

@@ -15,6 +15,11 @@ const (
 	figCold   = "cold `demiurge run` process"
 	figAppend = "Append vs raw INSERT throughput"
 	figMemory = "idle RSS of `demiurge chat`"
+
+	figCatalog  = "catalog preparation, 200 authored tools"
+	figDispatch = "dispatch of a no-op builtin"
+	figReadFile = "read_file, 20,000-char window of a 1 GiB file"
+	figSearch   = "search_files over 1 GiB"
 )
 
 // verdict is the ok column of a row.
