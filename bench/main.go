@@ -48,6 +48,17 @@ func main() {
 	os.Exit(code)
 }
 
+// inProcess runs a measurement that does not watch ctx itself, unless the
+// run was already cancelled.
+func inProcess(ctx context.Context, measure func() ([]row, error)) func() ([]row, error) {
+	return func() ([]row, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return measure()
+	}
+}
+
 // run measures every figure, prints the table and returns the exit code:
 // 0 when every figure was measured (met or missed), 1 when one failed.
 func run(ctx context.Context, c counts, stdout, stderr io.Writer) int {
@@ -76,9 +87,9 @@ func run(ctx context.Context, c counts, stdout, stderr io.Writer) int {
 		{figCold, withBinary(func(bin string) ([]row, error) { return coldRows(ctx, bin, dir("cold"), c) })},
 		{figAppend, func() ([]row, error) { return appendRows(ctx, dir("append"), c) }},
 		{figMemory, withBinary(func(bin string) ([]row, error) { return memoryRows(ctx, bin, dir("chat"), c) })},
-		{figCatalog, func() ([]row, error) { return catalogRows(dir("catalog"), c) }},
-		{figDispatch, func() ([]row, error) { return dispatchRows(c) }},
-		{figReadFile, func() ([]row, error) { return fileRows(dir("files"), c) }},
+		{figCatalog, inProcess(ctx, func() ([]row, error) { return catalogRows(dir("catalog"), c) })},
+		{figDispatch, inProcess(ctx, func() ([]row, error) { return dispatchRows(c) })},
+		{figReadFile, inProcess(ctx, func() ([]row, error) { return fileRows(dir("files"), c) })},
 	}
 	var rows []row
 	failed := false

@@ -21,7 +21,8 @@ func TestRunMeasuresEveryFigure(t *testing.T) {
 		t.Fatalf("run exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	}
 	table := out.String()
-	for _, fig := range []string{figTurn + ", median", figCold + ", median", figAppend + ", ratio", figMemory + ", VmRSS"} {
+	for _, fig := range []string{figTurn + ", median", figCold + ", median", figAppend + ", ratio", figMemory + ", VmRSS",
+		figCatalog + ", median", figDispatch + ", median", figReadFile + ", median", figReadFile + ", peak RSS growth", figSearch + ", peak RSS growth"} {
 		line := ""
 		for _, l := range strings.Split(table, "\n") {
 			if strings.HasPrefix(l, "| "+fig+" |") {
@@ -51,7 +52,7 @@ func TestRunFailsOnCancelledContext(t *testing.T) {
 	if code := run(ctx, countsFor(true, 1), &out, &errb); code != 1 {
 		t.Fatalf("run exit %d, want 1\nstdout:\n%s", code, out.String())
 	}
-	if got := strings.Count(out.String(), "| FAIL |"); got != 4 {
-		t.Fatalf("%d FAIL rows, want 4:\n%s", got, out.String())
+	if got := strings.Count(out.String(), "| FAIL |"); got != 7 {
+		t.Fatalf("%d FAIL rows, want 7:\n%s", got, out.String())
 	}
 }
