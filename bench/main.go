@@ -90,6 +90,9 @@ func run(ctx context.Context, c counts, stdout, stderr io.Writer) int {
 		{figCatalog, inProcess(ctx, func() ([]row, error) { return catalogRows(dir("catalog"), c) })},
 		{figDispatch, inProcess(ctx, func() ([]row, error) { return dispatchRows(c) })},
 		{figReadFile, inProcess(ctx, func() ([]row, error) { return fileRows(dir("files"), c) })},
+		{figDrain, inProcess(ctx, func() ([]row, error) { return drainRows(ctx, dir("drain")) })},
+		{figKill, inProcess(ctx, func() ([]row, error) { return killRows(ctx, c) })},
+		{figURL, inProcess(ctx, func() ([]row, error) { return urlRows(c) })},
 	}
 	var rows []row
 	failed := false

@@ -22,7 +22,8 @@ func TestRunMeasuresEveryFigure(t *testing.T) {
 	}
 	table := out.String()
 	for _, fig := range []string{figTurn + ", median", figCold + ", median", figAppend + ", ratio", figMemory + ", VmRSS",
-		figCatalog + ", median", figDispatch + ", median", figReadFile + ", median", figReadFile + ", peak RSS growth", figSearch + ", peak RSS growth"} {
+		figCatalog + ", median", figDispatch + ", median", figReadFile + ", median", figReadFile + ", peak RSS growth", figSearch + ", peak RSS growth",
+		figDrain + ", ratio to cat", figKill + ", median", figURL + ", median"} {
 		line := ""
 		for _, l := range strings.Split(table, "\n") {
 			if strings.HasPrefix(l, "| "+fig+" |") {
@@ -52,7 +53,7 @@ func TestRunFailsOnCancelledContext(t *testing.T) {
 	if code := run(ctx, countsFor(true, 1), &out, &errb); code != 1 {
 		t.Fatalf("run exit %d, want 1\nstdout:\n%s", code, out.String())
 	}
-	if got := strings.Count(out.String(), "| FAIL |"); got != 7 {
-		t.Fatalf("%d FAIL rows, want 7:\n%s", got, out.String())
+	if got := strings.Count(out.String(), "| FAIL |"); got != 10 {
+		t.Fatalf("%d FAIL rows, want 10:\n%s", got, out.String())
 	}
 }

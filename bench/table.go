@@ -20,6 +20,10 @@ const (
 	figDispatch = "dispatch of a no-op builtin"
 	figReadFile = "read_file, 20,000-char window of a 1 GiB file"
 	figSearch   = "search_files over 1 GiB"
+
+	figDrain = "drain of 256 MiB stdout (tails, artifact, redaction)"
+	figKill  = "timeout to whole tree gone (TERM-ignoring, setsid grandchild)"
+	figURL   = "URL policy verdict for a literal address"
 )
 
 // verdict is the ok column of a row.

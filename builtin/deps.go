@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/process"
+	"github.com/demiurge/demiurge/urlpolicy"
 )
 
 // Deps is what the builtin tools need of the Host. The composition root
@@ -36,6 +38,33 @@ type Deps struct {
 	// write_file and patch refuse to write anywhere in the workspace, with
 	// "write blocked for protected file: <name>".
 	ProtectedNames []string
+
+	// Processes runs terminal commands (process tree ownership, timeouts,
+	// bounded output, artifacts). Without it terminal answers "terminal is
+	// not available: no process manager is configured" before approval.
+	Processes *process.Manager
+
+	// PrivateHome returns the directory a session's terminal commands get
+	// as HOME (their TMPDIR is its tmp subdirectory). It must be private
+	// to the Host (the composition root uses
+	// <Home>/runtime/terminal-home/<sha256(session id)>); terminal creates
+	// it with mode 0700 after approval. Without it terminal is not
+	// available.
+	PrivateHome func(sessionID string) string
+
+	// Getenv reads the Host environment for terminal secret bindings only:
+	// a bound value is read through it after approval, never before. The
+	// command's ordinary environment is the allowlist of spec tool-runtime
+	// §7.2 and never comes through here. Without it a call with
+	// secret_bindings is refused.
+	Getenv func(name string) string
+
+	// URLPolicy judges every URL web_extract fetches: before approval,
+	// after it, and on every connection and redirect. The zero value is
+	// the strict default (public addresses only, system DNS). Its
+	// AllowPrivate and AllowPrivatePrefixes come from Host configuration
+	// only, never from an Agent Core.
+	URLPolicy urlpolicy.Policy
 }
 
 // SessionSearcher is the owned read side of the session runtime that

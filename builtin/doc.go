@@ -1,7 +1,7 @@
 // Package builtin holds the Host's builtin tools as effect.Definitions:
 // tools_list and clarify, the workspace file tools (read_file, write_file,
 // patch, search_files), the skill tools (skills_list, skill_view,
-// skill_manage), todo and session_search. Definitions(toolsets, deps)
+// skill_manage), todo, session_search and terminal. Definitions(toolsets, deps)
 // returns the tools of the selected toolsets in toolset order,
 // de-duplicated, each bound to deps; a toolset member this build does not
 // provide is left out of the catalog (a call to it answers "tool not found
@@ -77,6 +77,34 @@
 // to the Host (directories 0700, file 0600, no symbolic link accepted on
 // the way), written atomically. The session id is hashed so that no id can
 // name a path.
+//
+// # Terminal
+//
+// terminal runs one foreground shell command (bash -c, else /bin/sh -c)
+// through Deps.Processes, in a cwd inside the workspace. Before approval
+// it checks, in this order and without side effects: secret_bindings
+// shape and the exact grant secret.bind:<NAME> of each (a wildcard never
+// grants a secret), the command, the cwd (workspace scope as for writes),
+// the env overlay names, background (refused: "background terminal
+// commands are not available yet"), then the command guard (cmdguard): a
+// block is a policy denial that never reaches the operator. A command the
+// guard allows, without overlay or bindings, keeps the entry's folded
+// policy; anything else is at least prompt, and a call with an overlay or
+// bindings is one-shot (never answered by, nor stored as, a session
+// grant).
+//
+// After approval the command gets the allowlisted Host variables only
+// (PATH, LANG, LC_ALL, LC_CTYPE, TERM, COLORTERM, TZ and the Windows
+// system names), HOME = Deps.PrivateHome(session) (created 0700) and
+// TMPDIR, TMP, TEMP inside it, then the overlay, then the bound secrets,
+// read through Deps.Getenv only now. A binding's expiry counts from the
+// pre-approval check, so a late answer does not lengthen it, and the
+// earliest expiry clamps the timeout. Bound values are replaced by
+// <redacted:TARGET> in tails and artifacts and join the turn's secret set.
+// The result is "exit_code: N" with the bounded tails (spec tool-runtime
+// §7.7); a timeout reports exit code 124 and "timed_out: true". A nonzero
+// exit is an error with ExecutionStarted true; data carries the audit view
+// (names of environment variables, never values).
 //
 // # Concurrency
 //

@@ -27,6 +27,8 @@ var tools = map[string]func(Deps) effect.Definition{
 	"skill_manage":   skillManage,
 	"todo":           todo,
 	"session_search": sessionSearch,
+	"terminal":       terminal,
+	"web_extract":    webExtract,
 }
 
 // Definitions returns the definitions of the named toolsets' tools that this

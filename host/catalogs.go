@@ -2,6 +2,9 @@ package host
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"path/filepath"
 
 	"github.com/demiurge/demiurge/authored"
 	"github.com/demiurge/demiurge/builtin"
@@ -73,6 +76,11 @@ func (h *Host) builtinDeps() builtin.Deps {
 		CoreLoader: func(dir string) error {
 			_, err := core.Load(dir)
 			return err
+		},
+		Processes: h.Processes,
+		PrivateHome: func(sessionID string) string {
+			sum := sha256.Sum256([]byte(sessionID))
+			return filepath.Join(h.Home.RuntimeDir(), "terminal-home", hex.EncodeToString(sum[:16]))
 		},
 	}
 }

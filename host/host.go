@@ -18,6 +18,7 @@ import (
 	"github.com/demiurge/demiurge/starlark"
 	"github.com/demiurge/demiurge/store"
 	"github.com/demiurge/demiurge/turn"
+	"github.com/demiurge/demiurge/urlpolicy"
 )
 
 // Options configure Open.
@@ -28,8 +29,12 @@ type Options struct {
 	FakeScript string
 	// Getenv reads the environment (default os.Getenv).
 	Getenv func(string) string
-	// Logger receives diagnostics (default: discarded).
+	// Logger receives diagnostics (default: <home>/logs/host.log, redacted).
 	Logger *slog.Logger
+	// URLPolicy judges every URL the Host fetches for a tool. It is a Host
+	// option only (tests admit loopback through it); nothing an Agent Core
+	// declares can change it. The zero value refuses private addresses.
+	URLPolicy urlpolicy.Policy
 }
 
 // Host is one running Host process over a runtime home.
@@ -41,6 +46,7 @@ type Host struct {
 	Router    *delivery.Router
 	Turns     *turn.Execution
 	Approvals *effect.ApprovalRuntime
+	Processes *process.Manager
 	Reconcile store.ReconcileReport
 
 	lease    *store.Host
@@ -99,8 +105,14 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	h.Sessions = session.NewRuntime(h.Store, session.Options{})
 	h.Router = delivery.NewRouter()
 	h.Approvals = effect.NewApprovalRuntime(effect.ApprovalOptions{})
+	if h.Processes, err = process.NewManager(process.ManagerOptions{ArtifactRoot: h.Home.ArtifactsDir(), Logger: opts.Logger}); err != nil {
+		h.closeStore(ctx)
+		return nil, err
+	}
 	interp := starlark.NewRuntime(starlark.Options{})
-	h.catalogs = catalogs{builtins: h.builtinDeps(), starlark: interp, global: approvalConfig(global.Approval)}
+	deps := h.builtinDeps()
+	deps.Getenv, deps.URLPolicy = opts.Getenv, opts.URLPolicy
+	h.catalogs = catalogs{builtins: deps, starlark: interp, global: approvalConfig(global.Approval)}
 	h.Turns = turn.New(turn.Deps{
 		Store:      h.Store,
 		Sessions:   h.Sessions,
@@ -150,9 +162,9 @@ func (h *Host) Close(ctx context.Context) error {
 	for _, id := range h.Turns.Active() {
 		h.Turns.Cancel(id, demiurge.OperatorScope(""))
 	}
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	return errors.Join(h.Approvals.Shutdown(actx), h.closeStore(ctx))
+	return errors.Join(h.Approvals.Shutdown(actx), h.Processes.Close(actx), h.closeStore(ctx))
 }
 
 func (h *Host) closeStore(ctx context.Context) error {

@@ -1,0 +1,425 @@
+package builtin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/demiurge/demiurge/cmdguard"
+	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/policy"
+	"github.com/demiurge/demiurge/process"
+	"github.com/demiurge/demiurge/redact"
+)
+
+// Terminal timeouts in seconds (spec tool-runtime §7.1 step 5).
+const (
+	terminalDefaultTimeout = 30
+	terminalMaxTimeout     = 120
+)
+
+const (
+	// msgTerminalBackground refuses background=true until the task ledger
+	// runs terminal tasks (spec tool-runtime §7.9).
+	msgTerminalBackground = "background terminal commands are not available yet"
+	// terminalSummaryPrefix starts every approval summary, so a denial
+	// reads "approval denied: terminal command in <cwd>" (spec §4.6).
+	terminalSummaryPrefix = "terminal command in "
+)
+
+func terminal(d Deps) effect.Definition {
+	return effect.Definition{
+		Name: "terminal",
+		Description: "Run a shell command in the workspace and return its exit code with the end of its stdout and stderr. " +
+			"The command gets a minimal environment (PATH, locale, a private HOME); use env for extra variables and " +
+			"secret_bindings to pass a Host secret by name. Output beyond 12,000 characters per stream keeps its tail.",
+		Schema: objectSchema(map[string]any{
+			"command":            map[string]any{"type": "string", "description": "Shell command line."},
+			"cwd":                map[string]any{"type": "string", "default": ".", "description": "Working directory, relative to the workspace."},
+			"timeout_seconds":    map[string]any{"type": "integer", "minimum": 1, "maximum": terminalMaxTimeout, "default": terminalDefaultTimeout},
+			"background":         map[string]any{"type": "boolean", "default": false, "description": "Run as a background task. Not available yet."},
+			"notify_on_complete": map[string]any{"type": "boolean", "default": true, "description": "For background tasks."},
+			"env": map[string]any{
+				"type":                 "object",
+				"description":          "Extra environment variables (names like NAME_1).",
+				"additionalProperties": map[string]any{"type": []any{"string", "number", "boolean"}},
+			},
+			"secret_bindings": map[string]any{
+				"type":        "array",
+				"maxItems":    maxSecretBindings,
+				"description": "Host secrets to expose to the command, by name; the output never shows their values.",
+				"items": map[string]any{
+					"type": "object",
+					"properties": map[string]any{
+						"source":             map[string]any{"type": "string", "description": "env:<NAME> of the Host environment."},
+						"target":             map[string]any{"type": "string", "description": "Variable name the command sees (default NAME)."},
+						"expires_in_seconds": map[string]any{"type": "integer", "minimum": 1, "maximum": terminalMaxTimeout, "description": "At most the timeout (the default)."},
+					},
+					"required":             []any{"source"},
+					"additionalProperties": false,
+				},
+			},
+		}, "command"),
+		Source:         effect.SourceBuiltin,
+		Risk:           "high",
+		Capability:     "terminal.exec",
+		ApprovalPolicy: effect.ApprovalPrompt,
+		Adapter:        &terminalTool{deps: d, clock: newBindingClock(time.Now, terminalMaxTimeout*time.Second)},
+	}
+}
+
+// terminalTool is the foreground terminal adapter. Every check that needs
+// no side effect (arguments, workspace scope, command guard, environment
+// names, secret binding shape and exact grants) runs in Precheck, before
+// approval; Invoke repeats them, then reads the bound secrets, prepares the
+// private home and runs the command through the process manager.
+type terminalTool struct {
+	deps  Deps
+	clock *bindingClock
+}
+
+var (
+	_ effect.Prechecker = (*terminalTool)(nil)
+	_ effect.Approvable = (*terminalTool)(nil)
+)
+
+// terminalCall is a call that passed every pure check.
+type terminalCall struct {
+	command        string
+	cwd            target
+	timeoutSeconds int64
+	overlay        map[string]string
+	bindings       []secretBinding
+	verdict        cmdguard.Verdict
+	shell          string
+}
+
+// prepare runs the pure checks in the order of spec tool-runtime §7.1 and
+// §7.5. A non-nil outcome refuses the call; nothing has run.
+func (t *terminalTool) prepare(inv effect.Invocation) (*terminalCall, *effect.Outcome) {
+	refuse := func(out effect.Outcome) (*terminalCall, *effect.Outcome) {
+		out.IsError, out.ExecutionStarted = true, false
+		return nil, &out
+	}
+	switch {
+	case t.deps.Processes == nil:
+		return refuse(unavailable("terminal", "no process manager is configured"))
+	case t.deps.PrivateHome == nil:
+		return refuse(unavailable("terminal", "no private home is configured"))
+	}
+	c := &terminalCall{timeoutSeconds: positiveInt(inv.Args, "timeout_seconds", terminalDefaultTimeout, terminalMaxTimeout)}
+	background := boolArg(inv.Args, "background", false)
+
+	bindings, out := parseSecretBindings(inv.Args, c.timeoutSeconds, background)
+	if out != nil {
+		return refuse(*out)
+	}
+	if out := requireBindGrants(bindings, inv.Turn.Grants); out != nil {
+		return refuse(*out)
+	}
+	if len(bindings) > 0 && t.deps.Getenv == nil {
+		return refuse(unavailable("terminal", "no Host environment is configured for secret bindings"))
+	}
+	c.bindings = bindings
+
+	c.command = stringArg(inv.Args, "command")
+	if strings.TrimSpace(c.command) == "" {
+		return refuse(invalid("command is required"))
+	}
+	w, wout, ok := openWorkspace(inv, t.deps)
+	if !ok {
+		return refuse(wout)
+	}
+	cwd := stringArg(inv.Args, "cwd")
+	if cwd == "" {
+		cwd = "."
+	}
+	tg, tout, ok := w.resolve(cwd, opWrite)
+	if !ok {
+		return refuse(tout)
+	}
+	switch info, err := os.Stat(tg.abs); {
+	case err != nil:
+		return refuse(invalid("cwd does not exist: %s", tg.show))
+	case !info.IsDir():
+		return refuse(invalid("cwd is not a directory: %s", tg.show))
+	}
+	c.cwd = tg
+
+	overlay, out := parseEnvOverlay(inv.Args)
+	if out != nil {
+		return refuse(*out)
+	}
+	c.overlay = overlay
+
+	if background {
+		return refuse(invalid(msgTerminalBackground))
+	}
+	c.shell = terminalShell()
+	c.verdict = cmdguard.Review(c.command)
+	if c.verdict.Action == cmdguard.Block {
+		return refuse(effect.Outcome{
+			Denial:  "policy",
+			Content: "terminal command blocked: " + c.verdict.Reason,
+			Data: map[string]any{
+				"reason": "command_guard", "command_guard": guardView(c.verdict),
+				"audit": c.audit(t.deps, inv, time.Time{}, nil),
+			},
+		})
+	}
+	return c, nil
+}
+
+// Precheck runs the pure checks before approval and starts the clock of
+// the call's secret bindings.
+func (t *terminalTool) Precheck(_ context.Context, inv effect.Invocation) *effect.Outcome {
+	c, out := t.prepare(inv)
+	if out != nil {
+		return out
+	}
+	if len(c.bindings) > 0 {
+		t.clock.start(callKey(inv))
+	}
+	return nil
+}
+
+// ApprovalFacts describes the command for the operator (spec tool-runtime
+// §7.5). A command the guard allows, without overlay or bindings, keeps
+// the entry's folded policy (auto only when configured so); anything else
+// is at least prompt. A call with an overlay or bindings is one-shot: its
+// answer is never stored as a session grant.
+func (t *terminalTool) ApprovalFacts(inv effect.Invocation) effect.ApprovalFacts {
+	c, out := t.prepare(inv)
+	if out != nil {
+		// Precheck refused it already; never let a refusal be approvable.
+		return effect.ApprovalFacts{Action: "terminal.exec", Summary: "terminal command", Baseline: policy.Deny, OneShot: true}
+	}
+	explicit := len(c.bindings) > 0 || len(c.overlay) > 0
+	facts := effect.ApprovalFacts{
+		Action:  "terminal.exec",
+		Target:  c.cwd.abs,
+		Summary: terminalSummaryPrefix + c.cwd.show,
+		RuleKey: c.ruleKey(),
+		OneShot: explicit,
+	}
+	if c.verdict.Action != cmdguard.Allow || explicit {
+		facts.Baseline = policy.Prompt
+	}
+	return facts
+}
+
+// ruleKey is the session-grant key of the call (spec tool-runtime §4.5,
+// §7.5): the guard's rule key, narrowed to this exact command, directory,
+// overlay and options when the rule is too coarse to say what the command
+// does or the call carries an overlay or bindings.
+func (c *terminalCall) ruleKey() effect.RuleKey {
+	bindings := make([]cmdguard.BindingAudit, 0, len(c.bindings))
+	for _, b := range c.bindings {
+		// No expiry: it differs on every call, and such calls are one-shot.
+		bindings = append(bindings, cmdguard.BindingAudit{Source: b.Source(), Target: b.Target, Capability: b.Capability()})
+	}
+	return effect.RuleKey(cmdguard.CacheKeyFor(c.verdict, c.command, cmdguard.Execution{
+		Cwd: c.cwd.show, Env: c.overlay, TimeoutSeconds: int(c.timeoutSeconds), SecretBindings: bindings,
+	}))
+}
+
+// Invoke runs the approved command.
+func (t *terminalTool) Invoke(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+	c, out := t.prepare(inv)
+	if out != nil {
+		return *out, nil
+	}
+	anchor := time.Time{}
+	if len(c.bindings) > 0 {
+		anchor = t.clock.take(callKey(inv))
+	}
+	now := time.Now()
+	bound, out := resolveBindings(c.bindings, anchor, now, t.deps.Getenv)
+	if out != nil {
+		out.Data = map[string]any{"audit": c.audit(t.deps, inv, anchor, nil)}
+		return *out, nil
+	}
+	// From here on the values are known secrets of the turn: every later
+	// view of every call is redacted with them.
+	inv.Turn.Secrets.Add(bound.secrets...)
+
+	home := t.deps.PrivateHome(inv.Turn.SessionID)
+	tmp, err := preparePrivateHome(home)
+	if err != nil {
+		return invalid("terminal private home cannot be prepared: %s", ioReason(err)), nil
+	}
+	env := commandEnv(os.Environ(), home, tmp, c.overlay, bound.env)
+
+	timeout := time.Duration(c.timeoutSeconds) * time.Second
+	timeoutReason := "command_timeout"
+	if !bound.deadline.IsZero() {
+		if left := bound.deadline.Sub(now); left < timeout {
+			timeout, timeoutReason = left, "secret_binding_expiry"
+		}
+	}
+	audit := c.audit(t.deps, inv, anchor, env)
+	audit["effective_timeout_seconds"] = math.Ceil(timeout.Seconds())
+	audit["timeout_reason"] = timeoutReason
+
+	res, err := t.deps.Processes.Run(ctx, process.Spec{
+		Argv:      []string{c.shell, "-c", c.command},
+		Dir:       c.cwd.abs,
+		Env:       env,
+		Timeout:   timeout,
+		SessionID: inv.Turn.SessionID,
+		Redact:    bound.redact,
+		TailChars: terminalOutputChars,
+	})
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		// The turn was cancelled: the process tree is gone and the
+		// cancellation propagates; there is no command result.
+		return effect.Outcome{}, ctx.Err()
+	case ctx.Err() != nil && res.PID != 0:
+		// A deadline above the call's own (the dispatcher's) ended the
+		// command first: it timed out all the same, and its output is
+		// worth showing.
+		res.TimedOut, err = true, nil
+	}
+	if err != nil {
+		return effect.Outcome{
+			IsError: true, ExecutionStarted: res.PID != 0,
+			Content: "terminal command failed to start: " + replaceBound(err.Error(), bound.redact),
+			Data:    map[string]any{"audit": audit},
+		}, nil
+	}
+	if res.Resolved != "" {
+		audit["resolved_executable"] = res.Resolved
+	}
+	shown := formatTerminalResult(res, bound.redact)
+	data := map[string]any{
+		"exit_code": shown.exitCode, "cwd": c.cwd.show, "timed_out": shown.timedOut,
+		"audit":   audit,
+		"process": processView(res),
+		"output":  map[string]any{"stdout": shown.stdout, "stderr": shown.stderr},
+	}
+	if a := artifactView(res); a != nil {
+		data["output_artifact"] = a
+	}
+	if res.ArtifactErr != nil {
+		return effect.Outcome{
+			IsError: true, ExecutionStarted: true, Data: data,
+			Content: "terminal output artifact persistence failed: " + replaceBound(res.ArtifactErr.Error(), bound.redact),
+		}, nil
+	}
+	return effect.Outcome{
+		Content: shown.content, Data: data,
+		IsError: shown.exitCode != 0, ExecutionStarted: true,
+	}, nil
+}
+
+// audit is the call's audit view (spec tool-runtime §7.5): where and how
+// the command runs, which names its environment has (never a value), and
+// what it binds. env is the built environment, nil before it exists (the
+// names are then derived without touching the file system).
+func (c *terminalCall) audit(d Deps, inv effect.Invocation, anchor time.Time, env []string) map[string]any {
+	if env == nil {
+		home := d.PrivateHome(inv.Turn.SessionID)
+		names := make(map[string]string, len(c.bindings))
+		for _, b := range c.bindings {
+			names[b.Target] = ""
+		}
+		env = commandEnv(os.Environ(), home, filepath.Join(home, "tmp"), c.overlay, names)
+	}
+	return map[string]any{
+		"cwd": c.cwd.abs, "cwd_relative": c.cwd.show,
+		"resolved_executable": c.shell, "shell_executable": c.shell,
+		"command_executable": commandExecutable(c.command, c.cwd.abs, envLookup(env, "PATH"), c.shell),
+		"timeout_seconds":    c.timeoutSeconds,
+		"env_keys":           envKeys(env),
+		"overlay_env_keys":   sortedKeys(c.overlay),
+		"secret_bindings":    bindingAudit(c.bindings, anchor),
+	}
+}
+
+// guardView is the command guard's verdict as results show it.
+func guardView(v cmdguard.Verdict) map[string]any {
+	return map[string]any{"action": string(v.Action), "risk": v.Risk, "reason": v.Reason, "rule_key": v.RuleKey}
+}
+
+// processView is the identity of the finished process.
+func processView(res process.Result) map[string]any {
+	m := map[string]any{
+		"spawn_id": res.SpawnID, "pid": res.PID, "start_identity": res.StartMarker,
+		"duration_ms": res.Duration.Milliseconds(), "cancelled": res.Cancelled,
+	}
+	if res.Signal != "" {
+		m["signal"] = res.Signal
+	}
+	return m
+}
+
+// artifactView names the files holding the full (redacted) streams, nil
+// when no stream was stored.
+func artifactView(res process.Result) map[string]any {
+	streams := map[string]any{}
+	if res.Stdout.ArtifactPath != "" {
+		streams["stdout"] = res.Stdout.ArtifactPath
+	}
+	if res.Stderr.ArtifactPath != "" {
+		streams["stderr"] = res.Stderr.ArtifactPath
+	}
+	if len(streams) == 0 {
+		return nil
+	}
+	return map[string]any{"kind": "terminal-output", "streams": streams}
+}
+
+// terminalShell is the shell commands run with: bash from the Host's PATH
+// (resolved before any overlay, so a call cannot pick its own shell
+// binary), else /bin/sh.
+func terminalShell() string {
+	if p, err := exec.LookPath("bash"); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+	}
+	return "/bin/sh"
+}
+
+// preparePrivateHome creates the command's HOME and its temporary
+// directory, both private to the Host's user (0700), and returns the
+// temporary directory. It runs only after approval.
+func preparePrivateHome(home string) (string, error) {
+	if !filepath.IsAbs(home) {
+		return "", fmt.Errorf("private home is not an absolute path")
+	}
+	tmp := filepath.Join(home, "tmp")
+	for _, dir := range []string{home, tmp} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", err
+		}
+		info, err := os.Lstat(dir)
+		if err != nil {
+			return "", err
+		}
+		if !info.IsDir() {
+			return "", fmt.Errorf("%s is not a directory", filepath.Base(dir))
+		}
+		if info.Mode().Perm() != 0o700 {
+			if err := os.Chmod(dir, 0o700); err != nil {
+				return "", err
+			}
+		}
+	}
+	return tmp, nil
+}
+
+// replaceBound removes bound secret values from a message.
+func replaceBound(s string, replacements map[string]string) string {
+	if len(replacements) == 0 {
+		return s
+	}
+	return redact.ReplaceAll(s, replacements)
+}

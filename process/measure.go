@@ -1,0 +1,212 @@
+package process
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/demiurge/demiurge"
+)
+
+// drainRounds is how many times MeasureDrainRatio measures each side; the
+// fastest round of each counts, so that a burst of unrelated load on the
+// machine does not decide the figure.
+const drainRounds = 3
+
+// MeasureDrainRatio runs `head -c <bytes> /dev/zero` through a Manager
+// (tails, redaction with one replacement, an artifact under dir, synced to
+// disk at the end as always) and the same bytes through `cat` into
+// /dev/null, and returns the throughput of both in MB/s (10^6 bytes, the
+// fastest of drainRounds rounds each, timed from start to Result), their
+// ratio (host/cat; the target is at least 0.5) and how much the resident
+// set of this process grew over all rounds, in MiB (the target is at most
+// 32). It is the measurement behind the bench driver's drain figure and
+// BenchmarkDrain256MiB.
+func MeasureDrainRatio(ctx context.Context, dir string, bytes int64) (ratio, hostMBps, catMBps float64, rssGrowthMiB float64, err error) {
+	if bytes <= 0 {
+		return 0, 0, 0, 0, demiurge.Errorf(demiurge.EINVALID, "measure drain: bytes must be positive, got %d", bytes)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C"}
+	head, err := lookPath("head", "", env)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	sh, err := lookPath("sh", "", env)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	m, err := NewManager(ManagerOptions{ArtifactRoot: filepath.Join(dir, "artifacts")})
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	defer m.Close(context.WithoutCancel(ctx))
+
+	runtime.GC()
+	debug.FreeOSMemory()
+	base, err := residentMiB()
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	peak, stop := sampleResident()
+	hostBest, catBest := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
+	for range drainRounds {
+		d, err := timeHostDrain(ctx, m, head, env, bytes)
+		if err != nil {
+			stop()
+			return 0, 0, 0, 0, err
+		}
+		hostBest = min(hostBest, d)
+		if d, err = timeCat(ctx, sh, head, env, bytes); err != nil {
+			stop()
+			return 0, 0, 0, 0, err
+		}
+		catBest = min(catBest, d)
+	}
+	stop()
+	mb := float64(bytes) / 1e6
+	hostMBps = mb / hostBest.Seconds()
+	catMBps = mb / catBest.Seconds()
+	rssGrowthMiB = max(0, float64(peak.Load())/1024-base)
+	return hostMBps / catMBps, hostMBps, catMBps, rssGrowthMiB, nil
+}
+
+// sampleResident records the peak VmRSS (KiB) every 5 ms until stop.
+func sampleResident() (peak *atomic.Int64, stop func()) {
+	peak = new(atomic.Int64)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if v, err := residentMiB(); err == nil {
+				if kib := int64(v * 1024); kib > peak.Load() {
+					peak.Store(kib)
+				}
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return peak, func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// timeHostDrain runs head through m and checks the counts and the artifact.
+func timeHostDrain(ctx context.Context, m *Manager, head string, env []string, bytes int64) (time.Duration, error) {
+	t0 := time.Now()
+	res, err := m.Run(ctx, Spec{
+		Argv:      []string{head, "-c", strconv.FormatInt(bytes, 10), "/dev/zero"},
+		Env:       env,
+		SessionID: "measure-drain",
+		Redact:    map[string]string{"measure-drain-secret-value": "<redacted:MEASURE>"},
+	})
+	d := time.Since(t0)
+	if err != nil {
+		return 0, err
+	}
+	if res.ArtifactErr != nil {
+		return 0, demiurge.WrapError(demiurge.EINTERNAL, res.ArtifactErr, "measure drain: artifact: %v", res.ArtifactErr)
+	}
+	if res.ExitCode != 0 || res.Stdout.TotalBytes != bytes {
+		return 0, demiurge.Errorf(demiurge.EINTERNAL, "measure drain: exit %d, %d of %d bytes", res.ExitCode, res.Stdout.TotalBytes, bytes)
+	}
+	fi, err := os.Stat(res.Stdout.ArtifactPath)
+	if err != nil || fi.Size() != bytes {
+		return 0, demiurge.Errorf(demiurge.EINTERNAL, "measure drain: artifact %s does not hold %d bytes", res.Stdout.ArtifactPath, bytes)
+	}
+	_ = os.RemoveAll(filepath.Dir(res.Stdout.ArtifactPath))
+	return d, nil
+}
+
+// timeCat runs the baseline: the same bytes through cat into /dev/null.
+func timeCat(ctx context.Context, sh, head string, env []string, bytes int64) (time.Duration, error) {
+	cat := exec.CommandContext(ctx, sh, "-c", fmt.Sprintf("%s -c %d /dev/zero | cat > /dev/null", head, bytes))
+	cat.Env = env
+	t0 := time.Now()
+	if out, err := cat.CombinedOutput(); err != nil {
+		return 0, demiurge.WrapError(demiurge.EINTERNAL, err, "measure drain: cat baseline: %v: %s", err, bytes2str(out))
+	}
+	return time.Since(t0), nil
+}
+
+func bytes2str(b []byte) string {
+	return strings.TrimSpace(string(b[:min(len(b), 200)]))
+}
+
+// residentMiB returns VmRSS of this process in MiB.
+func residentMiB() (float64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, demiurge.WrapError(demiurge.EUNSUPPORTED, err, "resident set size needs /proc/self/status: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				kib, err := strconv.ParseFloat(f[0], 64)
+				if err == nil {
+					return kib / 1024, nil
+				}
+			}
+		}
+	}
+	return 0, demiurge.Errorf(demiurge.EINTERNAL, "no VmRSS in /proc/self/status")
+}
+
+// MeasureKillLatency runs a tree that ignores SIGTERM — a shell with TERM
+// ignored, a child inheriting that, and a grandchild that left the session
+// with setsid — under a 300 ms timeout, and returns the time from the
+// timeout to the whole tree being gone and reaped (the target is at most
+// 400 ms). It checks that none of the tree's processes survived.
+func MeasureKillLatency(ctx context.Context) (time.Duration, error) {
+	m, err := NewManager(ManagerOptions{})
+	if err != nil {
+		return 0, err
+	}
+	defer m.Close(context.WithoutCancel(ctx))
+	const timeout = 300 * time.Millisecond
+	res, err := m.Run(ctx, Spec{
+		Argv:    []string{"/bin/sh", "-c", `trap '' TERM; setsid sleep 1000 & echo $!; sleep 1000 & echo $!; wait`},
+		Env:     []string{"PATH=" + os.Getenv("PATH")},
+		Timeout: timeout,
+	})
+	if err != nil {
+		return 0, err
+	}
+	if !res.TimedOut {
+		return 0, demiurge.Errorf(demiurge.EINTERNAL, "measure kill latency: the tree ended by itself (exit %d)", res.ExitCode)
+	}
+	pids := strings.Fields(res.Stdout.Tail)
+	if len(pids) != 2 {
+		return 0, demiurge.Errorf(demiurge.EINTERNAL, "measure kill latency: want two descendant pids, got %q", res.Stdout.Tail)
+	}
+	for _, s := range append(pids, strconv.Itoa(res.PID)) {
+		pid, err := strconv.Atoi(s)
+		if err != nil {
+			return 0, demiurge.Errorf(demiurge.EINTERNAL, "measure kill latency: bad pid %q", s)
+		}
+		if leftInTree(pid, res.SpawnID) {
+			return 0, demiurge.Errorf(demiurge.EINTERNAL, "measure kill latency: pid %d of the tree survived or was not reaped", pid)
+		}
+	}
+	return res.Duration - timeout, nil
+}

@@ -1,0 +1,176 @@
+package process
+
+import (
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/demiurge/demiurge"
+	"golang.org/x/sys/unix"
+)
+
+var (
+	subreaperOnce sync.Once
+	subreaperErr  error
+)
+
+// platformInit makes the Host a child subreaper, once per process: an
+// orphaned descendant of a command then reparents to the Host instead of
+// init, where the Manager can still find, kill and reap it. The flag is
+// never cleared; it only matters for processes the Host started.
+func platformInit() error {
+	subreaperOnce.Do(func() {
+		if _, err := os.Stat("/proc/self/stat"); err != nil {
+			subreaperErr = demiurge.WrapError(demiurge.EUNSUPPORTED, err, "process trees need /proc: %v", err)
+			return
+		}
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			subreaperErr = demiurge.WrapError(demiurge.EUNSUPPORTED, err, "process trees need PR_SET_CHILD_SUBREAPER: %v", err)
+		}
+	})
+	return subreaperErr
+}
+
+// spawned is what a supervisor owns of one started command.
+type spawned struct {
+	h          *Handle
+	cmd        *exec.Cmd
+	tree       *tree
+	spec       Spec
+	resolved   string
+	started    time.Time
+	foreground bool
+	artDir     string
+	arts       [2]*artifactFile // stdout, stderr; nil entries without artifacts
+	pipes      [2]*os.File      // read ends
+	drains     [2]*drain
+	artFailed  chan struct{}
+}
+
+// spawn starts the command in a new session (so in its own process group,
+// without a controlling terminal), with SIGKILL as its parent-death signal,
+// and hands it to a supervising goroutine.
+func (m *Manager) spawn(spec Spec, resolved string, foreground bool) (*Handle, error) {
+	spawnID := demiurge.NewID("proc")
+	if m.spawnHook != nil {
+		m.spawnHook(spawnID)
+	}
+	var r, w [2]*os.File
+	for i := range r {
+		var err error
+		if r[i], w[i], err = os.Pipe(); err != nil {
+			closeAll(r[:], w[:])
+			return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "process pipes: %v", err)
+		}
+		growPipe(r[i])
+	}
+	cmd := &exec.Cmd{
+		Path:   resolved,
+		Args:   spec.Argv,
+		Env:    envWithTree(spec.Env, spawnID),
+		Dir:    spec.Dir,
+		Stdout: w[0],
+		Stderr: w[1],
+		SysProcAttr: &syscall.SysProcAttr{
+			Setsid:    true,
+			Pdeathsig: syscall.SIGKILL,
+		},
+	}
+	s := &m.sys
+	// The leader is registered before any scan can see it: its environment
+	// carries the tree's TreeEnv value, and a scan must never take it for
+	// an adopted orphan (and one day reap it).
+	s.mu.Lock()
+	err := s.onSpawner(cmd.Start)
+	var leader procEntry
+	if err == nil {
+		var ok bool
+		if leader, ok = readProcStat(cmd.Process.Pid, s.buf); ok {
+			s.leaders[leader.pid] = leader.start
+		}
+	}
+	s.mu.Unlock()
+	started := time.Now()
+	closeAll(nil, w[:])
+	if err != nil {
+		closeAll(r[:], nil)
+		code := demiurge.EINTERNAL
+		if os.IsNotExist(err) || os.IsPermission(err) {
+			code = demiurge.ENOTFOUND
+		}
+		return nil, demiurge.WrapError(code, err, "start %s: %v", resolved, err)
+	}
+	pid := cmd.Process.Pid
+	marker, merr := StartMarker(pid)
+	if leader.pid == 0 || merr != nil {
+		// An unidentifiable process cannot be owned: kill its group (still
+		// its own: it is not reaped yet) and report.
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		closeAll(r[:], nil)
+		s.mu.Lock()
+		delete(s.leaders, pid)
+		s.mu.Unlock()
+		return nil, demiurge.WrapError(demiurge.EINTERNAL, merr, "process %d started but its start marker cannot be read", pid)
+	}
+
+	h := newHandle(spawnID)
+	h.pid, h.marker = pid, marker
+	p := &spawned{
+		h: h, cmd: cmd, spec: spec, resolved: resolved, started: started, foreground: foreground,
+		pipes: r,
+		tree:  &tree{cookie: spawnID, leader: pid, leaderStart: leader.start, members: make(map[int]member)},
+	}
+	var outArt, errArt *artifactFile
+	p.artDir, outArt, errArt = m.openArtifacts(spec.SessionID, spawnID)
+	p.arts = [2]*artifactFile{outArt, errArt}
+	if !foreground {
+		p.artFailed = make(chan struct{}, 1)
+		if (outArt != nil && outArt.err != nil) || (errArt != nil && errArt.err != nil) {
+			p.artFailed <- struct{}{}
+		}
+	}
+	p.drains[0] = newDrain("stdout", r[0], spec, outArt, p.artFailed)
+	p.drains[1] = newDrain("stderr", r[1], spec, errArt, p.artFailed)
+	s.addTree(p.tree)
+	m.register(h)
+	go m.supervise(p)
+	return h, nil
+}
+
+// growPipe enlarges a pipe to 1 MiB where the system allows it: fewer
+// wake-ups for a fast writer. Failure only costs throughput.
+func growPipe(f *os.File) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Control(func(fd uintptr) {
+		_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 1<<20)
+	})
+}
+
+func closeAll(a, b []*os.File) {
+	for _, fs := range [][]*os.File{a, b} {
+		for _, f := range fs {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+}
+
+// waitExited blocks until the leader exits, without reaping it (WNOWAIT):
+// while it stays a zombie its pid, process group and session ids remain
+// allocated, so signalling them cannot reach another process.
+func waitExited(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != syscall.EINTR {
+			return
+		}
+	}
+}
