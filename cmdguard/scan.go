@@ -38,29 +38,8 @@ func scanExpansions(cmd string) expansionScan {
 	var quote byte
 	for i := 0; i < len(cmd); {
 		c := cmd[i]
-		if quote == '\'' {
-			if c == '\'' {
-				quote = 0
-			}
-			i++
-			continue
-		}
-		if c == '\\' {
-			i += 2
-			continue
-		}
-		if quote == 0 && c == '\'' {
-			quote = '\''
-			i++
-			continue
-		}
-		if c == '"' {
-			if quote == '"' {
-				quote = 0
-			} else {
-				quote = '"'
-			}
-			i++
+		if next, ok := quoteStep(c, i, &quote); ok {
+			i = next
 			continue
 		}
 		if quote == 0 && (c == '*' || c == '?' || c == '[' || c == '{') {
@@ -156,29 +135,8 @@ func parenEnd(cmd string, start int) (int, bool) {
 	var quote byte
 	for i := start + 2; i < len(cmd); {
 		c := cmd[i]
-		if quote == '\'' {
-			if c == '\'' {
-				quote = 0
-			}
-			i++
-			continue
-		}
-		if c == '\\' {
-			i += 2
-			continue
-		}
-		if quote == 0 && c == '\'' {
-			quote = '\''
-			i++
-			continue
-		}
-		if c == '"' {
-			if quote == '"' {
-				quote = 0
-			} else {
-				quote = '"'
-			}
-			i++
+		if next, ok := quoteStep(c, i, &quote); ok {
+			i = next
 			continue
 		}
 		if c == '`' {
@@ -230,4 +188,31 @@ func backtickEnd(cmd string, start int) (int, bool) {
 		i++
 	}
 	return len(cmd), false
+}
+
+// quoteStep consumes the quoting byte c at index i: any byte inside single
+// quotes, a backslash escape (with the byte it escapes), or an opening or
+// closing quote; quote tracks the open quote (0 when none). handled reports
+// whether c was consumed, and next is the index to continue from.
+func quoteStep(c byte, i int, quote *byte) (next int, handled bool) {
+	switch {
+	case *quote == '\'':
+		if c == '\'' {
+			*quote = 0
+		}
+		return i + 1, true
+	case c == '\\':
+		return i + 2, true
+	case *quote == 0 && c == '\'':
+		*quote = '\''
+		return i + 1, true
+	case c == '"':
+		if *quote == '"' {
+			*quote = 0
+		} else {
+			*quote = '"'
+		}
+		return i + 1, true
+	}
+	return i, false
 }
