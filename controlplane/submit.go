@@ -1,0 +1,225 @@
+package controlplane
+
+import (
+	"context"
+	"strings"
+
+	"github.com/demiurge/demiurge"
+)
+
+// Task kinds the control plane accepts (spec host-runtime §1.7).
+const (
+	KindAgentSpawn   = "agent.spawn"
+	KindTerminalExec = "terminal.exec"
+	KindEvolverRun   = "evolver.run"
+	KindScheduleFire = "schedule.fire"
+)
+
+// aggWriteScope is the aggregate whose last seq serializes submissions that
+// claim the same write scope; evWriteScopeClaimed is its only event.
+const (
+	aggWriteScope       = "task_write_scope"
+	evWriteScopeClaimed = "task.write_scope_claimed"
+)
+
+// submitAttempts bounds the retries of a submission that lost a race on
+// its write scope guard.
+const submitAttempts = 8
+
+// TaskSpec is what is to be run.
+type TaskSpec struct {
+	Kind           string
+	Payload        map[string]any // kept whole as the event's action; task_id, parent_task_id, root_task_id, owner_session_id, owner_turn_id, notify_policy are read from it
+	IdempotencyKey string         // default "task:<id>:submitted"
+}
+
+// Source says who submits a task and from where.
+type Source struct {
+	Actor     string
+	SessionID string
+	TurnID    string
+	CoreID    string
+	TaskID    string // the submitting task, if any: it becomes the parent
+	HostID    string
+	Metadata  map[string]any
+	// WriteScope, when non-empty, is exclusive among active tasks
+	// (queued, running, blocked_needs_user).
+	WriteScope string
+}
+
+// SubmitTask appends task.submitted for a new queued task and returns its
+// projection. A repeated idempotency key returns the task of the first
+// submission and writes nothing.
+func (cp *ControlPlane) SubmitTask(ctx context.Context, spec TaskSpec, src Source) (demiurge.Task, error) {
+	switch spec.Kind {
+	case KindAgentSpawn, KindTerminalExec, KindEvolverRun, KindScheduleFire:
+	default:
+		return demiurge.Task{}, demiurge.Errorf(demiurge.EINVALID, "unsupported task kind: %s", spec.Kind)
+	}
+	id := str(spec.Payload, "task_id")
+	if id == "" {
+		id = demiurge.NewID("task")
+	}
+	key := spec.IdempotencyKey
+	if key == "" {
+		key = "task:" + id + ":submitted"
+	}
+	scope := strings.TrimSpace(src.WriteScope)
+	ev := cp.submittedEvent(id, spec, src, scope)
+	for range submitAttempts {
+		tk, err := cp.trySubmit(ctx, id, key, scope, ev)
+		if errRace(err) {
+			continue // another submission claimed the scope first: look again
+		}
+		return tk, err
+	}
+	return demiurge.Task{}, demiurge.Errorf(demiurge.ECONFLICT, "task submission kept losing races: %s", id)
+}
+
+// raceError marks a lost guard race, retried by SubmitTask.
+type raceError struct{ error }
+
+func errRace(err error) bool {
+	_, ok := err.(raceError)
+	return ok
+}
+
+func (cp *ControlPlane) trySubmit(ctx context.Context, id, key, scope string, ev demiurge.Event) (demiurge.Task, error) {
+	events := []demiurge.Event{ev}
+	guard := &demiurge.Expected{AggregateType: demiurge.AggTask, AggregateID: id}
+	if existing, err := cp.st.Task(ctx, id); err == nil {
+		return cp.replay(ctx, events, key, existing.ID, demiurge.Errorf(demiurge.ECONFLICT, "task already exists: %s", id))
+	} else if demiurge.ErrorCode(err) != demiurge.ENOTFOUND {
+		return demiurge.Task{}, err
+	}
+	if scope != "" {
+		seq, err := cp.st.LastSeq(ctx, aggWriteScope, scope)
+		if err != nil {
+			return demiurge.Task{}, err
+		}
+		active, err := cp.activeWithScope(ctx, scope)
+		if err != nil {
+			return demiurge.Task{}, err
+		}
+		if active != "" {
+			return cp.replay(ctx, events, key, active,
+				demiurge.Errorf(demiurge.ECONFLICT, "background task write_scope is already active: %s", scope))
+		}
+		// The claim event moves the scope aggregate, so of two submissions
+		// that both saw the scope free only the first one's guard holds.
+		events = append(events, demiurge.Event{
+			AggregateType: aggWriteScope, AggregateID: scope, Type: evWriteScopeClaimed,
+			CreatedAt: ev.CreatedAt, Payload: map[string]any{"task_id": id},
+		})
+		guard = &demiurge.Expected{AggregateType: aggWriteScope, AggregateID: scope, LastSeq: seq}
+	}
+	stored, err := cp.st.Append(ctx, events, key, guard)
+	if err != nil {
+		if demiurge.ErrorCode(err) == demiurge.ECONFLICT {
+			return demiurge.Task{}, raceError{err}
+		}
+		return demiurge.Task{}, err
+	}
+	return cp.st.Task(ctx, stored[0].AggregateID)
+}
+
+// replay returns the task of an earlier submission with the same
+// idempotency key, or refusal when there was none. The append cannot
+// write: its guard expects the existing task to have no events.
+func (cp *ControlPlane) replay(ctx context.Context, events []demiurge.Event, key, existingID string, refusal error) (demiurge.Task, error) {
+	stored, err := cp.st.Append(ctx, events, key, &demiurge.Expected{AggregateType: demiurge.AggTask, AggregateID: existingID})
+	if err != nil {
+		if demiurge.ErrorCode(err) == demiurge.ECONFLICT {
+			return demiurge.Task{}, refusal
+		}
+		return demiurge.Task{}, err
+	}
+	return cp.st.Task(ctx, stored[0].AggregateID)
+}
+
+// activeWithScope returns the id of an active task holding scope, "" if
+// none. It reads at most MaxTaskLimit tasks per active status.
+func (cp *ControlPlane) activeWithScope(ctx context.Context, scope string) (string, error) {
+	for _, status := range []string{demiurge.TaskQueued, demiurge.TaskRunning, demiurge.TaskBlocked} {
+		tasks, err := cp.st.ListTasks(ctx, demiurge.TaskFilter{Status: status, Limit: demiurge.MaxTaskLimit})
+		if err != nil {
+			return "", err
+		}
+		for _, tk := range tasks {
+			if s, _ := tk.Source["write_scope"].(string); s == scope {
+				return tk.ID, nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// submittedEvent builds task.submitted with the keys the store projects
+// (spec host-runtime §2.1). A top-level task has no parent: a source task
+// equal to the task itself is not its parent.
+func (cp *ControlPlane) submittedEvent(id string, spec TaskSpec, src Source, scope string) demiurge.Event {
+	parent := str(spec.Payload, "parent_task_id")
+	if parent == "" && src.TaskID != id {
+		parent = src.TaskID
+	}
+	root := str(spec.Payload, "root_task_id")
+	if root == "" {
+		root = parent
+	}
+	if root == "" {
+		root = id
+	}
+	source := map[string]any{
+		"actor": src.Actor, "session_id": src.SessionID, "turn_id": src.TurnID,
+		"core_id": src.CoreID, "task_id": src.TaskID, "metadata": orEmpty(src.Metadata),
+	}
+	if scope != "" {
+		source["write_scope"] = scope
+	}
+	p := map[string]any{
+		"kind": spec.Kind, "status": demiurge.TaskQueued, "root_task_id": root,
+		"owner_session_id": first(str(spec.Payload, "owner_session_id"), src.SessionID),
+		"owner_turn_id":    first(str(spec.Payload, "owner_turn_id"), src.TurnID),
+		"core_id":          src.CoreID, "host_id": src.HostID, "source": source,
+		"action": orEmpty(spec.Payload),
+	}
+	if parent != "" {
+		p["parent_task_id"] = parent
+	}
+	if np := str(spec.Payload, "notify_policy"); np != "" {
+		p["notify_policy"] = np
+	}
+	dropEmpty(p, "owner_session_id", "owner_turn_id", "core_id", "host_id")
+	return demiurge.Event{
+		AggregateType: demiurge.AggTask, AggregateID: id, Type: demiurge.EvTaskSubmitted,
+		CreatedAt: cp.now(), Actor: map[string]any{"actor": src.Actor}, Payload: p,
+	}
+}
+
+func str(m map[string]any, k string) string {
+	s, _ := m[k].(string)
+	return s
+}
+
+func first(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// dropEmpty removes empty string values so the store keeps them NULL.
+func dropEmpty(m map[string]any, keys ...string) {
+	for _, k := range keys {
+		if m[k] == "" {
+			delete(m, k)
+		}
+	}
+}
