@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -34,19 +33,6 @@ var sensitiveKeyParts = []string{
 	"api_key", "apikey", "authorization", "cookie", "credential",
 	"password", "passwd", "private_key", "secret", "token",
 }
-
-// Regexes of spec §4.4 for values that commonly embed a credential next to
-// its name: shell commands and free text such as summaries, targets, URLs.
-// Options and assignments also match prefixed and suffixed names
-// (--github-token, GITHUB_TOKEN=), which the spec's word boundary misses.
-const sensitiveName = `(?:api[-_]?key|authorization|cookie|credential|password|passwd|private[-_]?key|secret|token)`
-
-var (
-	commandOptionRe = regexp.MustCompile(`(?i)(--[\w-]*` + sensitiveName + `[\w-]*(?:=|\s+))(?:"[^"]*"|'[^']*'|\S+)`)
-	commandAssignRe = regexp.MustCompile(`(?i)(\b\w*` + sensitiveName + `\w*\s*=\s*)(?:"[^"]*"|'[^']*'|\S+)`)
-	authHeaderRe    = regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|basic)?\s*)(?:[^\s'"]+)`)
-	textAssignRe    = regexp.MustCompile(`(?i)(\b\w*` + sensitiveName + `\w*\s*=\s*)(?:"[^"]*"|'[^']*'|[^\s&]+)`)
-)
 
 // Preview returns a bounded, redacted copy of tool arguments for an approval
 // request. Raw arguments go only to the adapter; the operator sees this.
@@ -282,15 +268,20 @@ func truncateKey(k string) string {
 }
 
 // RedactCommand removes credentials that a shell command carries next to
-// their name: --token=x / --token x, token=x, and Authorization: headers.
-func RedactCommand(s string) string {
-	s = commandOptionRe.ReplaceAllString(s, "${1}"+redactedMarker)
-	s = commandAssignRe.ReplaceAllString(s, "${1}"+redactedMarker)
-	return authHeaderRe.ReplaceAllString(s, "${1}"+redactedMarker)
-}
+// their name (--token=x / --token x, token=x, Authorization: headers), with
+// the redact package's discovery.
+func RedactCommand(s string) string { return redactDiscovered(s) }
 
 // RedactText removes name=value credentials (token=x, api_key=x) from free
 // text such as an approval summary, target or URL.
-func RedactText(s string) string {
-	return textAssignRe.ReplaceAllString(s, "${1}"+redactedMarker)
+func RedactText(s string) string { return redactDiscovered(s) }
+
+// redactDiscovered replaces every secret redact.Discover finds in s with
+// the model-view marker; a failure hides the whole text.
+func redactDiscovered(s string) string {
+	out, err := redact.RedactValue(s, redact.Model)
+	if str, ok := out.(string); ok && err == nil {
+		return str
+	}
+	return redact.RedactionFailed
 }
