@@ -26,6 +26,15 @@ type Expected struct {
 	LastSeq       int64
 }
 
+// EventBatch is the input of one Append: events with their idempotency key
+// and optional guard. Stores that write several batches in one transaction
+// apply each as if it were appended alone.
+type EventBatch struct {
+	Events         []Event
+	IdempotencyKey string
+	Expected       *Expected
+}
+
 // Aggregate types.
 const (
 	AggTask           = "task"
@@ -55,6 +64,11 @@ const (
 	EvTaskLog                    = "task.log"
 	EvTaskCompletionReady        = "task.completion_ready"
 	EvTaskCompletionAcknowledged = "task.completion_acknowledged"
+	// EvTaskCancelRequested asks the Host process running a task to cancel
+	// it; EvTaskProcessRecorded names the process a task runs, so restart
+	// recovery can end it (Go additions).
+	EvTaskCancelRequested = "task.cancel_requested"
+	EvTaskProcessRecorded = "task.process_recorded"
 
 	EvDeliveryQueued         = "delivery.queued"
 	EvDeliverySending        = "delivery.sending"

@@ -192,6 +192,15 @@ type Task struct {
 	HeartbeatAt    time.Time
 }
 
+// TaskLogLine is one retained line of a task's bounded log. Seq orders the
+// lines of all tasks; a task keeps only its newest lines.
+type TaskLogLine struct {
+	Seq       int64
+	Stream    string // stdout or stderr
+	Text      string
+	CreatedAt time.Time
+}
+
 // Durable work item statuses (spec host-runtime §1.8).
 const (
 	WorkQueued         = "queued"

@@ -14,6 +14,11 @@ import (
 // buildBinary builds ./cmd/demiurge of the enclosing module, statically
 // (CGO_ENABLED=0) as it ships, into dir and returns the binary's path.
 func buildBinary(ctx context.Context, dir string) (string, error) {
+	return buildPackage(ctx, dir, "./cmd/demiurge", "demiurge")
+}
+
+// buildPackage builds one main package of the module into dir/name.
+func buildPackage(ctx context.Context, dir, pkg, name string) (string, error) {
 	root, err := moduleRoot(ctx)
 	if err != nil {
 		return "", err
@@ -21,15 +26,15 @@ func buildBinary(ctx context.Context, dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "demiurge")
+	bin := filepath.Join(dir, name)
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/demiurge")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/demiurge: %v\n%s", err, out)
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin, nil
 }

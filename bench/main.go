@@ -93,6 +93,9 @@ func run(ctx context.Context, c counts, stdout, stderr io.Writer) int {
 		{figDrain, inProcess(ctx, func() ([]row, error) { return drainRows(ctx, dir("drain")) })},
 		{figKill, inProcess(ctx, func() ([]row, error) { return killRows(ctx, c) })},
 		{figURL, inProcess(ctx, func() ([]row, error) { return urlRows(c) })},
+		{figTaskThroughput, func() ([]row, error) { return taskRows(ctx, dir("tasks"), c) }},
+		{figCoreSave, func() ([]row, error) { return coreRepoRows(ctx, dir("corerepo")) }},
+		{figMCPDiscovery, func() ([]row, error) { return mcpRows(ctx, dir("mcp"), c) }},
 	}
 	var rows []row
 	failed := false

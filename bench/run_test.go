@@ -53,7 +53,7 @@ func TestRunFailsOnCancelledContext(t *testing.T) {
 	if code := run(ctx, countsFor(true, 1), &out, &errb); code != 1 {
 		t.Fatalf("run exit %d, want 1\nstdout:\n%s", code, out.String())
 	}
-	if got := strings.Count(out.String(), "| FAIL |"); got != 10 {
-		t.Fatalf("%d FAIL rows, want 10:\n%s", got, out.String())
+	if got := strings.Count(out.String(), "| FAIL |"); got != 13 {
+		t.Fatalf("%d FAIL rows, want one per figure (13):\n%s", got, out.String())
 	}
 }

@@ -24,6 +24,14 @@ const (
 	figDrain = "drain of 256 MiB stdout (tails, artifact, redaction)"
 	figKill  = "timeout to whole tree gone (TERM-ignoring, setsid grandchild)"
 	figURL   = "URL policy verdict for a literal address"
+
+	figTaskThroughput = "trivial tasks, submit to succeeded"
+	figCompletion     = "task end to completion handler"
+	figTaskLogs       = "task log of 100,000 lines, max_log_lines 4,000"
+	figCoreSave       = "save of a one-file edit, 500-file core"
+	figCoreReview     = "review of a 20-file proposal, all gates"
+	figMCPDiscovery   = "MCP discovery, 4 healthy servers vs the slowest alone"
+	figMCPCatalog     = "MCP catalog preparation, 4 connected servers × 50 tools"
 )
 
 // verdict is the ok column of a row.

@@ -59,6 +59,24 @@ type Deps struct {
 	// secret_bindings is refused.
 	Getenv func(name string) string
 
+	// TerminalTasks runs terminal(background=true) as terminal.exec tasks.
+	// Without it a background call answers that no task worker is
+	// configured, before approval.
+	TerminalTasks *TerminalTasks
+
+	// Tasks serves the model-facing task tools (task_list, task_status,
+	// task_control, yield_until). Without them those tools answer that no
+	// task worker is configured.
+	Tasks TaskControl
+
+	// Delegator runs delegate_task. Without it the tool answers that no
+	// task worker is configured.
+	Delegator Delegator
+
+	// Evolution serves evolve_core and rollback_core. Without it those
+	// tools answer that no core repository is configured.
+	Evolution CoreEvolution
+
 	// URLPolicy judges every URL web_extract fetches: before approval,
 	// after it, and on every connection and redirect. The zero value is
 	// the strict default (public addresses only, system DNS). Its

@@ -29,6 +29,15 @@ var tools = map[string]func(Deps) effect.Definition{
 	"session_search": sessionSearch,
 	"terminal":       terminal,
 	"web_extract":    webExtract,
+	"task_list":      taskList,
+	"task_status":    taskStatus,
+	"task_control":   taskControl,
+	"yield_until":    yieldUntil,
+	"delegate_task":  delegateTask,
+	"evolve_core":    evolveCore,
+	"rollback_core":  rollbackCore,
+
+	"schedule_manage": scheduleManage,
 }
 
 // Definitions returns the definitions of the named toolsets' tools that this

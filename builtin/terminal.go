@@ -25,9 +25,6 @@ const (
 )
 
 const (
-	// msgTerminalBackground refuses background=true until the task ledger
-	// runs terminal tasks (spec tool-runtime §7.9).
-	msgTerminalBackground = "background terminal commands are not available yet"
 	// terminalSummaryPrefix starts every approval summary, so a denial
 	// reads "approval denied: terminal command in <cwd>" (spec §4.6).
 	terminalSummaryPrefix = "terminal command in "
@@ -43,7 +40,7 @@ func terminal(d Deps) effect.Definition {
 			"command":            map[string]any{"type": "string", "description": "Shell command line."},
 			"cwd":                map[string]any{"type": "string", "default": ".", "description": "Working directory, relative to the workspace."},
 			"timeout_seconds":    map[string]any{"type": "integer", "minimum": 1, "maximum": terminalMaxTimeout, "default": terminalDefaultTimeout},
-			"background":         map[string]any{"type": "boolean", "default": false, "description": "Run as a background task. Not available yet."},
+			"background":         map[string]any{"type": "boolean", "default": false, "description": "Run as a background task (terminal.exec); the call returns its task_id at once. No secret_bindings."},
 			"notify_on_complete": map[string]any{"type": "boolean", "default": true, "description": "For background tasks."},
 			"env": map[string]any{
 				"type":                 "object",
@@ -97,6 +94,7 @@ type terminalCall struct {
 	overlay        map[string]string
 	bindings       []secretBinding
 	verdict        cmdguard.Verdict
+	background     bool
 	shell          string
 }
 
@@ -158,9 +156,10 @@ func (t *terminalTool) prepare(inv effect.Invocation) (*terminalCall, *effect.Ou
 	}
 	c.overlay = overlay
 
-	if background {
-		return refuse(invalid(msgTerminalBackground))
+	if background && t.deps.TerminalTasks == nil {
+		return refuse(unavailable("background terminal", "no task worker is configured"))
 	}
+	c.background = background
 	c.shell = terminalShell()
 	c.verdict = cmdguard.Review(c.command)
 	if c.verdict.Action == cmdguard.Block {
@@ -234,6 +233,13 @@ func (t *terminalTool) Invoke(ctx context.Context, inv effect.Invocation) (effec
 	c, out := t.prepare(inv)
 	if out != nil {
 		return *out, nil
+	}
+	if c.background {
+		env, err := backgroundEnv(t.deps, inv.Turn.SessionID, c.overlay)
+		if err != nil {
+			return invalid("terminal private home cannot be prepared: %s", ioReason(err)), nil
+		}
+		return t.deps.TerminalTasks.submit(ctx, inv, c, env, c.audit(t.deps, inv, time.Time{}, env)), nil
 	}
 	anchor := time.Time{}
 	if len(c.bindings) > 0 {

@@ -217,3 +217,25 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// AllowlistedEnv returns the Host variables a child process may inherit
+// (the terminal's allowlist of spec tool-runtime §7.2), in KEY=VALUE form:
+// nothing else of hostEnv, no HOME and no temporary directories (the
+// caller sets its own). MCP stdio servers start from it.
+func AllowlistedEnv(hostEnv []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, kv := range hostEnv {
+		k, v, ok := strings.Cut(kv, "=")
+		upper := strings.ToUpper(k)
+		if !ok || v == "" || !hostEnvAllowlist[upper] || seen[upper] || upper == "HOME" {
+			continue
+		}
+		seen[upper] = true
+		if upper == "PATH" {
+			k = "PATH"
+		}
+		out = append(out, k+"="+v)
+	}
+	return out
+}

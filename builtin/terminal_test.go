@@ -242,7 +242,7 @@ func TestTerminalRefusalsBeforeApproval(t *testing.T) {
 		{map[string]any{"command": "ls", "cwd": "file.txt"}, demiurge.EffectInvalid, "cwd is not a directory: file.txt"},
 		{map[string]any{"command": "   "}, demiurge.EffectInvalid, "command is required"},
 		{map[string]any{"command": "ls", "env": map[string]any{"1BAD": "x"}}, demiurge.EffectInvalid, "invalid terminal environment name: 1BAD"},
-		{map[string]any{"command": "ls", "background": true}, demiurge.EffectInvalid, "background terminal commands are not available yet"},
+		{map[string]any{"command": "ls", "background": true}, demiurge.EffectInvalid, "background terminal is not available: no task worker is configured"},
 		{map[string]any{"command": "ls", "background": true, "secret_bindings": []any{map[string]any{"source": "env:OK_TOKEN"}}},
 			demiurge.EffectInvalid, "secret_bindings are not supported for background terminal commands"},
 		// secret.bind:* is granted, and still grants no secret.

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/demiurge/demiurge/effect"
@@ -82,7 +83,7 @@ func newWorkspace(dir string, protected []string) (*workspace, error) {
 // openWorkspace is newWorkspace for a tool call: a problem is the outcome
 // the model sees.
 func openWorkspace(inv effect.Invocation, d Deps) (*workspace, effect.Outcome, bool) {
-	w, err := newWorkspace(inv.Turn.Workspace, d.ProtectedNames)
+	w, err := newWorkspace(inv.Turn.Workspace, append(slices.Clip(d.ProtectedNames), inv.Turn.ProtectedNames...))
 	if err != nil {
 		return nil, invalid("%s: %v", inv.Entry.Name, err), false
 	}

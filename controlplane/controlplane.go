@@ -15,6 +15,12 @@ type Store interface {
 	ListTasks(ctx context.Context, f demiurge.TaskFilter) ([]demiurge.Task, error)
 	Events(ctx context.Context, f demiurge.EventFilter) ([]demiurge.Event, error)
 	LastSeq(ctx context.Context, aggType, aggID string) (int64, error)
+	// AppendTaskLogs appends lines to a task's log and drops all but its
+	// newest maxLines lines in the same transaction; ENOTFOUND for a
+	// missing task.
+	AppendTaskLogs(ctx context.Context, taskID string, lines []demiurge.TaskLogLine, maxLines int) error
+	// TaskLogTail returns the newest n retained lines, oldest first.
+	TaskLogTail(ctx context.Context, taskID string, n int) ([]demiurge.TaskLogLine, error)
 }
 
 // DefaultMaxLogLines is the log retention of a task when Options leaves it
@@ -25,8 +31,8 @@ const DefaultMaxLogLines = 4000
 type Options struct {
 	// Now stamps the events the control plane writes. Default time.Now.
 	Now func() time.Time
-	// MaxLogLines bounds the log lines of one task that reads return.
-	// Default DefaultMaxLogLines.
+	// MaxLogLines is the retention of one task's log: appends keep only
+	// its newest MaxLogLines lines. Default DefaultMaxLogLines.
 	MaxLogLines int
 }
 

@@ -3,7 +3,6 @@ package controlplane
 import (
 	"context"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/demiurge/demiurge"
@@ -15,88 +14,51 @@ const (
 	TailChars = 8000
 )
 
-// LogLine is one task.log line.
-type LogLine struct {
-	Seq       int64
-	Stream    string
-	Text      string
-	CreatedAt time.Time
+// MaxLogLineBytes bounds one stored log line; a longer one keeps its first
+// bytes and ends with a "..." marker.
+const MaxLogLineBytes = 16 << 10
+
+// LogLine is one retained task log line.
+type LogLine = demiurge.TaskLogLine
+
+// AppendLog appends text to the log of task id, one line per line of text,
+// atomically, and drops the lines beyond the newest MaxLogLines in the same
+// transaction. Empty text is one empty line; a trailing newline does not
+// add one. stream defaults to stdout. Lines are stored as task_logs rows,
+// not as task.log events, so a task's log never holds more than
+// MaxLogLines rows (ENOTFOUND "task not found: <id>" for a missing task).
+func (cp *ControlPlane) AppendLog(ctx context.Context, id, text, stream string) error {
+	return cp.st.AppendTaskLogs(ctx, id, splitLog(text, stream, nil), cp.maxLogLines)
 }
 
-// AppendLog appends text to the log of task id, one task.log event per
-// line, atomically. Empty text is one empty line; a trailing newline does
-// not add one. stream defaults to stdout.
-func (cp *ControlPlane) AppendLog(ctx context.Context, id, text, stream string) error {
-	if _, err := cp.st.Task(ctx, id); err != nil {
-		return err
-	}
+// splitLog appends the lines of text to dst, each cut to MaxLogLineBytes.
+// Their times are left zero: the store stamps them.
+func splitLog(text, stream string, dst []LogLine) []LogLine {
 	if stream == "" {
 		stream = "stdout"
 	}
 	text = strings.ReplaceAll(text, "\r\n", "\n")
-	lines := []string{""}
-	if text != "" {
-		lines = strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if text == "" {
+		return append(dst, LogLine{Stream: stream})
 	}
-	now := cp.now()
-	events := make([]demiurge.Event, len(lines))
-	for i, l := range lines {
-		events[i] = demiurge.Event{
-			AggregateType: demiurge.AggTask, AggregateID: id, Type: demiurge.EvTaskLog,
-			CreatedAt: now, Payload: map[string]any{"stream": stream, "text": l},
+	for l := range strings.SplitSeq(strings.TrimSuffix(text, "\n"), "\n") {
+		if len(l) > MaxLogLineBytes {
+			l = headBytes(l, MaxLogLineBytes-3) + "..."
 		}
+		dst = append(dst, LogLine{Stream: stream, Text: l})
 	}
-	_, err := cp.st.Append(ctx, events, "", nil)
-	return err
+	return dst
 }
 
-// LogTail returns the newest n log lines of task id in order, n capped at
-// the retention MaxLogLines and at MaxEventLimit-1.
-//
-// The event stream only reads forwards, so the start of the tail is found by
-// bisecting the seq range with probes of at most n+1 events: the cost is
-// O(n·log seq), whatever the length of the log.
+// LogTail returns the newest n retained log lines of task id in order, n
+// capped at MaxLogLines. A missing task has no lines. Reads cost O(n)
+// whatever the length of the log.
 func (cp *ControlPlane) LogTail(ctx context.Context, id string, n int) ([]LogLine, error) {
-	n = min(n, cp.maxLogLines, demiurge.MaxEventLimit-1)
+	n = min(n, cp.maxLogLines)
 	if n <= 0 {
 		return nil, nil
 	}
-	hi, err := cp.st.LastSeq(ctx, demiurge.AggTask, id)
-	if err != nil {
-		return nil, err
-	}
-	filter := func(after int64, limit int) demiurge.EventFilter {
-		return demiurge.EventFilter{AggregateType: demiurge.AggTask, AggregateID: id,
-			Type: demiurge.EvTaskLog, AfterSeq: after, Limit: limit}
-	}
-	// Invariant: at least n lines follow lo, fewer than n follow hi.
-	lo := int64(0)
-	evs, err := cp.st.Events(ctx, filter(0, n+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(evs) > n {
-		for lo+1 < hi {
-			mid := lo + (hi-lo)/2
-			probe, err := cp.st.Events(ctx, filter(mid, n+1))
-			if err != nil {
-				return nil, err
-			}
-			if len(probe) >= n {
-				lo = mid
-			} else {
-				hi = mid
-			}
-		}
-		if evs, err = cp.st.Events(ctx, filter(lo, n)); err != nil {
-			return nil, err
-		}
-	}
-	out := make([]LogLine, len(evs))
-	for i, e := range evs {
-		out[i] = LogLine{Seq: e.Seq, Stream: str(e.Payload, "stream"), Text: str(e.Payload, "text"), CreatedAt: e.CreatedAt}
-	}
-	return out, nil
+	return cp.st.TaskLogTail(ctx, id, n)
 }
 
 // boundChars drops the oldest lines until the texts fit in limit chars; the

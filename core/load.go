@@ -82,6 +82,9 @@ func Load(dir string) (*Core, error) {
 	if err := l.loadSkills(doc, c); err != nil {
 		return nil, err
 	}
+	if err := l.loadSchedules(c); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"time"
 
 	"github.com/demiurge/demiurge"
 )
@@ -11,194 +12,134 @@ import (
 // Result is the outcome of dispatching one delivery.
 type Result struct {
 	DeliveryID string
-	// Status is sent, unrouted or failed as recorded in the outbox, unknown
-	// when the work claim was refused (nothing was sent and nothing recorded),
-	// or the status the outbox row already had when it was not queued.
+	// Status is the outbox status the dispatch left (sent, unrouted,
+	// failed, unknown, or queued when a transient failure scheduled a
+	// retry), "queued" for a delivery waiting for its next attempt, the
+	// status the row already had when it was not queued, or "unknown" when
+	// another dispatcher holds its claim (nothing sent, nothing recorded).
 	Status string
 }
 
-// Dispatch sends delivery id once (spec host-runtime §5.5):
+// Dispatch sends delivery id at most once (spec host-runtime §5.5) and
+// returns the status it left:
 //
-//  1. Only a queued outbox row is dispatched. Any other row is left alone and
-//     its status returned: in particular a row left `sending` by a crash is
-//     never re-sent (restart reconciliation makes it `unknown`).
-//  2. The delivery's work item is claimed (owner host.delivery_runtime). A
-//     refused claim (another dispatcher holds it, or it ended), or a work
-//     item already in `sending`, returns "unknown" without sending.
-//  3. delivery.sending{attempts} is appended only if the delivery has no
-//     event newer than the one this dispatcher saw queued (an optimistic
-//     fence: one dispatcher at most ever gets past it); then work → sending,
-//     then the router delivers.
-//  4. Unrouted → delivery.unrouted{last_error: no_interactive_route}, work
-//     succeeded; an invisible (history-only) delivery is never handed to a
-//     route and ends the same way with last_error not_visible. Delivered → delivery.sent, work succeeded. A route error →
-//     delivery.failed{last_error}, work failed and, if the delivery wrote a
-//     history message, message.updated with the failure history text (once).
-//     Cancellation of ctx while sending → work failed and delivery.failed
-//     with "delivery cancelled", and the ECANCELED error.
+//  1. One store transaction claims the delivery's work item (owner
+//     host.delivery_runtime) and moves it and the outbox row to sending
+//     (delivery.sending{attempts, host_id}). Only a queued row whose work
+//     item is queued, due for a retry, or under an expired claim is
+//     started; otherwise nothing is written and the answer is the row's
+//     status, "queued" for a retry not yet due, or "unknown" when someone
+//     else holds the claim.
+//  2. The route is called (at most Options.SendTimeout).
+//  3. One store transaction records the outcome:
+//     - delivered → sent; no live route → unrouted (last_error
+//     no_interactive_route); an invisible (history-only) delivery never
+//     reaches a route and is unrouted with last_error not_visible;
+//     - a transient route error (see Transient) → queued again with the
+//     work item retry_scheduled after a backoff, until MaxAttempts; then,
+//     and for any other route error → failed with the route's coded
+//     message, and the history message, if any, is annotated (metadata
+//     delivery_status, delivery_error, delivery_failure_text); its text is
+//     never rewritten;
+//     - the route did not answer within SendTimeout → unknown (TimedOut):
+//     it had the outbound and may have shown it, so it is never retried;
+//     - ctx ended during the send → failed "delivery cancelled" and the
+//     ECANCELED error.
 //
-// A route failure is a result ("failed"), not an error: delivery failure
-// never fails a turn. Errors are store failures (the delivery may then stay
-// `sending`, which reconciliation turns into `unknown`), ENOTFOUND for a
-// missing delivery and ECANCELED.
+// A route failure is a result, not an error: delivery failure never fails a
+// turn. Errors are ECANCELED (ctx ended before the start or during the
+// send), ENOTFOUND "delivery not found: <id>", and store failures; after a
+// store failure in step 3 the row stays sending and restart reconciliation
+// makes it unknown. If reconciliation ended the send first (its lease ran
+// out), that record stands and its status is returned.
 func (rt *Runtime) Dispatch(ctx context.Context, id string) (string, error) {
-	d, err := rt.st.Delivery(ctx, id)
-	if err != nil {
-		if demiurge.ErrorCode(err) == demiurge.ENOTFOUND {
-			return "", demiurge.WrapError(demiurge.ENOTFOUND, err, "delivery not found: %s", id)
-		}
-		return "", err
-	}
-	if d.Status != demiurge.DeliveryQueued {
-		return d.Status, nil
-	}
 	if err := ctx.Err(); err != nil {
 		return "", demiurge.WrapError(demiurge.ECANCELED, err, "delivery %s: cancelled before dispatch", id)
 	}
-	// fence is the delivery's newest event as this dispatcher saw it queued:
-	// delivery.sending is appended only if nothing happened to the delivery
-	// since, so at most one dispatcher ever moves it to sending.
-	fence, err := rt.st.LastSeq(ctx, demiurge.AggDelivery, id)
+	d, w, started, err := rt.st.StartDeliverySend(ctx, id, "", OwnerID, rt.opts.HostID, rt.opts.Lease)
 	if err != nil {
 		return "", err
 	}
-	if w, err := rt.st.WorkItem(ctx, id); err != nil {
-		if demiurge.ErrorCode(err) != demiurge.ENOTFOUND {
-			return "", err
-		}
-	} else if w.Status == demiurge.WorkSending {
-		// A send started and its record never finished: never again.
-		return demiurge.DeliveryUnknown, nil
+	if !started {
+		return notStarted(d, w), nil
 	}
-	item, ok, err := rt.st.ClaimWork(ctx, id, OwnerID, rt.lease)
-	if err != nil {
-		return "", err
-	}
-	if !ok {
-		return demiurge.DeliveryUnknown, nil
-	}
-	out, err := outbound(d)
-	if err != nil {
-		// A row this build cannot read is never sent on a guess.
-		return rt.fail(ctx, d, item, demiurge.ErrorMessage(err), false)
-	}
+	return rt.send(ctx, d, w)
+}
 
-	// From here on every record is written even if the caller gives up, so
+// notStarted is what Dispatch answers for a delivery it did not start.
+func notStarted(d demiurge.Delivery, w demiurge.WorkItem) string {
+	switch {
+	case d.Status != demiurge.DeliveryQueued:
+		return d.Status
+	case w.Status == demiurge.WorkRetryScheduled:
+		return demiurge.DeliveryQueued // its next attempt is not due yet
+	default:
+		return demiurge.DeliveryUnknown // another dispatcher holds it
+	}
+}
+
+// send calls the route for a started delivery and records the outcome.
+func (rt *Runtime) send(ctx context.Context, d demiurge.Delivery, w demiurge.WorkItem) (string, error) {
+	// Every record from here on is written even if the caller gives up, so
 	// that the outbox never stays half-moved by a cancelled context.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	sending := rt.event(demiurge.AggDelivery, id, demiurge.EvDeliverySending, map[string]any{
-		"status":   demiurge.DeliverySending,
-		"attempts": item.Attempts,
-	})
-	if rt.hostID != "" {
-		sending.Payload["host_id"] = rt.hostID
+	out, err := outbound(d)
+	if err != nil {
+		// A row this build cannot read is never sent on a guess.
+		return rt.finish(wctx, d, w, demiurge.DeliveryFailed, demiurge.ErrorMessage(err), time.Time{})
 	}
-	if _, err := rt.st.Append(wctx, []demiurge.Event{sending}, "", &demiurge.Expected{
-		AggregateType: demiurge.AggDelivery, AggregateID: id, LastSeq: fence,
-	}); err != nil {
-		if demiurge.ErrorCode(err) == demiurge.ECONFLICT {
-			return demiurge.DeliveryUnknown, nil
-		}
-		return "", err
-	}
-	if _, err := rt.st.TransitionWork(wctx, id, item.ClaimID, demiurge.WorkSending, demiurge.WorkFields{}); err != nil {
-		return "", err
-	}
-
-	var res DeliverResult
-	var sendErr error
-	reason := NoInteractiveRoute
-	if out.Visible {
-		res, sendErr = rt.router.Deliver(ctx, out)
-	} else {
+	if !out.Visible {
 		// History-only: nothing is shown, so no route ever sees it.
-		res, reason = Unrouted, NotVisible
+		return rt.finish(wctx, d, w, demiurge.DeliveryUnrouted, NotVisible, time.Time{})
 	}
+	r := rt.deliver(ctx, out)
 	switch {
-	case sendErr == nil && res == Unrouted:
-		if _, err := rt.st.TransitionWork(wctx, id, item.ClaimID, demiurge.WorkSucceeded, demiurge.WorkFields{}); err != nil {
-			return "", err
-		}
-		return demiurge.DeliveryUnrouted, rt.record(wctx, id, demiurge.EvDeliveryUnrouted, map[string]any{
-			"status":     demiurge.DeliveryUnrouted,
-			"last_error": reason,
-			"attempts":   item.Attempts,
-		})
-	case sendErr == nil:
-		if _, err := rt.st.TransitionWork(wctx, id, item.ClaimID, demiurge.WorkSucceeded, demiurge.WorkFields{}); err != nil {
-			return "", err
-		}
-		return demiurge.DeliverySent, rt.record(wctx, id, demiurge.EvDeliverySent, map[string]any{
-			"status":   demiurge.DeliverySent,
-			"attempts": item.Attempts,
-		})
-	case ctx.Err() != nil:
-		status, err := rt.fail(wctx, d, item, Cancelled, false)
+	case r.err == nil && r.res == Unrouted:
+		return rt.finish(wctx, d, w, demiurge.DeliveryUnrouted, NoInteractiveRoute, time.Time{})
+	case r.err == nil:
+		return rt.finish(wctx, d, w, demiurge.DeliverySent, "", time.Time{})
+	case r.end == callCancelled:
+		status, err := rt.finish(wctx, d, w, demiurge.DeliveryFailed, Cancelled, time.Time{})
 		if err != nil {
 			return status, err
 		}
-		return status, demiurge.WrapError(demiurge.ECANCELED, ctx.Err(), "delivery %s cancelled", id)
-	default:
-		// Only coded messages are recorded: an uncoded route error may carry
-		// a credential (a bot URL, a header), so it is kept out of rows.
-		return rt.fail(wctx, d, item, demiurge.ErrorMessage(sendErr), true)
+		return status, demiurge.WrapError(demiurge.ECANCELED, ctx.Err(), "delivery %s cancelled", d.ID)
+	case r.end == callTimedOut:
+		return rt.finish(wctx, d, w, demiurge.DeliveryUnknown, TimedOut, time.Time{})
 	}
-}
-
-// fail records a failed send: work failed, delivery.failed and, when
-// rewriteHistory is set and the delivery wrote a history message, the
-// failure history text on that message (once per delivery).
-func (rt *Runtime) fail(ctx context.Context, d demiurge.Delivery, item demiurge.WorkItem, reason string, rewriteHistory bool) (string, error) {
-	if _, err := rt.st.TransitionWork(ctx, d.ID, item.ClaimID, demiurge.WorkFailed, demiurge.WorkFields{LastError: reason}); err != nil {
-		return "", err
-	}
-	if err := rt.record(ctx, d.ID, demiurge.EvDeliveryFailed, map[string]any{
-		"status":     demiurge.DeliveryFailed,
-		"last_error": reason,
-		"attempts":   item.Attempts,
-	}); err != nil {
-		return "", err
-	}
-	if rewriteHistory {
-		if err := rt.rewriteHistory(ctx, d); err != nil {
-			return "", err
+	// Only coded messages are recorded: an uncoded route error may carry a
+	// credential (a bot URL, a header), so it is kept out of rows.
+	reason := demiurge.ErrorMessage(r.err)
+	if Transient(r.err) {
+		if at := rt.retryAt(w.Attempts); !at.IsZero() {
+			return rt.finish(wctx, d, w, demiurge.DeliveryQueued, reason, at)
 		}
 	}
-	return demiurge.DeliveryFailed, nil
+	return rt.finish(wctx, d, w, demiurge.DeliveryFailed, reason, time.Time{})
 }
 
-// rewriteHistory replaces the transcript text of a failed delivery with its
-// failure history text (message.updated, idempotency key
-// delivery:<id>:failure_history so that only the first failure rewrites it).
-func (rt *Runtime) rewriteHistory(ctx context.Context, d demiurge.Delivery) error {
-	messageID, _ := d.Payload["message_id"].(string)
-	if messageID == "" {
-		return nil
+// finish records the outcome of a started send. When the send was ended by
+// someone else meanwhile (ECONFLICT: reconciliation made it unknown after
+// its lease ran out), that record stands and its status is returned.
+func (rt *Runtime) finish(ctx context.Context, d demiurge.Delivery, w demiurge.WorkItem, status, reason string, retryAt time.Time) (string, error) {
+	got, err := rt.st.FinishDeliverySend(ctx, d.ID, w.ClaimID, status, reason, retryAt)
+	if err == nil {
+		return got.Status, nil
 	}
-	text, _ := d.Payload["failure_history_text"].(string)
-	policy, _ := d.Payload["history_policy"].(string)
-	sessionID, _ := d.Payload["session_id"].(string)
-	source, _ := d.Target["source"].(string)
-	content := historyContent(text, policy, d.Channel, source, d.ID, demiurge.DeliveryFailed)
-	ev := rt.event(demiurge.AggMessage, messageID, demiurge.EvMessageUpdated, map[string]any{
-		"message_id": messageID,
-		"session_id": sessionID,
-		"content":    content,
-	})
-	_, err := rt.st.Append(ctx, []demiurge.Event{ev}, "delivery:"+d.ID+":failure_history", nil)
-	return err
-}
-
-func (rt *Runtime) record(ctx context.Context, id, typ string, payload map[string]any) error {
-	_, err := rt.st.Append(ctx, []demiurge.Event{rt.event(demiurge.AggDelivery, id, typ, payload)}, "", nil)
-	return err
+	if demiurge.ErrorCode(err) == demiurge.ECONFLICT {
+		if cur, rerr := rt.st.Delivery(ctx, d.ID); rerr == nil {
+			rt.opts.Logger.Warn("delivery outcome superseded", "delivery_id", d.ID, "outcome", status, "status", cur.Status)
+			return cur.Status, nil
+		}
+	}
+	return "", err
 }
 
 // DispatchTurn dispatches the queued deliveries of turnID (at most
 // demiurge.MaxDeliveryLimit, the newest) in creation order and returns what
-// happened to each. It stops at the first error (a store
-// failure or cancellation); route failures are results, not errors.
+// happened to each. It stops at the first error (a store failure or
+// cancellation); route failures are results, not errors.
 func (rt *Runtime) DispatchTurn(ctx context.Context, turnID string) ([]Result, error) {
 	if turnID == "" {
 		return nil, demiurge.Errorf(demiurge.EINVALID, "dispatch requires a turn_id")

@@ -15,7 +15,13 @@ import (
 // the intent; model-visible only under persist) + delivery.queued +
 // work.enqueued (kind delivery.send, work_id = delivery_id), so the
 // transcript never names a delivery the outbox lacks or the reverse. A
-// transient intent appends delivery.queued + work.enqueued only.
+// transient intent appends delivery.queued + work.enqueued only. Either way
+// Enqueue is one store transaction.
+//
+// The work item's next_attempt_at is now+Options.Handoff: until then the
+// delivery is left to the caller, which dispatches it under its turn's
+// route; after that Run takes up a delivery nobody dispatched (its Host
+// crashed between the two).
 //
 // Errors: EINVALID for an intent that fails validation (spec host-runtime
 // §5.4 messages), ENOTFOUND "session not found: <id>", store errors.
@@ -88,6 +94,7 @@ func (rt *Runtime) Enqueue(ctx context.Context, in Intent) (string, error) {
 			"status":           demiurge.WorkQueued,
 			"owner_session_id": n.SessionID,
 			"owner_turn_id":    n.TurnID,
+			"next_attempt_at":  demiurge.FormatTime(rt.opts.Now().Add(rt.opts.Handoff)),
 			"payload":          map[string]any{"delivery_id": id, "message_id": messageID},
 		}),
 	)

@@ -63,8 +63,9 @@ type Intent struct {
 	// a text-only delivery and is required for other deliveries that write
 	// history.
 	HistoryText string
-	// FailureHistoryText replaces the transcript text when the first send
-	// fails; it defaults to HistoryText.
+	// FailureHistoryText is recorded on the history message (metadata
+	// delivery_failure_text) when the send fails, beside the text, which is
+	// never rewritten; it defaults to HistoryText (and is then not repeated).
 	FailureHistoryText string
 	Metadata           map[string]any
 }

@@ -9,8 +9,12 @@ import (
 
 // Route is a live interactive surface (the CLI, an operator gateway, a chat
 // adapter) bound to one session. Deliver hands one outbound to the surface and
-// returns when the surface has taken it; an error means the surface refused or
-// failed it. A Route may be called from several goroutines.
+// returns nil when the surface has taken it; an error means the surface did
+// not take it. An error coded EUNAVAILABLE or ETIMEOUT asks for a later
+// attempt (see Transient); any other error is final. A Route that cannot tell
+// whether the surface took the outbound must not use those two codes. Deliver
+// should return when ctx ends; the Runtime stops waiting at its send deadline
+// either way. A Route may be called from several goroutines.
 type Route interface {
 	Deliver(ctx context.Context, out Outbound) error
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/delivery"
+	"github.com/demiurge/demiurge/process"
 	"github.com/demiurge/demiurge/session"
 	"github.com/demiurge/demiurge/store"
 )
@@ -19,7 +20,17 @@ var _ delivery.Store = (*store.DB)(nil)
 
 func MustOpenDB(tb testing.TB) *store.DB {
 	tb.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(tb.TempDir(), "runtime.sqlite3"), store.Options{})
+	return MustOpenPath(tb, filepath.Join(tb.TempDir(), "runtime.sqlite3"), store.Options{})
+}
+
+// MustOpenPath opens the database at path (processes of this machine are
+// asked whether they live) and closes it when the test ends.
+func MustOpenPath(tb testing.TB, path string, o store.Options) *store.DB {
+	tb.Helper()
+	if o.ProcessAlive == nil {
+		o.ProcessAlive = process.Alive
+	}
+	db, err := store.Open(context.Background(), path, o)
 	if err != nil {
 		tb.Fatalf("open store: %v", err)
 	}
@@ -43,8 +54,13 @@ type fixture struct {
 
 func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
+	return newFixtureWith(tb, MustOpenDB(tb), delivery.Options{HostID: "host_test"})
+}
+
+// newFixtureWith is newFixture over db, with a Runtime configured by opts.
+func newFixtureWith(tb testing.TB, db *store.DB, opts delivery.Options) *fixture {
+	tb.Helper()
 	ctx := context.Background()
-	db := MustOpenDB(tb)
 	sessions := session.NewRuntime(db, session.Options{})
 	c := session.CLIConversationKey("assistant")
 	s, _, err := sessions.Resolve(ctx, session.ResolveRequest{CoreID: "assistant", Channel: c.Channel, ConversationKey: c.Key, Scope: demiurge.OperatorScope("")})
@@ -57,7 +73,7 @@ func newFixture(tb testing.TB) *fixture {
 	}
 	router := delivery.NewRouter()
 	return &fixture{
-		db: db, router: router, rt: delivery.NewRuntime(db, router, delivery.Options{HostID: "host_test"}),
+		db: db, router: router, rt: delivery.NewRuntime(db, router, opts),
 		sessions: sessions, sessionID: s.ID, turnID: turnID,
 	}
 }
@@ -94,6 +110,16 @@ func (f *fixture) work(tb testing.TB, id string) demiurge.WorkItem {
 		tb.Fatal(err)
 	}
 	return w
+}
+
+// messageEdits returns the session's count of message edits.
+func (f *fixture) messageEdits(tb testing.TB) int64 {
+	tb.Helper()
+	s, err := f.db.Session(context.Background(), f.sessionID)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s.MessageEdits
 }
 
 // transcript returns every message of the session, model-visible or not.
@@ -279,34 +305,56 @@ func TestDispatchUnrouted(t *testing.T) {
 	}
 }
 
-func TestDispatchFailedRewritesHistoryOnce(t *testing.T) {
+// A permanent route failure ends the delivery failed and annotates its
+// history message; the message text stays what the turn said.
+func TestDispatchPermanentFailureAnnotatesHistory(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	route := &recordingRoute{fail: demiurge.Errorf(demiurge.EUNAVAILABLE, "chat adapter offline")}
+	route := &recordingRoute{fail: demiurge.Errorf(demiurge.EUNAUTHORIZED, "chat adapter refused the message")}
 	f.router.Bind(f.sessionID, route)
 	in := f.intent("the answer is 42", delivery.HistoryPersist)
 	in.FailureHistoryText = "[not delivered] the answer is 42"
 	id := f.enqueue(t, in)
+	edits := f.messageEdits(t)
 
 	status, err := f.rt.Dispatch(ctx, id)
 	if err != nil || status != demiurge.DeliveryFailed {
 		t.Fatalf("Dispatch=%q, %v; want failed without error", status, err)
 	}
+	if got := len(route.outbounds()); got != 1 {
+		t.Fatalf("route calls=%d, want 1 (a permanent failure is not retried)", got)
+	}
 	d := f.outbox(t, id)
-	if d.Status != demiurge.DeliveryFailed || d.LastError != "chat adapter offline" || d.Attempts != 1 {
+	if d.Status != demiurge.DeliveryFailed || d.LastError != "chat adapter refused the message" || d.Attempts != 1 {
 		t.Fatalf("outbox=%+v", d)
 	}
-	if w := f.work(t, id); w.Status != demiurge.WorkFailed || w.LastError != "chat adapter offline" {
+	if w := f.work(t, id); w.Status != demiurge.WorkFailed || w.LastError != "chat adapter refused the message" || w.CompletedAt.IsZero() {
 		t.Fatalf("work=%+v", w)
 	}
 	ms := f.transcript(t)
-	if len(ms) != 1 || ms[0].Content.Text != "[not delivered] the answer is 42" || !ms[0].Content.ModelVisible ||
-		ms[0].Content.Metadata["delivery_status"] != demiurge.DeliveryFailed || ms[0].Content.Source != "local" {
-		t.Fatalf("transcript after failure=%+v", ms)
+	if len(ms) != 1 {
+		t.Fatalf("transcript=%+v, want one message", ms)
 	}
-	updates, err := f.db.Events(ctx, demiurge.EventFilter{Type: demiurge.EvMessageUpdated})
-	if err != nil || len(updates) != 1 {
-		t.Fatalf("message.updated events=%d (%v), want 1", len(updates), err)
+	c := ms[0].Content
+	if c.Text != "the answer is 42" || !c.ModelVisible || c.Source != "local" || c.Kind != "message" {
+		t.Fatalf("history message content changed: %+v", c)
+	}
+	for k, want := range map[string]any{
+		"delivery_status":       demiurge.DeliveryFailed,
+		"delivery_error":        "chat adapter refused the message",
+		"delivery_failure_text": "[not delivered] the answer is 42",
+		"delivery_id":           id,
+		"history_policy":        delivery.HistoryPersist,
+	} {
+		if got := c.Metadata[k]; got != want {
+			t.Fatalf("metadata[%s]=%v, want %v (metadata %v)", k, got, want, c.Metadata)
+		}
+	}
+	if got := f.messageEdits(t); got != edits+1 {
+		t.Fatalf("session message_edits=%d, want %d: cached history windows must see the annotation", got, edits+1)
+	}
+	if updates, err := f.db.Events(ctx, demiurge.EventFilter{Type: demiurge.EvMessageUpdated}); err != nil || len(updates) != 0 {
+		t.Fatalf("message.updated events=%d (%v): the body must not be rewritten", len(updates), err)
 	}
 	// The turn is not failed by a delivery failure.
 	if tr, _ := f.db.Turn(ctx, f.turnID); tr.Status != demiurge.TurnRunning {
@@ -332,11 +380,15 @@ func TestDispatchFailureDefaultsAndSecrets(t *testing.T) {
 	if w := f.work(t, id); w.LastError != "internal error" {
 		t.Fatalf("work last_error=%q", w.LastError)
 	}
-	// Failure history text defaults to the history text; model visibility
-	// follows the policy.
+	// Failure history text defaults to the history text (so it is not
+	// repeated in the metadata); model visibility follows the policy.
 	ms := f.transcript(t)
-	if len(ms) != 1 || ms[0].Content.Text != "hi" || ms[0].Content.ModelVisible || ms[0].Content.Metadata["delivery_status"] != "failed" {
+	if len(ms) != 1 || ms[0].Content.Text != "hi" || ms[0].Content.ModelVisible || ms[0].Content.Metadata["delivery_status"] != "failed" ||
+		ms[0].Content.Metadata["delivery_error"] != "internal error" {
 		t.Fatalf("transcript=%+v", ms)
+	}
+	if _, ok := ms[0].Content.Metadata["delivery_failure_text"]; ok {
+		t.Fatalf("metadata=%v: a failure text equal to the body is not repeated", ms[0].Content.Metadata)
 	}
 }
 

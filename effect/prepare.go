@@ -20,6 +20,9 @@ type Sources struct {
 	// they can only make it stricter.
 	CoreApproval   policy.ApprovalConfig
 	GlobalApproval policy.ApprovalConfig
+	// ToolPolicy leaves out the tools a delegated turn may not use (nil:
+	// none is left out). Collisions are still checked across every source.
+	ToolPolicy *ToolPolicy
 }
 
 // Prepare resolves the catalog of one turn (spec tool-runtime §2.2):
@@ -39,7 +42,21 @@ func Prepare(src Sources) (*Catalog, error) {
 			}
 		}
 	}
-	return NewCatalog(src.CoreID, src.Revision, defs)
+	if src.ToolPolicy == nil {
+		return NewCatalog(src.CoreID, src.Revision, defs)
+	}
+	// A name collision fails the turn even when the policy would hide one
+	// of the two tools: the catalog is broken either way.
+	if _, err := NewCatalog(src.CoreID, src.Revision, defs); err != nil {
+		return nil, err
+	}
+	kept := defs[:0]
+	for _, d := range defs {
+		if src.ToolPolicy.Allows(d.Name, d.Risk) {
+			kept = append(kept, d)
+		}
+	}
+	return NewCatalog(src.CoreID, src.Revision, kept)
 }
 
 // resolve applies the metadata override and the approval fold to d and

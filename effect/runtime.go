@@ -25,6 +25,16 @@ type TurnContext struct {
 	Grants       policy.Grants
 	Approver     Approver // nil: no operator can answer, so a prompt is a denial
 	Secrets      *Secrets // the turn-wide secret set (nil: only what each call discovers)
+
+	// ToolPolicy narrows the tools of a delegated child turn (nil: all).
+	ToolPolicy *ToolPolicy
+	// DelegationDepth is 0 for a top-level turn and parent+1 for a child.
+	DelegationDepth int
+	// TaskID is the task this turn runs for ("" for a foreground turn).
+	TaskID string
+	// ProtectedNames are file names this turn's file tools refuse to
+	// write, beyond the Host's own list.
+	ProtectedNames []string
 }
 
 // ApprovalRequest is what an operator is asked. Every text in it is already
@@ -123,7 +133,7 @@ func NotFound(cat *Catalog, name string) demiurge.EffectResult {
 // and approval checks pass.
 func (r *Runtime) Execute(ctx context.Context, cat *Catalog, req demiurge.EffectRequest, tc TurnContext) demiurge.EffectResult {
 	entry, ok := req.Entry.(*Entry)
-	if !ok || entry == nil || cat.byName[req.Name] != entry {
+	if !ok || entry == nil || cat.byName[req.Name] != entry || !tc.ToolPolicy.Allows(entry.Name, entry.Risk) {
 		return NotFound(cat, req.Name)
 	}
 	red := tc.Secrets.Add(redact.Discover(map[string]any{"arguments": req.Arguments})...)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"log/slog"
 	"path/filepath"
 
 	"github.com/demiurge/demiurge/authored"
 	"github.com/demiurge/demiurge/builtin"
 	"github.com/demiurge/demiurge/core"
 	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/mcp"
 	"github.com/demiurge/demiurge/policy"
 	"github.com/demiurge/demiurge/starlark"
 	"github.com/demiurge/demiurge/turn"
@@ -22,11 +24,21 @@ type catalogs struct {
 	builtins builtin.Deps
 	starlark *starlark.Runtime
 	global   policy.ApprovalConfig
+	// mcp connects the core's MCP servers behind their connect gate; nil
+	// (or a context without a turn) contributes no MCP tools.
+	mcp       *mcp.Manager
+	approvals *effect.ApprovalRuntime
+	logger    *slog.Logger
 }
 
-func (c catalogs) Prepare(_ context.Context, snap turn.Snapshot, _ effect.TurnContext) (*effect.Catalog, error) {
+func (c catalogs) Prepare(ctx context.Context, snap turn.Snapshot, tc effect.TurnContext) (*effect.Catalog, error) {
 	m := snap.Core.Manifest
+	var mcpDefs []effect.Definition
+	if c.mcp != nil && tc.TurnID != "" {
+		mcpDefs = c.mcpDefinitions(ctx, snap, tc)
+	}
 	return effect.Prepare(effect.Sources{
+		MCP:            mcpDefs,
 		CoreID:         snap.Core.ID,
 		Revision:       snap.Revision,
 		Builtins:       builtin.Definitions(m.Tools.Toolsets, c.builtins),
@@ -34,7 +46,29 @@ func (c catalogs) Prepare(_ context.Context, snap turn.Snapshot, _ effect.TurnCo
 		Metadata:       overrides(m.Tools.Metadata),
 		CoreApproval:   approvalConfig(m.Approval),
 		GlobalApproval: c.global,
+		ToolPolicy:     tc.ToolPolicy,
 	})
+}
+
+// mcpDefinitions connects (or reuses) the core's MCP servers for this turn.
+// A declaration that does not load, a denied connect or a failed server
+// contributes no tools and never fails the turn; each is logged.
+func (c catalogs) mcpDefinitions(ctx context.Context, snap turn.Snapshot, tc effect.TurnContext) []effect.Definition {
+	decls, err := mcp.LoadCore(snap.Core)
+	if err != nil {
+		c.logger.Warn("mcp declarations", "core_id", snap.Core.ID, "err", err)
+		return nil
+	}
+	defs, statuses := c.mcp.Definitions(ctx, mcp.Request{
+		Declarations: decls, Turn: tc, Gate: mcp.ApprovalGate(c.approvals), ScopeID: tc.TaskID,
+		CoreApproval: approvalConfig(snap.Core.Manifest.Approval), GlobalApproval: c.global,
+	})
+	for _, s := range statuses {
+		if s.State == "failed" || s.State == "denied" {
+			c.logger.Info("mcp server unavailable this turn", "server", s.Server, "state", s.State, "err", s.Error)
+		}
+	}
+	return defs
 }
 
 func approvalConfig(a core.ApprovalConfig) policy.ApprovalConfig {

@@ -14,13 +14,16 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/core"
+	"github.com/demiurge/demiurge/corerepo"
 	"github.com/demiurge/demiurge/turn"
 )
 
-// coreLoader loads cores from the home's agents directory and pins the
-// revision a turn runs: the content digest of the core's files, read before
-// and after loading; if they differ the load is retried (at most three
-// times), so a turn never runs a half-edited core.
+// coreLoader loads cores from the home's agents directory (the core
+// repository's live checkout) and pins the revision a turn runs: local
+// edits are gated and saved as a revision first (corerepo EnsureSaved), and
+// the live commit is the turn's core_revision. The files are read with
+// their content digest before and after loading; if they differ the load is
+// retried (at most three times), so a turn never runs a half-edited core.
 //
 // A loaded core is kept with the stat fingerprint of its files (path, size,
 // mode, modification time); while the fingerprint is unchanged the next turn
@@ -28,6 +31,7 @@ import (
 // Cached cores are shared read-only.
 type coreLoader struct {
 	home Home
+	repo *corerepo.Repo
 
 	mu    sync.Mutex // guards cache
 	cache map[string]cachedCore
@@ -38,8 +42,8 @@ type cachedCore struct {
 	snap turn.Snapshot
 }
 
-func newCoreLoader(home Home) *coreLoader {
-	return &coreLoader{home: home, cache: map[string]cachedCore{}}
+func newCoreLoader(home Home, repo *corerepo.Repo) *coreLoader {
+	return &coreLoader{home: home, repo: repo, cache: map[string]cachedCore{}}
 }
 
 func (l *coreLoader) Load(ctx context.Context, coreID string) (turn.Snapshot, error) {
@@ -50,10 +54,15 @@ func (l *coreLoader) Load(ctx context.Context, coreID string) (turn.Snapshot, er
 	if _, err := os.Stat(filepath.Join(dir, "agent.yaml")); err != nil {
 		return turn.Snapshot{}, demiurge.Errorf(demiurge.ECONFIG, "unknown core %q: %s has no agent.yaml", coreID, dir)
 	}
+	rev, err := l.repo.EnsureSaved(ctx)
+	if err != nil {
+		return turn.Snapshot{}, err
+	}
 	stat, err := statDir(dir)
 	if err != nil {
 		return turn.Snapshot{}, err
 	}
+	stat += ":" + rev
 	l.mu.Lock()
 	c, ok := l.cache[coreID]
 	l.mu.Unlock()
@@ -64,7 +73,8 @@ func (l *coreLoader) Load(ctx context.Context, coreID string) (turn.Snapshot, er
 	if err != nil {
 		return snap, err
 	}
-	if after, err := statDir(dir); err == nil && after == stat {
+	snap.Revision = rev
+	if after, err := statDir(dir); err == nil && after+":"+rev == stat {
 		l.mu.Lock()
 		l.cache[coreID] = cachedCore{stat: stat, snap: snap}
 		l.mu.Unlock()

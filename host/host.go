@@ -9,10 +9,16 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/builtin"
+	"github.com/demiurge/demiurge/controlplane"
 	"github.com/demiurge/demiurge/core"
+	"github.com/demiurge/demiurge/corerepo"
+	"github.com/demiurge/demiurge/delegation"
 	"github.com/demiurge/demiurge/delivery"
 	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/mcp"
 	"github.com/demiurge/demiurge/process"
+	"github.com/demiurge/demiurge/schedule"
 	"github.com/demiurge/demiurge/session"
 	"github.com/demiurge/demiurge/slot"
 	"github.com/demiurge/demiurge/starlark"
@@ -35,6 +41,9 @@ type Options struct {
 	// option only (tests admit loopback through it); nothing an Agent Core
 	// declares can change it. The zero value refuses private addresses.
 	URLPolicy urlpolicy.Policy
+	// Timezone is the --timezone flag ("" : DEMIURGE_TIMEZONE, then
+	// config.yaml runtime.timezone, then the host's zone).
+	Timezone string
 }
 
 // Host is one running Host process over a runtime home.
@@ -48,10 +57,26 @@ type Host struct {
 	Approvals *effect.ApprovalRuntime
 	Processes *process.Manager
 	Reconcile store.ReconcileReport
+	// Control is the task ledger; Tasks the live worker that runs this
+	// Host's background tasks.
+	Control *controlplane.ControlPlane
+	Tasks   *controlplane.Worker
+	// Scheduler fires the cores' schedules; its loop runs only where
+	// StartScheduler is called (serve, chat).
+	Scheduler *schedule.Scheduler
+	Timezone  schedule.Timezone
+	// Repo is the core repository: every revision of the agents tree.
+	Repo *corerepo.Repo
+	// MCP holds the connections to the cores' MCP servers.
+	MCP *mcp.Manager
 
 	lease    *store.Host
-	catalogs catalogs
+	catalogs *catalogs
 	logFile  *os.File // nil when the caller passed its own Logger
+	logger   *slog.Logger
+	loops    *loops
+	children *delegation.Service
+	delivery *delivery.Runtime
 	cores    *coreLoader
 }
 
@@ -72,7 +97,10 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		return nil, err
 	}
 	h := &Host{Home: Home{Dir: dir}}
-	h.cores = newCoreLoader(h.Home)
+	if err := h.openRepo(ctx); err != nil {
+		return nil, err
+	}
+	h.cores = newCoreLoader(h.Home, h.Repo)
 	if h.Config, err = LoadConfig(h.Home.ConfigPath()); err != nil {
 		return nil, err
 	}
@@ -87,6 +115,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		h.closeLog()
 		return nil, err
 	}
+	h.logger = opts.Logger
 	provs.fallback = fallbackModel{provider: global.Model.Provider, model: global.Model.ModelName}
 
 	if h.Store, err = store.Open(ctx, h.Home.DBPath(), store.Options{Logger: opts.Logger, ProcessAlive: process.Alive}); err != nil {
@@ -97,7 +126,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		h.Store.Close()
 		return nil, err
 	}
-	if h.Reconcile, err = h.Store.Reconcile(ctx, h.lease.ID()); err != nil {
+	if h.Reconcile, err = h.reconcile(ctx); err != nil {
 		h.closeStore(ctx)
 		return nil, err
 	}
@@ -112,11 +141,31 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	interp := starlark.NewRuntime(starlark.Options{})
 	deps := h.builtinDeps()
 	deps.Getenv, deps.URLPolicy = opts.Getenv, opts.URLPolicy
-	h.catalogs = catalogs{builtins: deps, starlark: interp, global: approvalConfig(global.Approval)}
+	h.MCP = mcp.NewManager(mcp.Options{
+		URLPolicy: opts.URLPolicy,
+		BaseEnv:   func() []string { return builtin.AllowlistedEnv(os.Environ()) },
+		Getenv:    opts.Getenv,
+		PrivateHome: func(server string) string {
+			return filepath.Join(h.Home.RuntimeDir(), "mcp-home", server)
+		},
+		LogDir: filepath.Join(h.Home.LogsDir(), "mcp"),
+		Logger: opts.Logger,
+	})
+	h.catalogs = &catalogs{starlark: interp, global: approvalConfig(global.Approval), mcp: h.MCP, approvals: h.Approvals, logger: opts.Logger}
+	h.delivery = delivery.NewRuntime(h.Store, h.Router, delivery.Options{HostID: h.lease.ID(), Logger: opts.Logger})
+	h.loops = newLoops()
+	h.loops.goRun(h.recoveryLoop)
+	h.loops.goRun(func(ctx context.Context) {
+		if err := h.delivery.Run(ctx); err != nil {
+			h.logger.Warn("delivery loop stopped", "err", err)
+		}
+	})
+	h.children = h.newDelegation()
 	h.Turns = turn.New(turn.Deps{
+		Agents:     h.children,
 		Store:      h.Store,
 		Sessions:   h.Sessions,
-		Deliveries: delivery.NewRuntime(h.Store, h.Router, delivery.Options{}),
+		Deliveries: h.delivery,
 		Router:     h.Router,
 		Slots:      slot.NewRuntime(interp, slot.Options{}),
 		Cores:      h.cores,
@@ -126,7 +175,30 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		HostID:     h.lease.ID(),
 		Logger:     opts.Logger,
 	})
+	// The worker's task bodies run turns and use the catalog, so it starts
+	// last; the builtin tools get their task surfaces from it.
+	if err := h.startTasks(ctx, &deps); err != nil {
+		h.Close(ctx)
+		return nil, err
+	}
+	h.catalogs.builtins = deps
+	if h.Timezone, err = schedule.ResolveTimezone(opts.Timezone, opts.Getenv("DEMIURGE_TIMEZONE"), h.Config.Runtime.Timezone); err == nil {
+		h.Scheduler, err = h.newScheduler(h.Timezone)
+	}
+	if err != nil {
+		h.Close(ctx)
+		return nil, err
+	}
 	return h, nil
+}
+
+// StartScheduler runs the scheduler loop until the Host closes.
+func (h *Host) StartScheduler() {
+	h.loops.goRun(func(ctx context.Context) {
+		if err := h.Scheduler.Run(ctx); err != nil && ctx.Err() == nil {
+			h.logger.Warn("scheduler stopped", "err", err)
+		}
+	})
 }
 
 func (h *Host) startLease(ctx context.Context) error {
@@ -159,12 +231,30 @@ func (h *Host) Run(ctx context.Context, req turn.Request) (turn.Result, error) {
 // Close stops running turns, releases the lease and closes the store. It
 // is safe to call once.
 func (h *Host) Close(ctx context.Context) error {
+	// Task admission closes first; active tasks are cancelled and drained
+	// before the turns and processes they use go away.
+	var taskErr error
+	if h.Tasks != nil {
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		taskErr = h.Tasks.Close(tctx)
+		cancel()
+	}
 	for _, id := range h.Turns.Active() {
 		h.Turns.Cancel(id, demiurge.OperatorScope(""))
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	return errors.Join(h.Approvals.Shutdown(actx), h.Processes.Close(actx), h.closeStore(ctx))
+	if h.loops != nil {
+		h.loops.stop()
+		if err := h.delivery.Wait(actx); err != nil {
+			h.logger.Warn("delivery route calls still running at close", "err", err)
+		}
+	}
+	var mcpErr error
+	if h.MCP != nil {
+		mcpErr = h.MCP.Close(actx)
+	}
+	return errors.Join(taskErr, mcpErr, h.Approvals.Shutdown(actx), h.Processes.Close(actx), h.closeStore(ctx))
 }
 
 func (h *Host) closeStore(ctx context.Context) error {
@@ -202,4 +292,13 @@ func (h *Host) Catalog(ctx context.Context, coreID string) (*effect.Catalog, tur
 	}
 	cat, err := h.catalogs.Prepare(ctx, snap, effect.TurnContext{})
 	return cat, snap, err
+}
+
+// ForgetSession drops what this Host holds for a session the operator
+// switched away from: its cached approvals and its MCP connections.
+func (h *Host) ForgetSession(sessionID string) {
+	h.Approvals.InvalidateSession(sessionID)
+	if err := h.MCP.EvictSession(context.Background(), sessionID); err != nil {
+		h.logger.Warn("evict MCP session", "session_id", sessionID, "err", err)
+	}
 }

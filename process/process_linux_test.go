@@ -737,7 +737,9 @@ func reapGroup(t *testing.T, pgid int) {
 // drainJoin, and the Result still comes.
 func TestUnattributedPipeHolderIsBounded(t *testing.T) {
 	m := mustManager(t)
-	m.waitDelay = 100 * time.Millisecond
+	// Long enough for the orphan to write its pid on a loaded machine
+	// before the tree is judged; short against the 10 s bound below.
+	m.waitDelay = time.Second
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	t0 := time.Now()
 	res, err := m.Run(context.Background(), Spec{

@@ -18,6 +18,9 @@ type MessageInput struct {
 	Metadata     map[string]any
 	Channel      string
 	Source       string
+	// IdempotencyKey, when set, makes a repeated append a no-op that
+	// returns the first message (a redelivered notice is written once).
+	IdempotencyKey string
 }
 
 // AppendMessage persists one message (event message.persisted, message id
@@ -49,9 +52,13 @@ func (r *Runtime) AppendMessage(ctx context.Context, in MessageInput) (demiurge.
 		Metadata:     in.Metadata,
 	}
 	ev := r.event(demiurge.AggMessage, id, demiurge.EvMessagePersisted, messagePayload(id, in.SessionID, in.TurnID, in.Role, in.Visible, content))
-	stored, err := r.st.Append(ctx, []demiurge.Event{ev}, "", nil)
+	stored, err := r.st.Append(ctx, []demiurge.Event{ev}, in.IdempotencyKey, nil)
 	if err != nil {
 		return demiurge.Message{}, err
+	}
+	if len(stored) > 0 && stored[0].AggregateID != id {
+		// A repeated idempotency key: the first message stands.
+		id = stored[0].AggregateID
 	}
 	msg := demiurge.Message{
 		ID:        id,

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/demiurge/demiurge"
@@ -22,6 +23,10 @@ type ResolveRequest struct {
 	SessionID string
 	// New starts a fresh session and moves the conversation to it.
 	New bool
+	// NewSessionID, with New, is the id the fresh session gets (a
+	// delegated child's id is chosen before its task is submitted, since
+	// the task's write scope names it). Empty: a generated id.
+	NewSessionID string
 	// Scope is the principal acting; a created session's immutable owner row
 	// is taken from it.
 	Scope     demiurge.PrincipalScope
@@ -90,6 +95,9 @@ func validateResolve(req ResolveRequest) error {
 	if (req.Channel == "") != (req.ConversationKey == "") {
 		return demiurge.Errorf(demiurge.EINVALID, "session resolve requires channel and conversation_key together")
 	}
+	if req.NewSessionID != "" && (!req.New || !strings.HasPrefix(req.NewSessionID, "session_")) {
+		return demiurge.Errorf(demiurge.EINVALID, "session resolve: a chosen session id needs New and the session_ prefix")
+	}
 	if req.New && req.SessionID != "" {
 		return demiurge.Errorf(demiurge.EINVALID, "session resolve takes a new session or a session id, not both")
 	}
@@ -103,7 +111,10 @@ func validateResolve(req ResolveRequest) error {
 // set, session.binding.rebound in the same batch. Without rebind the binding
 // is first-wins: if another session holds it afterwards, the new one loses.
 func (r *Runtime) create(ctx context.Context, req ResolveRequest, rebind bool) (demiurge.Session, bool, error) {
-	id := demiurge.NewID("session")
+	id := req.NewSessionID
+	if id == "" {
+		id = demiurge.NewID("session")
+	}
 	payload := targetPayload(req)
 	payload["core_id"] = req.CoreID
 	payload["status"] = demiurge.SessionActive

@@ -54,6 +54,7 @@ type InputEnv struct {
 	SessionRoot string        // <home>/runtime/artifacts/<session>; "" if none
 	History     HistoryReader // nil reads as an empty history
 	Caps        CapabilityChecker
+	Agents      AgentSpawner // ctx.agents.spawn; nil: not available
 }
 
 // OutputEnv is the environment of the output phase.
@@ -65,4 +66,5 @@ type OutputEnv struct {
 	SessionRoot  string
 	History      HistoryReader
 	Caps         CapabilityChecker
+	Agents       AgentSpawner
 }

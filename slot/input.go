@@ -64,6 +64,7 @@ func (r *Runtime) RunInput(ctx context.Context, specs []Spec, env InputEnv) (Inp
 				"workspace":  sl.String(env.Workspace),
 				"capability": capabilityObject(env.Caps, s),
 				"history":    historyObject(env.History),
+				"agents":     agentsObject(env.Agents, s),
 				"input":      starlark.NewObject("ctx.input", members),
 			})
 			inv := invocation{ctx: ctxObj, sender: snd}

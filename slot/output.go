@@ -59,6 +59,7 @@ func (r *Runtime) RunOutput(ctx context.Context, specs []Spec, env OutputEnv) (O
 				"workspace":  sl.String(env.Workspace),
 				"capability": capabilityObject(env.Caps, s),
 				"history":    historyObject(env.History),
+				"agents":     agentsObject(env.Agents, s),
 				"output":     starlark.NewObject("ctx.output", members),
 				"result":     res.object(),
 			})

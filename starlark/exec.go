@@ -50,17 +50,19 @@ func (r *Runtime) exec(ctx context.Context, lim Limits, path string, fn func(*sl
 		th.Cancel("step budget exhausted")
 	}
 
+	doneReason := func() int32 {
+		switch {
+		case context.Cause(ctx) == errExecTimeout:
+			return stopTimeout
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			return stopCallerExpiry
+		}
+		return stopCancelled
+	}
 	fired := make(chan struct{})
 	stopWatch := context.AfterFunc(ctx, func() {
 		defer close(fired)
-		why := stopCancelled
-		switch {
-		case context.Cause(ctx) == errExecTimeout:
-			why = stopTimeout
-		case errors.Is(ctx.Err(), context.DeadlineExceeded):
-			why = stopCallerExpiry
-		}
-		reason.CompareAndSwap(stopNone, why)
+		reason.CompareAndSwap(stopNone, doneReason())
 		thread.Cancel("context done")
 	})
 
@@ -70,6 +72,11 @@ func (r *Runtime) exec(ctx context.Context, lim Limits, path string, fn func(*sl
 	}
 	if err == nil {
 		return v, nil
+	}
+	if ctx.Err() != nil {
+		// A built-in that watches the context may return its error before
+		// the watcher runs: the context's end is still the reason.
+		reason.CompareAndSwap(stopNone, doneReason())
 	}
 
 	var e *Error

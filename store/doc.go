@@ -2,7 +2,9 @@
 // host and the projections derived from it (spec host-runtime §1). The event
 // log is the single source of truth; every projection row is written by the
 // projection of an event in the same transaction as the event, except the
-// coordination tables hosts and session_leases, which hold leases, not facts.
+// coordination tables hosts and session_leases, which hold leases, not facts,
+// and the task_logs rows of AppendTaskLogs, which hold a bounded log tail
+// (see Task logs).
 //
 // # Usage
 //
@@ -113,7 +115,13 @@
 //	delivery.sending|sent|failed|retry_scheduled|unknown|unrouted
 //	                      status? (suffix), attempts? (COALESCE), last_error? (overwritten,
 //	                        may become NULL), sent_at? (sent: default event time), host_id?
-//	                        (COALESCE; the Host doing the send, used by Reconcile)
+//	                        (COALESCE; the Host doing the send, used by Reconcile);
+//	                        delivery.failed may carry message_id and failure_text: they are
+//	                        merged into that history message's metadata (delivery_status,
+//	                        delivery_error, delivery_failure_text) without touching its
+//	                        text, and count as one message edit of the session.
+//	                        StartDeliverySend and FinishDeliverySend move the work item and
+//	                        the outbox row together, each in one transaction.
 //	work.enqueued         kind, status? (queued), owner_session_id?, owner_turn_id?,
 //	                        parent_work_id?, next_attempt_at?, external_ref?, attempts?,
 //	                        payload? → runtime_work_items row
@@ -135,13 +143,19 @@
 //	                        summary? (event only), host_id? → status, started_at (started),
 //	                        completed_at (terminal ones), result_ref/error/host_id COALESCE,
 //	                        heartbeat_at = event time
-//	task.log              stream? (stdout), text → task_logs row
+//	task.log              stream? (stdout), text → task_logs row, numbered and trimmed like
+//	                        AppendTaskLogs with DefaultTaskLogLines (the event itself stays)
+//	task.cancel_requested reason?, requested_by? → tasks.cancel_requested_at/cancel_reason,
+//	                        first request kept; status unchanged
+//	task.process_recorded pid, marker, host_id? → tasks.process_pid/process_marker (newest)
 //	artifact.stored       owner_turn_id?, kind, uri, metadata? → artifacts row
 //	scheduler.scheduled|claimed core_id, schedule_id, due_at, task_id?, claim_status?
 //	                        (suffix), idempotency_key?, claim_id?, lease_expires_at?
 //	                        → scheduler_instances row (INSERT OR REPLACE)
 //	scheduler.completed|error core_id, schedule_id, due_at → claim_status completed|error
-//	task.completion_ready, task.completion_acknowledged, principal_scope.*, host.*
+//	task.completion_ready task_id, ... (aggregate task_completion) → tasks.completion_work_id =
+//	                        the aggregate id, if unset
+//	task.completion_acknowledged, principal_scope.*, host.*
 //	                      events only (host.started {pid, hostname, start_marker},
 //	                        host.stopped {}, host.reconciled {counts};
 //	                        principal_scope.owner_lookup_denied {reason, lookup_id,
@@ -158,11 +172,41 @@
 // exactly like a missing one, with an audit event. Query is the generic
 // debugging read of spec §1.6.
 //
+// # Task logs
+//
+// AppendTaskLogs writes log lines straight into task_logs (no events) and,
+// in the same transaction, deletes the task's lines beyond the newest
+// maxLines (default DefaultTaskLogLines): tasks.log_lines counts every line
+// a task logged and task_logs.line numbers them, so the trim is a range
+// delete on idx_task_logs_line whose cost is the rows it removes. A task's
+// log therefore never holds more than maxLines rows anywhere in the
+// database, and an append costs the same at line 10 and at line 10
+// million. TaskLogTail reads the newest lines through idx_task_logs_task.
+// MeasureTaskLogScaling gives the bench driver time(100,000 lines) /
+// time(10,000 lines) (target ≤ 12) and the rows kept.
+//
+// # Task worker support
+//
+// AppendTaskBatches writes several guarded appends in one transaction (one
+// savepoint each) and returns each task's row read in it: the worker's
+// group commit. TaskCancelRequests (open requests of one Host, through the
+// partial index idx_tasks_cancel_requested), TasksAwaitingCompletion
+// (terminal tasks with an owner session, a notify_policy other than silent
+// and no completion, through idx_tasks_completion_due) and
+// AcknowledgeTaskCompletion (work.acknowledged plus
+// task.completion_acknowledged in one transaction) serve the worker's
+// loops, TaskCompletion finds a task's completion item through
+// tasks.completion_work_id; each read costs the backlog, not the history.
+//
 // # Restart
 //
 // Reconcile marks running turns lost, unfinished tasks lost and sending
 // deliveries unknown for Hosts that are gone, releases their session
-// leases, and runs RecoverWork; nothing is re-executed. A Host on this
+// leases, and runs RecoverWork (so completion claims of a gone Host go back
+// for retry once their lease expired); nothing is re-executed. The report
+// lists the recorded process (pid, start marker) of each task it marked
+// lost: the caller ends each group with process.KillGroupIfSame, which
+// signals nothing if the pid now names another process. A Host on this
 // machine is gone as soon as its process is (start markers detect pid reuse);
 // one elsewhere, or without a start marker, when its lease expires. A live
 // process matching its marker is never treated as gone, even past its lease.

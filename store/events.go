@@ -39,7 +39,13 @@ func eventsQuery(f demiurge.EventFilter) (string, []any) {
 		args = append(args, f.Type)
 	}
 	args = append(args, clampLimit(f.Limit, demiurge.DefaultEventLimit, demiurge.MaxEventLimit))
-	return `SELECT ` + eventColumns + ` FROM runtime_events WHERE ` + strings.Join(where, " AND ") + ` ORDER BY seq LIMIT ?`, args
+	// One aggregate's events are few; the type index would walk every
+	// event of that type in the database instead.
+	index := ""
+	if f.AggregateType != "" && f.AggregateID != "" {
+		index = ` INDEXED BY idx_runtime_events_aggregate`
+	}
+	return `SELECT ` + eventColumns + ` FROM runtime_events` + index + ` WHERE ` + strings.Join(where, " AND ") + ` ORDER BY seq LIMIT ?`, args
 }
 
 // LastSeq returns the seq of the newest event of one aggregate, 0 if none.

@@ -17,7 +17,13 @@ var (
   result_ref = COALESCE(?4, result_ref), error_json = COALESCE(?6, error_json),
   host_id = COALESCE(?7, host_id), heartbeat_at = ?5
   WHERE task_id = ?8`)
-	sqlTaskLog = prep(`INSERT INTO task_logs (task_id, stream, text, created_at) VALUES (?, ?, ?, ?)`)
+	// sqlTaskLogOrphan keeps a task.log line of a task that has no row: it
+	// has no line number and no retention.
+	sqlTaskLogOrphan     = prep(`INSERT INTO task_logs (task_id, stream, text, created_at) VALUES (?, ?, ?, ?)`)
+	sqlTaskCancelRequest = prep(`UPDATE tasks SET cancel_requested_at = COALESCE(cancel_requested_at, ?1),
+  cancel_reason = COALESCE(cancel_reason, ?2) WHERE task_id = ?3`)
+	sqlTaskProcess    = prep(`UPDATE tasks SET process_pid = ?1, process_marker = ?2 WHERE task_id = ?3`)
+	sqlTaskCompletion = prep(`UPDATE tasks SET completion_work_id = ?1 WHERE task_id = ?2 AND completion_work_id IS NULL`)
 )
 
 // taskEventStatus is the status each task transition sets when its payload
@@ -36,7 +42,10 @@ func init() {
 	register(projectTaskTransition, demiurge.EvTaskStarted, demiurge.EvTaskSucceeded, demiurge.EvTaskFailed,
 		demiurge.EvTaskCancelled, demiurge.EvTaskLost, demiurge.EvTaskBlocked)
 	register(projectTaskLog, demiurge.EvTaskLog)
-	// task.completion_ready and task.completion_acknowledged are events only.
+	register(projectTaskCancelRequested, demiurge.EvTaskCancelRequested)
+	register(projectTaskProcess, demiurge.EvTaskProcessRecorded)
+	register(projectTaskCompletionReady, demiurge.EvTaskCompletionReady)
+	// task.completion_acknowledged is an event only.
 }
 
 func projectTaskSubmitted(t *wtx, e *demiurge.Event, p payload) error {
@@ -72,7 +81,37 @@ func projectTaskTransition(t *wtx, e *demiurge.Event, p payload) error {
 	return err
 }
 
+// projectTaskLog keeps a task.log line like AppendTaskLogs does, with the
+// default retention. The event itself stays in the log: writers that need a
+// bounded footprint call AppendTaskLogs instead.
 func projectTaskLog(t *wtx, e *demiurge.Event, p payload) error {
-	_, err := t.exec(sqlTaskLog, e.AggregateID, p.strOr("stream", "stdout"), p.str("text"), eventTime(e))
+	line := demiurge.TaskLogLine{Stream: p.strOr("stream", "stdout"), Text: p.str("text"), CreatedAt: e.CreatedAt}
+	found, err := t.appendTaskLogs(e.AggregateID, []demiurge.TaskLogLine{line}, DefaultTaskLogLines)
+	if err != nil || found {
+		return err
+	}
+	_, err = t.exec(sqlTaskLogOrphan, e.AggregateID, line.Stream, line.Text, eventTime(e))
+	return err
+}
+
+// projectTaskCancelRequested keeps the first request's time and reason.
+func projectTaskCancelRequested(t *wtx, e *demiurge.Event, p payload) error {
+	_, err := t.exec(sqlTaskCancelRequest, eventTime(e), nullable(p.str("reason")), e.AggregateID)
+	return err
+}
+
+// projectTaskProcess keeps the newest recorded process of a task.
+func projectTaskProcess(t *wtx, e *demiurge.Event, p payload) error {
+	_, err := t.exec(sqlTaskProcess, p.nnum("pid"), p.nstr("marker"), e.AggregateID)
+	return err
+}
+
+// projectTaskCompletionReady marks the task of a completion (aggregate
+// task_completion, payload task_id) as notified; the first one stays.
+func projectTaskCompletionReady(t *wtx, e *demiurge.Event, p payload) error {
+	if p.str("task_id") == "" {
+		return nil
+	}
+	_, err := t.exec(sqlTaskCompletion, e.AggregateID, p.str("task_id"))
 	return err
 }

@@ -18,7 +18,7 @@ const (
 // statuses (idx_turns_running, idx_tasks_status, idx_outbox_status).
 const (
 	sqlRunningTurns      = `SELECT turn_id, host_id FROM turns WHERE status = 'running'`
-	sqlOpenTasks         = `SELECT task_id, host_id FROM tasks WHERE status IN ('queued', 'running', 'blocked_needs_user')`
+	sqlOpenTasks         = `SELECT task_id, host_id, process_pid, process_marker FROM tasks WHERE status IN ('queued', 'running', 'blocked_needs_user')`
 	sqlSendingDeliveries = `SELECT o.delivery_id, COALESCE(o.host_id, tr.host_id) FROM outbox o
   LEFT JOIN turns tr ON tr.turn_id = o.owner_turn_id WHERE o.status = 'sending'`
 )
@@ -34,6 +34,18 @@ type ReconcileReport struct {
 	Work              WorkRecovery
 	LostTurnIDs       []string
 	LostTaskIDs       []string
+	// LostTaskProcesses are the processes recorded (task.process_recorded)
+	// for the tasks now lost. The caller ends each one's group only if its
+	// start marker still matches (process.KillGroupIfSame): the pid alone
+	// may name an unrelated process by now.
+	LostTaskProcesses []TaskProcess
+}
+
+// TaskProcess is the newest process a task recorded.
+type TaskProcess struct {
+	TaskID string
+	PID    int
+	Marker string
 }
 
 // Changed reports whether reconciliation changed anything.
@@ -206,7 +218,7 @@ func (t *wtx) reconcileTurns(alive map[string]bool, rep *ReconcileReport) error 
 }
 
 func (t *wtx) reconcileTasks(alive map[string]bool, rep *ReconcileReport) error {
-	tasks, err := collectIDHosts(t.query(sqlOpenTasks))
+	tasks, err := t.openTasks()
 	if err != nil {
 		return err
 	}
@@ -225,8 +237,37 @@ func (t *wtx) reconcileTasks(alive map[string]bool, rep *ReconcileReport) error 
 		}
 		rep.TasksLost++
 		rep.LostTaskIDs = append(rep.LostTaskIDs, tk.id)
+		if tk.pid > 0 && tk.marker != "" {
+			rep.LostTaskProcesses = append(rep.LostTaskProcesses, TaskProcess{TaskID: tk.id, PID: tk.pid, Marker: tk.marker})
+		}
 	}
 	return nil
+}
+
+// openTask is one reconciliation candidate task with its recorded process.
+type openTask struct {
+	id, host, marker string
+	pid              int
+}
+
+func (t *wtx) openTasks() ([]openTask, error) {
+	rows, err := t.query(sqlOpenTasks)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []openTask
+	for rows.Next() {
+		var tk openTask
+		var host, marker ns
+		var pid sql.NullInt64
+		if err := rows.Scan(&tk.id, &host, &pid, &marker); err != nil {
+			return nil, err
+		}
+		tk.host, tk.pid, tk.marker = host.String, int(pid.Int64), marker.String
+		out = append(out, tk)
+	}
+	return out, rows.Err()
 }
 
 // reconcileDeliveries: the sending Host of an outbox row is its own host_id,

@@ -32,6 +32,14 @@ type Deps struct {
 	Logger     *slog.Logger
 	// HistoryLimit bounds the history window replayed to the model (default 200).
 	HistoryLimit int
+	// Agents starts child agents for ctx.agents.spawn (nil: slots get an
+	// error when they try).
+	Agents AgentSpawner
+}
+
+// AgentSpawner starts a child agent on behalf of a slot of a turn.
+type AgentSpawner interface {
+	SpawnFromSlot(ctx context.Context, tc effect.TurnContext, slotPath string, args map[string]any) (map[string]any, error)
 }
 
 // Execution runs turns: admission, slots, the model/tool loop, deliveries and
@@ -93,7 +101,7 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 	sess, _, err := x.d.Sessions.Resolve(ctx, session.ResolveRequest{
 		CoreID: snap.Core.ID, CoreRevision: snap.Revision,
 		Channel: req.Channel, ConversationKey: req.ConversationKey,
-		SessionID: req.SessionID, New: req.NewSession, Scope: req.Scope,
+		SessionID: req.SessionID, New: req.NewSession, NewSessionID: req.NewSessionID, Scope: req.Scope,
 		Workspace: req.Workspace, Provider: req.Provider, Model: model,
 	})
 	if err != nil {
@@ -153,6 +161,10 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 			Workspace: req.Workspace, Scope: scope, Grants: grantsOf(snap), Approver: req.Approver,
 			Secrets: knownSecrets(x.d.Providers.Secrets()),
 		},
+	}
+	t.tc.ProtectedNames = req.ProtectedNames
+	if d := req.Delegation; d != nil {
+		t.tc.ToolPolicy, t.tc.DelegationDepth, t.tc.TaskID = d.ToolPolicy, d.Depth, d.TaskID
 	}
 	res := Result{SessionID: sess.ID, TurnID: turnID, CoreID: snap.Core.ID, CoreRevision: snap.Revision}
 	out, runErr := t.run(turnCtx)

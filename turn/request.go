@@ -17,6 +17,7 @@ type Request struct {
 	// (CoreID, Channel, ConversationKey).
 	SessionID       string
 	NewSession      bool
+	NewSessionID    string // with NewSession: the id the session gets ("" generated)
 	Channel         string
 	ConversationKey string
 	Scope           demiurge.PrincipalScope // zero: the local operator
@@ -34,6 +35,31 @@ type Request struct {
 	Stream func(delta string)
 	// OnAdmitted is called once the turn has an id, before any model call.
 	OnAdmitted func(sessionID, turnID string)
+
+	// Delegation makes this a delegated child turn (nil: a top-level turn).
+	Delegation *Delegation
+	// ProtectedNames are extra file names the turn's file tools refuse to
+	// write (the evolver's dependency files).
+	ProtectedNames []string
+}
+
+// Delegation is what a delegated child turn inherits from its parent
+// (spec host-runtime §6.1). Only the Host sets it.
+type Delegation struct {
+	Depth           int // the child's depth: parent's + 1
+	ParentSessionID string
+	ParentTurnID    string
+	ParentSlot      string
+	TaskID          string
+	// InputSlots and OutputSlots are the slot ids the child runs, in
+	// pipeline order (nil: the whole pipeline; empty: none).
+	InputSlots, OutputSlots []string
+	UseBootstrap            bool
+	// ToolPolicy narrows the child's tools, in its catalog and at dispatch.
+	ToolPolicy *effect.ToolPolicy
+	// SystemContext is injected as one system-context instruction (the
+	// fork context); "" adds nothing.
+	SystemContext string
 }
 
 // Outcomes of a turn.

@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,9 +49,9 @@ func (t *turnRun) run(ctx context.Context) (turnOutput, error) {
 		return turnOutput{}, err
 	}
 	hist := sessionHistory{t: t}
-	in, err := t.x.d.Slots.RunInput(ctx, specs(t.snap.Core, "input"), slot.InputEnv{
+	in, err := t.x.d.Slots.RunInput(ctx, t.phaseSpecs("input"), slot.InputEnv{
 		Turn: t.turnInfo(t.req.Text), RawText: t.req.Text, Workspace: t.req.Workspace,
-		History: hist, Caps: t.tc.Grants,
+		History: hist, Caps: t.tc.Grants, Agents: t.agents(),
 	})
 	if err != nil {
 		return turnOutput{}, err
@@ -75,7 +76,7 @@ func (t *turnRun) run(ctx context.Context) (turnOutput, error) {
 		t: t, provider: t.provider, model: t.model, catalog: cat,
 		layers: contextLayers{
 			soul: t.snap.Core.Soul, skills: skillIndex(t.snap.Core), bootstrap: bootstrap,
-			system: systemContext(in), contributions: in.Contributions, history: history,
+			system: joinContext(systemContext(in), t.delegatedContext()), contributions: in.Contributions, history: history,
 		},
 	}
 	out, err := loop.run(ctx, in.UserText)
@@ -83,9 +84,9 @@ func (t *turnRun) run(ctx context.Context) (turnOutput, error) {
 		return turnOutput{}, err
 	}
 
-	res, err := t.x.d.Slots.RunOutput(ctx, specs(t.snap.Core, "output"), slot.OutputEnv{
+	res, err := t.x.d.Slots.RunOutput(ctx, t.phaseSpecs("output"), slot.OutputEnv{
 		Turn: t.turnInfo(t.req.Text), ResponseText: out.text, Workspace: t.req.Workspace,
-		History: hist, Caps: t.tc.Grants,
+		History: hist, Caps: t.tc.Grants, Agents: t.agents(),
 	})
 	if err != nil {
 		return out, err
@@ -102,6 +103,9 @@ func (t *turnRun) bootstrap(ctx context.Context) (string, error) {
 		return t.session.BootstrapContext, nil
 	}
 	bs := specs(t.snap.Core, "bootstrap")
+	if d := t.req.Delegation; d != nil && !d.UseBootstrap {
+		bs = nil
+	}
 	if len(bs) == 0 {
 		return "", nil
 	}
@@ -170,6 +174,64 @@ func toDeliveryBlocks(blocks []slot.Block) []delivery.Block {
 		out = append(out, delivery.Block{Type: b.Type, Text: b.Text, URI: b.Source, Caption: b.Caption, MediaType: b.MediaType, Metadata: b.Metadata})
 	}
 	return out
+}
+
+// phaseSpecs returns the slots of one phase this turn runs: the whole
+// pipeline, or for a delegated child the slots it was given, in pipeline
+// order (lane and order preserved).
+func (t *turnRun) phaseSpecs(phase string) []slot.Spec {
+	all := specs(t.snap.Core, phase)
+	d := t.req.Delegation
+	if d == nil {
+		return all
+	}
+	keep := d.InputSlots
+	if phase == "output" {
+		keep = d.OutputSlots
+	}
+	if keep == nil {
+		return all
+	}
+	out := all[:0:0]
+	for _, s := range all {
+		if slices.Contains(keep, s.ID) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// agents is ctx.agents of this turn's slots (nil without a spawner).
+func (t *turnRun) agents() slot.AgentSpawner {
+	if t.x.d.Agents == nil {
+		return nil
+	}
+	return slotAgents{t}
+}
+
+// slotAgents binds the spawner to this turn's context.
+type slotAgents struct{ t *turnRun }
+
+func (a slotAgents) Spawn(ctx context.Context, slotPath string, args map[string]any) (map[string]any, error) {
+	return a.t.x.d.Agents.SpawnFromSlot(ctx, a.t.tc, slotPath, args)
+}
+
+// delegatedContext is the parent's fork context of a delegated turn.
+func (t *turnRun) delegatedContext() string {
+	if t.req.Delegation == nil {
+		return ""
+	}
+	return t.req.Delegation.SystemContext
+}
+
+func joinContext(parts ...string) string {
+	var keep []string
+	for _, p := range parts {
+		if strings.TrimSpace(p) != "" {
+			keep = append(keep, p)
+		}
+	}
+	return strings.Join(keep, "\n\n")
 }
 
 // specs converts the core's slots of one phase for the slot runtime.

@@ -77,6 +77,8 @@ func runChat(ctx context.Context, g *globals, streams IO, f chatFlags) error {
 		return err
 	}
 	defer closeHost(ctx, h)
+	// The interactive Host also fires the cores' schedules.
+	h.StartScheduler()
 
 	c := &chat{h: h, g: g, streams: streams, f: f, workspace: workspace, sessionID: f.session,
 		route: &printRoute{out: streams.Out}}
@@ -190,6 +192,6 @@ func (c *chat) command(ctx context.Context, line string) (bool, error) {
 // allow for this session" never outlives the operator's use of it.
 func (c *chat) forget(sessionID string) {
 	if sessionID != "" {
-		c.h.Approvals.InvalidateSession(sessionID)
+		c.h.ForgetSession(sessionID)
 	}
 }

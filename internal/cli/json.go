@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/turn"
 )
 
@@ -45,7 +46,7 @@ type taskOut struct {
 	Status string `json:"status"`
 }
 
-func runJSON(r turn.Result) runOutput {
+func runJSON(r turn.Result, tasks []demiurge.Task) runOutput {
 	out := runOutput{
 		SessionID: r.SessionID, TurnID: r.TurnID, CoreID: r.CoreID, CoreRevision: r.CoreRevision,
 		Outcome: r.Outcome, Text: r.Text,
@@ -53,6 +54,9 @@ func runJSON(r turn.Result) runOutput {
 	}
 	if r.Error != nil {
 		out.Error = &errorOutput{Code: r.Error.Code, Message: r.Error.Message}
+	}
+	for _, t := range tasks {
+		out.Tasks = append(out.Tasks, taskOut{TaskID: t.ID, Kind: t.Kind, Status: t.Status})
 	}
 	for _, c := range r.ToolCalls {
 		out.ToolCalls = append(out.ToolCalls, toolCallOut{CallID: c.CallID, Name: c.Name, Status: c.Status,

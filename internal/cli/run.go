@@ -85,10 +85,24 @@ func runOnce(cmd *cobra.Command, g *globals, streams IO, f *runFlags, args []str
 	if err != nil {
 		return err
 	}
+	// Without --wait-tasks, closing the Host cancels what the turn left
+	// running (recorded as cancelled); with it, every task this Host runs
+	// (children of children included) finishes first.
+	if f.waitTasks {
+		if err := h.WaitTasks(ctx); err != nil {
+			return err
+		}
+	} else if err := h.CancelTasks(ctx); err != nil {
+		return err
+	}
+	tasks, err := h.TurnTasks(ctx, res.SessionID, res.TurnID)
+	if err != nil {
+		return err
+	}
 	if f.json {
 		enc := json.NewEncoder(streams.Out)
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(runJSON(res)); err != nil {
+		if err := enc.Encode(runJSON(res, tasks)); err != nil {
 			return err
 		}
 	} else if res.Text != "" {

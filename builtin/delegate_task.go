@@ -1,0 +1,33 @@
+package builtin
+
+import (
+	"context"
+
+	"github.com/demiurge/demiurge/delegation"
+	"github.com/demiurge/demiurge/effect"
+)
+
+// Delegator runs delegate_task: validation in the spec's order, then an
+// agent.spawn task. *delegation.Service implements it.
+type Delegator interface {
+	Delegate(ctx context.Context, inv effect.Invocation) effect.Outcome
+}
+
+func delegateTask(d Deps) effect.Definition {
+	return effect.Definition{
+		Name: "delegate_task",
+		Description: "Start a child agent on a goal as a background task and return its task_id. " +
+			"The child runs in its own session; its result comes back as a task completion (notify_policy return_to_parent) " +
+			"or stays silent. Use yield_until or task_status to follow it.",
+		Schema:         delegation.Schema(),
+		Source:         effect.SourceBuiltin,
+		Risk:           "medium",
+		ApprovalPolicy: effect.ApprovalAuto,
+		Adapter: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+			if d.Delegator == nil {
+				return unavailable("delegate_task", "no task worker is configured"), nil
+			}
+			return d.Delegator.Delegate(ctx, inv), nil
+		}),
+	}
+}

@@ -1,0 +1,208 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/policy"
+)
+
+// CoreEvolution is the core repository as evolve_core and rollback_core
+// see it. The Host implements it; results are JSON-ready values.
+type CoreEvolution interface {
+	// Start runs an evolve start of coreID in the foreground.
+	Start(ctx context.Context, tc effect.TurnContext, coreID, goal string) (any, error)
+	// StartBackground submits an evolver.run task and returns its id.
+	StartBackground(ctx context.Context, tc effect.TurnContext, coreID, goal string, notify bool) (string, error)
+	// Review reviews a run; passed says whether every gate passed.
+	Review(ctx context.Context, runID, reason string) (result any, passed bool, err error)
+	// Promote promotes a reviewed run without any operator token: a
+	// proposal that needs manual review is refused (promoted false).
+	Promote(ctx context.Context, runID, reason string) (result any, promoted bool, err error)
+	// Discard removes a run.
+	Discard(ctx context.Context, runID string) error
+	// Rollback commits the target's tree as a new live revision and
+	// returns that revision.
+	Rollback(ctx context.Context, target, reason string) (string, error)
+}
+
+var evolveActions = map[string]bool{"start": true, "review": true, "promote": true, "discard": true}
+
+func evolveCore(d Deps) effect.Definition {
+	return effect.Definition{
+		Name: "evolve_core",
+		Description: "Propose a change to this Agent Core in an isolated run and move it through review: " +
+			"start (the evolver edits a copy of the live core), review (gates), promote (make it live), discard. " +
+			"Promotion of a proposal that changes MCP servers or loosens approval needs the operator, outside the agent.",
+		Schema: objectSchema(map[string]any{
+			"action":             map[string]any{"type": "string", "enum": []any{"start", "review", "promote", "discard"}, "default": "start"},
+			"goal":               map[string]any{"type": "string", "description": "start: what the change should achieve."},
+			"run_id":             map[string]any{"type": "string", "description": "review, promote, discard: the evolve run."},
+			"background":         map[string]any{"type": "boolean", "default": false, "description": "start: run as an evolver.run task."},
+			"notify_on_complete": map[string]any{"type": "boolean", "default": true},
+			"reason":             map[string]any{"type": "string"},
+		}),
+		Source:         effect.SourceBuiltin,
+		Risk:           "high",
+		Capability:     "tool.call:evolve_core",
+		ApprovalPolicy: effect.ApprovalPrompt,
+		Adapter:        evolveTool{d},
+	}
+}
+
+type evolveTool struct{ d Deps }
+
+var (
+	_ effect.Prechecker = evolveTool{}
+	_ effect.Approvable = evolveTool{}
+)
+
+// evolveArgs reads the call; a non-empty message refuses it.
+func evolveArgs(args map[string]any) (action, target, msg string) {
+	action = strings.TrimSpace(stringArg(args, "action"))
+	if action == "" {
+		action = "start"
+	}
+	if !evolveActions[action] {
+		return action, "", "unsupported evolve_core action: " + action
+	}
+	if action == "start" {
+		if strings.TrimSpace(stringArg(args, "goal")) == "" {
+			return action, "", "goal is required for evolve_core start"
+		}
+		return action, "", ""
+	}
+	target = strings.TrimSpace(stringArg(args, "run_id"))
+	if target == "" {
+		return action, "", "run_id is required for evolve_core " + action
+	}
+	return action, target, ""
+}
+
+func (t evolveTool) Precheck(_ context.Context, inv effect.Invocation) *effect.Outcome {
+	if t.d.Evolution == nil {
+		o := unavailable("evolve_core", "no core repository is configured")
+		return &o
+	}
+	if _, _, msg := evolveArgs(inv.Args); msg != "" {
+		o := invalid("%s", msg)
+		return &o
+	}
+	return nil
+}
+
+// ApprovalFacts approves each action separately: the action and its
+// target (the core for start, the run otherwise) are in the rule key, and
+// a promotion is never remembered for the session.
+func (t evolveTool) ApprovalFacts(inv effect.Invocation) effect.ApprovalFacts {
+	action, target, msg := evolveArgs(inv.Args)
+	if msg != "" {
+		return effect.ApprovalFacts{Action: "evolve_core", Summary: "evolve_core", Baseline: policy.Deny, OneShot: true}
+	}
+	if action == "start" {
+		target = inv.Turn.CoreID
+	}
+	return effect.ApprovalFacts{
+		Action:   "evolve_core." + action,
+		Target:   target,
+		Summary:  "evolve_core " + action + " " + target,
+		RuleKey:  effect.RuleKey("evolve_core:" + action + ":" + target),
+		Baseline: policy.Prompt,
+		OneShot:  action == "promote",
+	}
+}
+
+func (t evolveTool) Invoke(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+	action, runID, msg := evolveArgs(inv.Args)
+	if msg != "" {
+		return invalid("%s", msg), nil
+	}
+	ev, reason := t.d.Evolution, stringArg(inv.Args, "reason")
+	var (
+		result  any
+		isError bool
+		err     error
+	)
+	switch action {
+	case "start":
+		goal := stringArg(inv.Args, "goal")
+		if boolArg(inv.Args, "background", false) {
+			var id string
+			id, err = ev.StartBackground(ctx, inv.Turn, inv.Turn.CoreID, goal, boolArg(inv.Args, "notify_on_complete", true))
+			result = map[string]any{"task_id": id}
+		} else {
+			result, err = ev.Start(ctx, inv.Turn, inv.Turn.CoreID, goal)
+		}
+	case "review":
+		var passed bool
+		result, passed, err = ev.Review(ctx, runID, reason)
+		isError = !passed
+	case "promote":
+		var promoted bool
+		result, promoted, err = ev.Promote(ctx, runID, reason)
+		isError = !promoted
+	case "discard":
+		err = ev.Discard(ctx, runID)
+		result = map[string]any{"run_id": runID, "discarded": err == nil}
+	}
+	if err != nil {
+		return effect.Outcome{IsError: true, ExecutionStarted: true, Content: coreErrorText(err)}, nil
+	}
+	return jsonOutcome(result, isError)
+}
+
+func rollbackCore(d Deps) effect.Definition {
+	return effect.Definition{
+		Name:        "rollback_core",
+		Description: "Roll the Agent Cores back to an earlier revision (default: the previous live one). Takes effect at the next turn.",
+		Schema: objectSchema(map[string]any{
+			"target": map[string]any{"type": "string", "default": "previous", "description": "previous, or a revision (hash prefix)."},
+			"reason": map[string]any{"type": "string"},
+		}),
+		Source:         effect.SourceBuiltin,
+		Risk:           "high",
+		Capability:     "tool.call:rollback_core",
+		ApprovalPolicy: effect.ApprovalPrompt,
+		Adapter: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+			if d.Evolution == nil {
+				return unavailable("rollback_core", "no core repository is configured"), nil
+			}
+			target := strings.TrimSpace(stringArg(inv.Args, "target"))
+			if target == "" {
+				target = "previous"
+			}
+			rev, err := d.Evolution.Rollback(ctx, target, stringArg(inv.Args, "reason"))
+			if err != nil {
+				return effect.Outcome{IsError: true, ExecutionStarted: true, Content: coreErrorText(err)}, nil
+			}
+			if len(rev) > 12 {
+				rev = rev[:12]
+			}
+			return effect.Outcome{Content: "rollback committed: " + rev + " (takes effect next turn)", ExecutionStarted: true,
+				Data: map[string]any{"revision": rev}}, nil
+		}),
+	}
+}
+
+// jsonOutcome renders a JSON-ready result as the tool's content.
+func jsonOutcome(v any, isError bool) (effect.Outcome, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return effect.Outcome{}, err
+	}
+	var data map[string]any
+	_ = json.Unmarshal(body, &data)
+	return effect.Outcome{Content: string(body), Data: data, IsError: isError, ExecutionStarted: true}, nil
+}
+
+// coreErrorText is a repository error as the model sees it: coded
+// messages are written for it, uncoded ones are hidden.
+func coreErrorText(err error) string {
+	if demiurge.ErrorCode(err) == demiurge.EINTERNAL {
+		return "core repository operation failed"
+	}
+	return demiurge.ErrorMessage(err)
+}

@@ -1,0 +1,131 @@
+package controlplane
+
+import (
+	"context"
+	"maps"
+
+	"github.com/demiurge/demiurge"
+)
+
+// NotifyPolicySilent is the notify_policy that suppresses a task's
+// completion notification.
+const NotifyPolicySilent = "silent"
+
+// Notifies reports whether a task in its current state gets a completion
+// notification: it is terminal, has an owner session, and its
+// notify_policy is not "silent".
+func Notifies(tk demiurge.Task) bool {
+	return demiurge.TaskTerminal(tk.Status) && tk.OwnerSessionID != "" && tk.NotifyPolicy != NotifyPolicySilent
+}
+
+// emitCompletion writes the completion notification of a terminal task
+// (spec host-runtime §1.7), if it gets one: task.completion_ready on
+// aggregate task_completion/<task_event_…> and the task.completion work
+// item with the same id (parent_work_id the task), in one append with the
+// idempotency key "task:<task_id>:completion_ready", so a task gets at most
+// one completion however many writers try.
+func (cp *ControlPlane) emitCompletion(ctx context.Context, tk demiurge.Task) error {
+	if !Notifies(tk) {
+		return nil
+	}
+	p, err := cp.completionPayload(ctx, tk)
+	if err != nil {
+		return err
+	}
+	id := demiurge.NewID("task_event")
+	work := map[string]any{
+		"kind": demiurge.WorkKindTaskCompletion, "owner_session_id": tk.OwnerSessionID,
+		"owner_turn_id": tk.OwnerTurnID, "parent_work_id": tk.ID, "payload": p,
+	}
+	dropEmpty(work, "owner_turn_id")
+	now := cp.now()
+	_, err = cp.st.Append(ctx, []demiurge.Event{
+		{AggregateType: demiurge.AggTaskCompletion, AggregateID: id, Type: demiurge.EvTaskCompletionReady,
+			CreatedAt: now, Actor: map[string]any{"actor": "host.task_worker"}, Payload: p},
+		{AggregateType: demiurge.AggWork, AggregateID: id, Type: demiurge.EvWorkEnqueued, CreatedAt: now, Payload: work},
+	}, "task:"+tk.ID+":completion_ready", nil)
+	return err
+}
+
+// completionPayload is {task_id, kind, owner_session_id, owner_turn_id,
+// source_tool, status, summary, log_tail, result_ref, metadata,
+// origin_scope?}: metadata is the submission's action.metadata merged with
+// the terminal event's, the log tail the operator tail's lines.
+func (cp *ControlPlane) completionPayload(ctx context.Context, tk demiurge.Task) (map[string]any, error) {
+	// One read of the task's few events: a read by event type would walk
+	// that type's index across every task.
+	evs, err := cp.st.Events(ctx, demiurge.EventFilter{AggregateType: demiurge.AggTask, AggregateID: tk.ID, Limit: demiurge.MaxEventLimit})
+	if err != nil {
+		return nil, err
+	}
+	var action, end map[string]any
+	for _, e := range evs {
+		switch {
+		case e.Type == demiurge.EvTaskSubmitted && action == nil:
+			action, _ = e.Payload["action"].(map[string]any)
+		case e.Type == statusEvent[tk.Status] && end == nil:
+			end = e.Payload
+		}
+	}
+	meta := map[string]any{}
+	if m, ok := action["metadata"].(map[string]any); ok {
+		maps.Copy(meta, m)
+	}
+	if m, ok := end["metadata"].(map[string]any); ok {
+		maps.Copy(meta, m)
+	}
+	logs, err := cp.LogTail(ctx, tk.ID, TailLines)
+	if err != nil {
+		return nil, err
+	}
+	tail := []any{}
+	for _, l := range boundChars(logs, TailChars) {
+		tail = append(tail, l.Text)
+	}
+	p := map[string]any{
+		"task_id": tk.ID, "kind": tk.Kind, "owner_session_id": tk.OwnerSessionID, "owner_turn_id": tk.OwnerTurnID,
+		"source_tool": str(action, "source_tool"), "status": tk.Status, "summary": str(end, "summary"),
+		"log_tail": tail, "result_ref": tk.ResultRef, "metadata": meta,
+	}
+	if origin, ok := action["origin_scope"].(map[string]any); ok {
+		p["origin_scope"] = origin
+	}
+	return p, nil
+}
+
+// missingPages bounds one pass over the tasks awaiting a completion.
+const (
+	missingPage  = 100
+	missingPages = 20
+)
+
+// emitMissingCompletions emits the completions terminal tasks should have
+// but do not: a crash between a task's end and its completion, a task
+// ended lost by restart reconciliation or cancelled outside a worker.
+func (w *Worker) emitMissingCompletions(ctx context.Context) error {
+	var first error
+	for range missingPages {
+		tasks, err := w.st.TasksAwaitingCompletion(ctx, missingPage)
+		if err != nil {
+			return err
+		}
+		failed := 0
+		for _, tk := range tasks {
+			if w.held(tk.ID) {
+				failed++ // left to its consuming waiter
+				continue
+			}
+			if err := w.cp.emitCompletion(ctx, tk); err != nil {
+				failed++
+				if first == nil {
+					first = err
+				}
+			}
+		}
+		// A page that failed or was held whole would come back unchanged.
+		if len(tasks) < missingPage || failed == len(tasks) {
+			break
+		}
+	}
+	return first
+}

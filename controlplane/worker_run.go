@@ -1,0 +1,314 @@
+package controlplane
+
+import (
+	"context"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/demiurge/demiurge"
+)
+
+// run is the live state of one task this worker runs. It is registered
+// before the task is submitted, so a Cancel that finds the task in the
+// store also finds it here; ready is closed once the submission is settled
+// (launched, or aborted because it failed or was a replay).
+type run struct {
+	id     string
+	ctx    context.Context // the runner's context
+	cancel context.CancelFunc
+	ready  chan struct{}
+	done   chan struct{} // closed after the terminal event and the completion are written
+
+	mu              sync.Mutex // guards the fields below
+	launched        bool
+	aborted         bool
+	handle          *Handle
+	status          string // the task's status as this worker last wrote it
+	seq             int64  // the task aggregate's last seq as this worker last saw it; 0 unknown
+	cancelRequested bool
+	cancelReason    string
+	finalizing      bool
+
+	// Set before done is closed, read after.
+	final    demiurge.Task
+	finalErr error
+}
+
+func (r *run) isLaunched() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.launched
+}
+
+// state returns the status and seq the worker last wrote.
+func (r *run) state() (string, int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.status, r.seq
+}
+
+// moved records the worker's own append to the task aggregate. seq 0
+// forgets the seq: the next guarded write reads it again.
+func (r *run) moved(status string, seq int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if status != "" {
+		r.status = status
+	}
+	r.seq = seq
+}
+
+// outcome is how a runner ended, or that it did not return in time.
+type outcome struct {
+	res      Result
+	err      error
+	timedOut bool // cancelled and not returned within CancelGrace
+}
+
+// execute runs the runner of a launched task and ends the task.
+func (w *Worker) execute(r *run, runner Runner, tk demiurge.Task) {
+	defer w.tasks.Done()
+	res, err := callRunner(runner, r.ctx, tk, r.handle)
+	w.finalize(r, outcome{res: res, err: err})
+}
+
+// callRunner calls runner, turning a panic into an error.
+func callRunner(runner Runner, ctx context.Context, tk demiurge.Task, h *Handle) (res Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = demiurge.Errorf(demiurge.EINTERNAL, "task runner panicked")
+		}
+	}()
+	return runner(ctx, tk, h)
+}
+
+// requestCancel asks a launched run to stop: the runner's context is
+// cancelled and its task will end cancelled. If the runner has not returned
+// within CancelGrace, a watchdog ends the task without its result. Only the
+// first request counts.
+func (w *Worker) requestCancel(r *run, reason string) {
+	r.mu.Lock()
+	if r.finalizing || r.cancelRequested {
+		r.mu.Unlock()
+		return
+	}
+	r.cancelRequested, r.cancelReason = true, reason
+	r.mu.Unlock()
+	r.cancel()
+	w.tasks.Add(1)
+	go func() {
+		defer w.tasks.Done()
+		t := time.NewTimer(w.opts.CancelGrace)
+		defer t.Stop()
+		select {
+		case <-r.done:
+		case <-t.C:
+			w.finalize(r, outcome{timedOut: true})
+		}
+	}()
+}
+
+// finalize ends a run exactly once: whichever of the runner's return and
+// the cancel watchdog comes first writes the terminal event. Order: the
+// log is flushed, the terminal event (carrying the result's metadata) is
+// written, the completion is enqueued, the run leaves the active set, and
+// only then are waiters released, so every waiter reads the same final
+// task and a Cancel that no longer finds the run finds a terminal row.
+func (w *Worker) finalize(r *run, o outcome) {
+	r.mu.Lock()
+	if r.finalizing {
+		r.mu.Unlock()
+		return
+	}
+	r.finalizing = true
+	cancelled, reason := r.cancelRequested, r.cancelReason
+	r.mu.Unlock()
+	r.cancel()
+
+	ctx, cancel := w.writeCtx()
+	defer cancel()
+	event, payload := terminalEvent(o, cancelled, reason)
+	if event == demiurge.EvTaskFailed {
+		r.handle.Log("stderr", "error: "+payload["error"].(map[string]any)["message"].(string))
+	}
+	r.handle.close(ctx)
+	tk, err := w.writeEvent(ctx, r, event, payload, true)
+	switch {
+	case err != nil:
+		w.log.Error("task worker: terminal event not written", "task_id", r.id, "event", event,
+			"code", demiurge.ErrorCode(err), "error", demiurge.ErrorMessage(err))
+	case w.held(r.id):
+		// A consuming waiter takes the result and the completion with it.
+	default:
+		if cerr := w.cp.emitCompletion(ctx, tk); cerr != nil {
+			// The completion loop's scan emits it later.
+			w.log.Warn("task worker: completion not enqueued", "task_id", r.id,
+				"code", demiurge.ErrorCode(cerr), "error", demiurge.ErrorMessage(cerr))
+		}
+	}
+	r.final, r.finalErr = tk, err
+	w.mu.Lock()
+	delete(w.runs, r.id)
+	w.mu.Unlock()
+	close(r.done)
+	signal(w.wake)
+}
+
+// terminalEvent maps an outcome to the task's terminal event. A requested
+// cancel wins over the runner's result, whose metadata it keeps.
+func terminalEvent(o outcome, cancelled bool, reason string) (string, map[string]any) {
+	p := map[string]any{}
+	meta := maps.Clone(o.res.Metadata)
+	switch {
+	case cancelled:
+		if reason == "" {
+			reason = DefaultCancelSummary
+		}
+		if o.timedOut {
+			meta = map[string]any{"exit_reason": "runner did not stop within the cancel grace"}
+		}
+		p["summary"], p["error"] = reason, map[string]any{"message": reason}
+		addMeta(p, meta)
+		return demiurge.EvTaskCancelled, p
+	case o.err != nil || o.res.Failed:
+		msg := o.res.Error
+		if o.err != nil {
+			msg = demiurge.ErrorMessage(o.err)
+		}
+		if msg == "" {
+			msg = "task failed"
+		}
+		summary := o.res.Summary
+		if summary == "" || o.err != nil {
+			summary = msg
+		}
+		p["summary"], p["error"] = summary, map[string]any{"message": msg}
+		addMeta(p, meta)
+		return demiurge.EvTaskFailed, p
+	}
+	p["summary"] = o.res.Summary
+	if o.res.ResultRef != "" {
+		p["result_ref"] = o.res.ResultRef
+	}
+	addMeta(p, meta)
+	return demiurge.EvTaskSucceeded, p
+}
+
+func addMeta(p, meta map[string]any) {
+	if len(meta) > 0 {
+		p["metadata"] = meta
+	}
+}
+
+// writeEvent appends a task event of a run. The fast path is one append
+// guarded by the seq this worker last saw; if anything else moved the
+// aggregate (a cancel request, another process ending the task) it falls
+// back to the control plane's read-check-append loop, which with sticky
+// returns a task that is already terminal unchanged. Either way at most
+// one terminal event is ever written.
+func (w *Worker) writeEvent(ctx context.Context, r *run, event string, payload map[string]any, sticky bool) (demiurge.Task, error) {
+	status, seq := r.state()
+	if to, ok := Transition(status, event); ok && seq > 0 {
+		p := maps.Clone(payload)
+		p["status"] = to
+		evs, tk, err := w.appendTask(ctx, demiurge.EventBatch{Events: []demiurge.Event{{
+			AggregateType: demiurge.AggTask, AggregateID: r.id, Type: event, CreatedAt: w.cp.now(), Payload: p,
+		}}, Expected: &demiurge.Expected{AggregateType: demiurge.AggTask, AggregateID: r.id, LastSeq: seq}})
+		if err == nil {
+			r.moved(to, evs[0].Seq)
+			return tk, nil
+		}
+		if demiurge.ErrorCode(err) != demiurge.ECONFLICT {
+			return demiurge.Task{}, err
+		}
+	}
+	tk, err := w.cp.transition(ctx, r.id, event, payload, sticky)
+	if err == nil {
+		r.moved(tk.Status, 0)
+	}
+	return tk, err
+}
+
+// launch submits the task of run r (registered under its id) and starts
+// its runner. created is false for an idempotent replay, whose earlier task
+// is returned and not run again.
+func (w *Worker) launch(ctx context.Context, r *run, runner Runner, spec TaskSpec, src Source) (demiurge.Task, error) {
+	tk, seq, created, err := w.submitStarted(ctx, r.id, spec, src)
+	if err != nil || !created {
+		w.mu.Lock()
+		if w.runs[r.id] == r {
+			delete(w.runs, r.id)
+		}
+		w.mu.Unlock()
+		r.mu.Lock()
+		r.aborted = true
+		r.mu.Unlock()
+		r.cancel()
+		close(r.ready)
+		return tk, err
+	}
+	h := &Handle{w: w, run: r, task: tk, payload: maps.Clone(spec.Payload)}
+	r.mu.Lock()
+	r.launched, r.handle, r.status, r.seq = true, h, tk.Status, seq
+	r.mu.Unlock()
+	w.tasks.Add(1)
+	close(r.ready)
+	go w.execute(r, runner, tk)
+	return tk, nil
+}
+
+// newRun returns the live state of task id; its runner context lives as
+// long as the worker's background context.
+func (w *Worker) newRun(id string) *run {
+	ctx, cancel := context.WithCancel(w.bg)
+	return &run{id: id, ctx: ctx, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{})}
+}
+
+// errClosed refuses submissions after Close began.
+var errClosed = demiurge.Errorf(demiurge.EUNAVAILABLE, "task admission is closed")
+
+// Submit submits a task (see SubmitTask: kinds, write scope, idempotency)
+// and runs it on a goroutine the worker owns. The task is written queued
+// and started in one append, stamped with the worker's HostID, and
+// returned running. A repeated idempotency key returns the earlier task
+// without running it again. It fails with EUNAVAILABLE "task admission is
+// closed" once Close began, EINVALID "no task runner for kind: <kind>"
+// when no runner is registered, EINVALID before Start.
+func (w *Worker) Submit(ctx context.Context, spec TaskSpec, src Source) (demiurge.Task, error) {
+	id := str(spec.Payload, "task_id")
+	if id == "" {
+		id = demiurge.NewID("task")
+		spec.Payload = maps.Clone(spec.Payload)
+		if spec.Payload == nil {
+			spec.Payload = map[string]any{}
+		}
+		spec.Payload["task_id"] = id
+	}
+	w.mu.Lock()
+	switch {
+	case w.closed:
+		w.mu.Unlock()
+		return demiurge.Task{}, errClosed
+	case !w.started:
+		w.mu.Unlock()
+		return demiurge.Task{}, demiurge.Errorf(demiurge.EINVALID, "task worker is not started")
+	}
+	runner := w.runners[spec.Kind]
+	if runner == nil {
+		w.mu.Unlock()
+		return demiurge.Task{}, demiurge.Errorf(demiurge.EINVALID, "no task runner for kind: %s", spec.Kind)
+	}
+	if _, busy := w.runs[id]; busy {
+		// Already running here: a replay or a clash, answered from the store.
+		w.mu.Unlock()
+		return w.cp.SubmitTask(ctx, spec, src)
+	}
+	r := w.newRun(id)
+	w.runs[id] = r
+	w.mu.Unlock()
+	if src.HostID == "" {
+		src.HostID = w.opts.HostID
+	}
+	return w.launch(ctx, r, runner, spec, src)
+}

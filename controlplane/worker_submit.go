@@ -1,0 +1,87 @@
+package controlplane
+
+import (
+	"context"
+	"strings"
+
+	"github.com/demiurge/demiurge"
+)
+
+// submitStarted is SubmitTask for a task the worker runs at once: the
+// task.submitted and task.started events (and the write-scope claim, if
+// any) go in one append, so a run costs one write transaction before its
+// runner starts. It returns the task, the seq of its task.started event,
+// and whether this call created it (false: an idempotent replay of an
+// earlier submission, returned as it is now).
+func (w *Worker) submitStarted(ctx context.Context, id string, spec TaskSpec, src Source) (demiurge.Task, int64, bool, error) {
+	cp := w.cp
+	switch spec.Kind {
+	case KindAgentSpawn, KindTerminalExec, KindEvolverRun, KindScheduleFire:
+	default:
+		return demiurge.Task{}, 0, false, demiurge.Errorf(demiurge.EINVALID, "unsupported task kind: %s", spec.Kind)
+	}
+	key := spec.IdempotencyKey
+	if key == "" {
+		key = "task:" + id + ":submitted"
+	}
+	scope := strings.TrimSpace(src.WriteScope)
+	sub := cp.submittedEvent(id, spec, src, scope)
+	sub.EventID = demiurge.NewID("evt")
+	started := demiurge.Event{AggregateType: demiurge.AggTask, AggregateID: id, Type: demiurge.EvTaskStarted,
+		CreatedAt: sub.CreatedAt, Payload: map[string]any{"status": demiurge.TaskRunning, "host_id": w.opts.HostID}}
+	exists := func() (demiurge.Task, bool, error) {
+		existing, err := cp.st.Task(ctx, id)
+		if err == nil {
+			tk, err := cp.replay(ctx, []demiurge.Event{sub}, key, existing.ID, demiurge.Errorf(demiurge.ECONFLICT, "task already exists: %s", id))
+			return tk, true, err
+		}
+		if demiurge.ErrorCode(err) != demiurge.ENOTFOUND {
+			return demiurge.Task{}, true, err
+		}
+		return demiurge.Task{}, false, nil
+	}
+	for range submitAttempts {
+		events := []demiurge.Event{sub, started}
+		// Without a scope the guard expects the task to have no events, so
+		// an existing id fails the append and is looked at only then.
+		guard := &demiurge.Expected{AggregateType: demiurge.AggTask, AggregateID: id}
+		if scope != "" {
+			if tk, found, err := exists(); found {
+				return tk, 0, false, err
+			}
+			seq, err := cp.st.LastSeq(ctx, aggWriteScope, scope)
+			if err != nil {
+				return demiurge.Task{}, 0, false, err
+			}
+			active, err := cp.activeWithScope(ctx, scope)
+			if err != nil {
+				return demiurge.Task{}, 0, false, err
+			}
+			if active != "" {
+				tk, err := cp.replay(ctx, []demiurge.Event{sub}, key, active,
+					demiurge.Errorf(demiurge.ECONFLICT, "background task write_scope is already active: %s", scope))
+				return tk, 0, false, err
+			}
+			events = append(events, demiurge.Event{
+				AggregateType: aggWriteScope, AggregateID: scope, Type: evWriteScopeClaimed,
+				CreatedAt: sub.CreatedAt, Payload: map[string]any{"task_id": id},
+			})
+			guard = &demiurge.Expected{AggregateType: aggWriteScope, AggregateID: scope, LastSeq: seq}
+		}
+		stored, tk, err := w.appendTask(ctx, demiurge.EventBatch{Events: events, IdempotencyKey: key, Expected: guard})
+		if demiurge.ErrorCode(err) == demiurge.ECONFLICT {
+			if tk, found, err := exists(); found {
+				return tk, 0, false, err
+			}
+			continue // another submission took the scope first: look again
+		}
+		if err != nil {
+			return demiurge.Task{}, 0, false, err
+		}
+		if stored[0].EventID != sub.EventID { // the key was stored before: a replay
+			return tk, 0, false, nil
+		}
+		return tk, stored[1].Seq, true, nil
+	}
+	return demiurge.Task{}, 0, false, demiurge.Errorf(demiurge.ECONFLICT, "task submission kept losing races: %s", id)
+}

@@ -1,0 +1,333 @@
+package corerepo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/demiurge/demiurge"
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+var (
+	coreIDPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$`)
+	runIDPattern  = regexp.MustCompile(`^evolve_[A-Za-z0-9_-]{1,80}$`)
+)
+
+// Files of a run directory.
+const (
+	runAgentsDir   = "agents"
+	runRequestFile = "request.json"
+	runResultFile  = "result.json"
+	runReportFile  = "report.md"
+	runReviewFile  = "review.json"
+	runGatesFile   = "gates.json"
+	runPropFile    = "proposal.json"
+	runPromoteFile = "promote.json"
+	runHeadFile    = "head"
+	runIndexFile   = "index"
+	runLockFile    = "run.lock"
+)
+
+// Run is one evolve run: an isolated checkout of the live revision that
+// the evolver core edits, with its request and reports beside it. The Run
+// returned by StartRun holds the run (and its core's start slot) until
+// Finish or Close: review, promotion and discard of a held run are refused.
+type Run struct {
+	ID            string `json:"run_id"`
+	CoreID        string `json:"target_core_id"`
+	Goal          string `json:"goal"`
+	SourceTurnID  string `json:"source_turn_id,omitempty"`
+	BaseRevision  string `json:"base_revision"`
+	Dir           string `json:"run_dir"`
+	AgentsDir     string `json:"agents_root"`      // the editable tree: the evolver's workspace
+	TargetCoreDir string `json:"target_core_path"` // <AgentsDir>/<CoreID>
+	RequestPath   string `json:"request_path"`
+	ResultPath    string `json:"result_path"`
+	ReportPath    string `json:"report_path"`
+
+	repo *Repo
+	mu   sync.Mutex // guards held
+	held []*fileLock
+}
+
+// StartOptions qualify StartRun.
+type StartOptions struct {
+	SourceTurnID string // the turn that asked for the run, recorded in request.json
+}
+
+// runRequest is request.json.
+type runRequest struct {
+	RunID        string `json:"run_id"`
+	TargetCoreID string `json:"target_core_id"`
+	Goal         string `json:"goal"`
+	SourceTurnID string `json:"source_turn_id"`
+	BaseRevision string `json:"base_revision"`
+	CreatedAt    string `json:"created_at"`
+}
+
+// StartRun begins an evolve run of coreID: local edits are saved first
+// (gated, as EnsureSaved), then the live revision is checked out into
+// <Evolve>/<run_id>/agents and request.json written. Live is not changed.
+// The Host then runs the evolver in Run.AgentsDir and calls Finish.
+//
+// Errors: EINVALID for a malformed core id or an empty goal; ENOTFOUND
+// when the live revision has no such core; ECONFLICT "evolve already
+// running for core: <id>" while another start of that core (in any
+// process) holds its slot; the EnsureSaved errors.
+func (r *Repo) StartRun(ctx context.Context, coreID, goal string, opts StartOptions) (*Run, error) {
+	if !coreIDPattern.MatchString(coreID) {
+		return nil, demiurge.Errorf(demiurge.EINVALID, "invalid core id %q", coreID)
+	}
+	goal = strings.TrimSpace(goal)
+	if goal == "" {
+		return nil, demiurge.Errorf(demiurge.EINVALID, "evolve goal is required")
+	}
+	if err := os.MkdirAll(r.paths.Evolve, 0o700); err != nil {
+		return nil, ioError("create", r.paths.Evolve, err)
+	}
+	slot, err := tryLockFile(filepath.Join(r.paths.Evolve, ".active-"+coreID+".lock"))
+	if errors.Is(err, errLockBusy) {
+		return nil, demiurge.Errorf(demiurge.ECONFLICT, "evolve already running for core: %s", coreID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	run, err := r.startRun(ctx, coreID, goal, opts)
+	if err != nil {
+		slot.unlock()
+		return nil, err
+	}
+	run.held = append(run.held, slot)
+	return run, nil
+}
+
+func (r *Repo) startRun(ctx context.Context, coreID, goal string, opts StartOptions) (*Run, error) {
+	baseStr, err := r.EnsureSaved(ctx)
+	if err != nil {
+		return nil, err
+	}
+	base := plumbing.NewHash(baseStr)
+	files, _, err := r.store.flatOf(base)
+	if err != nil {
+		return nil, err
+	}
+	if !hasCore(files, coreID) {
+		return nil, demiurge.Errorf(demiurge.ENOTFOUND, "core not found: %s", coreID)
+	}
+	id := demiurge.NewID("evolve")
+	dir := r.paths.runDir(id)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, ioError("create run directory", dir, err)
+	}
+	run := r.runAt(id)
+	run.CoreID, run.Goal, run.SourceTurnID, run.BaseRevision = coreID, goal, opts.SourceTurnID, baseStr
+	run.TargetCoreDir = filepath.Join(run.AgentsDir, coreID)
+	ok := false
+	defer func() {
+		if !ok {
+			run.Close()
+			os.RemoveAll(dir)
+		}
+	}()
+	rl, err := tryLockFile(filepath.Join(dir, runLockFile))
+	if err != nil {
+		return nil, err
+	}
+	run.held = append(run.held, rl)
+	if err := os.Mkdir(run.AgentsDir, 0o700); err != nil {
+		return nil, ioError("create", run.AgentsDir, err)
+	}
+	if err := r.syncCheckout(run.AgentsDir, base, filepath.Join(dir, runIndexFile)); err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, runHeadFile), []byte(baseStr+"\n")); err != nil {
+		return nil, err
+	}
+	req := runRequest{RunID: id, TargetCoreID: coreID, Goal: goal, SourceTurnID: opts.SourceTurnID, BaseRevision: baseStr, CreatedAt: demiurge.FormatTime(r.now())}
+	if err := writeJSON(run.RequestPath, req); err != nil {
+		return nil, err
+	}
+	ok = true
+	return run, nil
+}
+
+// runAt describes the run directory of id (without checking it exists).
+func (r *Repo) runAt(id string) *Run {
+	dir := r.paths.runDir(id)
+	agents := filepath.Join(dir, runAgentsDir)
+	return &Run{
+		ID: id, Dir: dir, AgentsDir: agents,
+		RequestPath: filepath.Join(dir, runRequestFile),
+		ResultPath:  filepath.Join(dir, runResultFile),
+		ReportPath:  filepath.Join(dir, runReportFile),
+		repo:        r,
+	}
+}
+
+// openRun loads an existing run's request; ENOTFOUND `evolve run not
+// found: <id>` when there is none.
+func (r *Repo) openRun(id string) (*Run, error) {
+	notFound := demiurge.Errorf(demiurge.ENOTFOUND, "evolve run not found: %s", id)
+	if !runIDPattern.MatchString(id) {
+		return nil, notFound
+	}
+	run := r.runAt(id)
+	data, ok, err := readSmallFile(run.RequestPath)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, notFound
+	}
+	var req runRequest
+	if err := json.Unmarshal(data, &req); err != nil || req.RunID != id || !plumbing.IsHash(req.BaseRevision) {
+		return nil, demiurge.Errorf(demiurge.EINTERNAL, "evolve run %s: unreadable %s", id, run.RequestPath)
+	}
+	run.CoreID, run.Goal, run.SourceTurnID, run.BaseRevision = req.TargetCoreID, req.Goal, req.SourceTurnID, req.BaseRevision
+	run.TargetCoreDir = filepath.Join(run.AgentsDir, run.CoreID)
+	return run, nil
+}
+
+// holdRun takes the run's lock: ECONFLICT while its start still holds it.
+func (run *Run) hold() (*fileLock, error) {
+	l, err := tryLockFile(filepath.Join(run.Dir, runLockFile))
+	if errors.Is(err, errLockBusy) {
+		return nil, demiurge.Errorf(demiurge.ECONFLICT, "evolve run is still running: %s", run.ID)
+	}
+	return l, err
+}
+
+// Close releases the run's start slot without writing a result (the
+// evolver failed or was cancelled). It is idempotent; the run directory
+// stays for inspection until DiscardRun.
+func (run *Run) Close() {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	for _, l := range run.held {
+		l.unlock()
+	}
+	run.held = nil
+}
+
+// EvolverOutcome is what the Host reports of the evolver turn.
+type EvolverOutcome struct {
+	Summary   string `json:"summary"`
+	SessionID string `json:"session_id"`
+	TurnID    string `json:"turn_id"`
+	NeedsUser bool   `json:"needs_user"`
+}
+
+// StartResult is result.json (spec host-runtime §7.4).
+type StartResult struct {
+	RunID            string         `json:"run_id"`
+	TargetCoreID     string         `json:"target_core_id"`
+	Goal             string         `json:"goal"`
+	AgentsRoot       string         `json:"agents_root"`
+	Summary          string         `json:"summary"`
+	ReportPath       string         `json:"report_path"`
+	ChangedFiles     []FileChange   `json:"changed_files"`
+	Evolver          EvolverOutcome `json:"evolver"`
+	ProposalRevision *string        `json:"proposal_revision"`
+	Promoted         bool           `json:"promoted"`
+	NewRevision      *string        `json:"new_revision"`
+	Gates            []Gate         `json:"gates"`
+	CleanedArtifacts []string       `json:"cleaned_artifacts"`
+}
+
+// Finish records the evolver's outcome: generated artifacts are cleaned
+// from the run tree, the changed files listed, result.json and report.md
+// written, and the run's start slot released (also on error).
+func (run *Run) Finish(ctx context.Context, out EvolverOutcome) (*StartResult, error) {
+	defer run.Close()
+	r := run.repo
+	head, err := run.head()
+	if err != nil {
+		return nil, err
+	}
+	cleaned, err := r.cleanArtifacts(run, head)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.scan(run.AgentsDir, head, filepath.Join(run.Dir, runIndexFile))
+	if err != nil {
+		return nil, err
+	}
+	changed := fileChanges(res.changes)
+	summary := "evolve run " + run.ID + " ready for review"
+	if len(changed) == 0 {
+		summary = "evolve run " + run.ID + " made no changes"
+	}
+	result := &StartResult{
+		RunID: run.ID, TargetCoreID: run.CoreID, Goal: run.Goal, AgentsRoot: run.AgentsDir,
+		Summary: summary, ReportPath: run.ReportPath, ChangedFiles: changed, Evolver: out,
+		CleanedArtifacts: cleaned,
+	}
+	if err := writeJSON(run.ResultPath, result); err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(run.ReportPath, []byte(startReport(result))); err != nil {
+		return nil, err
+	}
+	return result, nil
+}
+
+// head is the commit the run tree was last brought to (base, or the last
+// reviewed proposal).
+func (run *Run) head() (plumbing.Hash, error) {
+	data, ok, err := readSmallFile(filepath.Join(run.Dir, runHeadFile))
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	s := strings.TrimSpace(string(data))
+	if !ok || !plumbing.IsHash(s) {
+		return plumbing.ZeroHash, demiurge.Errorf(demiurge.EINTERNAL, "evolve run %s: unreadable head", run.ID)
+	}
+	return plumbing.NewHash(s), nil
+}
+
+// cleanArtifacts removes untracked generated artifacts (Python caches,
+// compiled files, runtime state directories) from the run tree and lists
+// them.
+func (r *Repo) cleanArtifacts(run *Run, head plumbing.Hash) ([]string, error) {
+	res, err := r.scan(run.AgentsDir, head, filepath.Join(run.Dir, runIndexFile))
+	if err != nil {
+		return nil, err
+	}
+	cleaned := []string{}
+	var dirs []string
+	for _, c := range res.changes {
+		if c.Kind != ChangeAdded || !cleanableArtifact(c.Path) {
+			continue
+		}
+		abs := filepath.Join(run.AgentsDir, filepath.FromSlash(c.Path))
+		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, ioError("remove", abs, err)
+		}
+		cleaned = append(cleaned, c.Path)
+		dirs = append(dirs, parentDir(c.Path))
+	}
+	pruneEmptyDirs(run.AgentsDir, dirs)
+	return cleaned, nil
+}
+
+func parentDir(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return "."
+}
+
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return demiurge.WrapError(demiurge.EINTERNAL, err, "encode %s: %v", path, err)
+	}
+	return writeFileAtomic(path, append(data, '\n'))
+}

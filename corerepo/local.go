@@ -1,0 +1,339 @@
+package corerepo
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/demiurge/demiurge"
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// FileChange is one changed path of the agents tree, relative to it.
+type FileChange struct {
+	Path   string `json:"path"`
+	Change string `json:"change"` // added, modified or deleted
+}
+
+// Status is the state of the live checkout against the live revision.
+type Status struct {
+	Revision string       `json:"revision"`
+	Clean    bool         `json:"clean"`
+	Changes  []FileChange `json:"changes"`
+}
+
+// Status lists the local edits: files of the agents tree that differ from
+// the live revision. It only reads (and may refresh the stat index).
+func (r *Repo) Status() (*Status, error) {
+	live, res, err := r.scanLive()
+	if err != nil {
+		return nil, err
+	}
+	return &Status{Revision: live.String(), Clean: len(res.changes) == 0, Changes: fileChanges(res.changes)}, nil
+}
+
+func fileChanges(changes []change) []FileChange {
+	out := make([]FileChange, len(changes))
+	for i, c := range changes {
+		out[i] = FileChange{Path: c.Path, Change: c.Kind}
+	}
+	return out
+}
+
+// scanLive scans the live checkout against live, refreshing the index when
+// it is stale and the checkout is recorded at live.
+func (r *Repo) scanLive() (plumbing.Hash, *scanResult, error) {
+	live, err := r.liveHash()
+	if err != nil {
+		return live, nil, err
+	}
+	res, err := r.scan(r.paths.Agents, live, r.paths.liveIndex())
+	if err != nil {
+		return live, nil, err
+	}
+	if res.refresh {
+		if head, ok, _ := readCheckoutHead(r.paths); ok && head == live {
+			_ = writeIndex(r.paths.liveIndex(), indexFor(live, res.base, res.files, r.now()))
+		}
+	}
+	return live, res, nil
+}
+
+// SaveOptions qualify Save.
+type SaveOptions struct {
+	// Confirm is the operator's token for an edit that loosens approval
+	// configuration or grants capabilities (`demiurge core save --confirm`).
+	Confirm string
+	// Reason is added to the commit message when set.
+	Reason string
+}
+
+// SaveResult says what Save did.
+type SaveResult struct {
+	Saved    bool         `json:"saved"`
+	Revision string       `json:"revision"` // live after the save
+	Previous string       `json:"previous,omitempty"`
+	Summary  string       `json:"summary,omitempty"`
+	Message  string       `json:"message,omitempty"`
+	Changes  []FileChange `json:"changes"`
+	Gates    []Gate       `json:"gates,omitempty"`
+}
+
+// Save commits the local edits as a new live revision after the gates
+// (path_safety, artifact, dependency, core_load:<core>, approval_security,
+// cross_core_references). With no edits it does nothing and reports the
+// live revision.
+//
+// Errors: ECONFLICT "core repository is locked: <path>" when another
+// mutation runs, ECONFLICT "core repository consistency check failed: …"
+// on a broken repository, ECONFIG "local agent edits failed gates:
+// <phase>: <detail>; …" (cause *GateError) when a gate fails; a loosening
+// approval edit without opts.Confirm fails approval_security with the
+// token-bearing instruction. On any error live and the files are
+// untouched.
+func (r *Repo) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error) {
+	l, err := r.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer l.unlock()
+	return r.saveLocked(ctx, opts, nil)
+}
+
+// EnsureSaved is what the Host runs before a turn loads a core: with no
+// local edits it returns the live revision (the turn's core_revision) at
+// the cost of a directory scan; otherwise it saves them as Save does and
+// returns the new live revision. A failed gate is the Save error and no
+// turn should run. It waits up to two seconds for a concurrent mutation
+// instead of failing at once.
+func (r *Repo) EnsureSaved(ctx context.Context) (string, error) {
+	if _, err := os.Stat(r.paths.journal()); err != nil {
+		head, hok, herr := readCheckoutHead(r.paths)
+		live, res, err := r.scanLive()
+		if err != nil {
+			return "", err
+		}
+		if herr == nil && hok && head == live && len(res.changes) == 0 {
+			return live.String(), nil
+		}
+	}
+	l, err := lockFileWait(ctx, r.paths.Lock, 2*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer l.unlock()
+	if err := r.prepareLocked(); err != nil {
+		return "", err
+	}
+	res, err := r.saveLocked(ctx, SaveOptions{}, nil)
+	if err != nil {
+		return "", err
+	}
+	return res.Revision, nil
+}
+
+// saveLocked saves the local edits whose paths keep accepts (all when nil)
+// and, when approvalOK, without the approval_security gate (trusted
+// template content). The caller holds the lock on a consistent repository.
+func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, only func(p string) bool) (*SaveResult, error) {
+	live, res, err := r.scanLive()
+	if err != nil {
+		return nil, err
+	}
+	if only != nil {
+		kept := res.changes[:0:0]
+		for _, c := range res.changes {
+			if only(c.Path) {
+				kept = append(kept, c)
+			}
+		}
+		res.changes = kept
+	}
+	if len(res.changes) == 0 {
+		return &SaveResult{Revision: live.String(), Changes: []FileChange{}}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, demiurge.WrapError(demiurge.ECANCELED, err, "save cancelled")
+	}
+	newTree, problems, content := newTreeFromScan(res)
+	in := &gateInput{root: r.paths.Agents, old: res.base, new: newTree, problems: problems, content: content}
+	gates, token, err := r.runLocalGates(in, only == nil, opts.Confirm)
+	if err != nil {
+		return nil, err
+	}
+	if len(failedGates(gates)) > 0 {
+		return nil, gateError("local agent edits failed gates", gates, token)
+	}
+	if err := recheck(r.paths.Agents, res.changes); err != nil {
+		return nil, err
+	}
+	files, err := r.storeChanges(res)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := r.store.writeTree(files)
+	if err != nil {
+		return nil, err
+	}
+	detected := detectedChanges(in.changed, r.oldReader(in), r.newReader(in))
+	summary := commitSummary(in.changed, detected)
+	if only != nil && opts.Reason != "" && !strings.Contains(opts.Reason, "\n") {
+		summary = opts.Reason
+		opts.Reason = ""
+	}
+	msg := commitMessage(summary, oneLine(opts.Reason, ""), in.changed, detected)
+	c, err := r.store.writeCommit(tree, []plumbing.Hash{live}, msg, r.now())
+	if err != nil {
+		return nil, err
+	}
+	if err := r.switchLive("save", live, c, false, res.files); err != nil {
+		return nil, err
+	}
+	out := &SaveResult{Saved: true, Revision: c.String(), Previous: live.String(), Summary: summary, Message: msg, Gates: gates}
+	for _, pc := range in.changed {
+		out.Changes = append(out.Changes, FileChange{Path: pc.Path, Change: pc.Kind})
+	}
+	return out, nil
+}
+
+// runLocalGates runs the gates of a local save (and of init): path_safety,
+// artifact, dependency, core_load:<core>…, then, when approval is set,
+// approval_security (passes only with confirm equal to the token), then
+// cross_core_references. It returns the token when one is needed.
+func (r *Repo) runLocalGates(in *gateInput, approval bool, confirm string) ([]Gate, string, error) {
+	in.prepare()
+	gates := []Gate{in.gatePathSafety(), in.gateArtifact(), in.gateDependency()}
+	gates = append(gates, in.gatesCoreLoad()...)
+	token := ""
+	if approval {
+		sr, err := r.reviewSecurity(in, false)
+		if err != nil {
+			return nil, "", err
+		}
+		g := Gate{Phase: PhaseApprovalSecurity, Passed: true}
+		if len(sr.Approval) > 0 {
+			token = sr.Token
+			data := map[string]any{"manual_review_required": true, "changes": sr.Approval}
+			g.Data = data
+			if confirm != sr.Token {
+				g.Passed = false
+				parts := make([]string, len(sr.Approval))
+				for i, a := range sr.Approval {
+					parts[i] = a.String()
+				}
+				g.Detail = strings.Join(parts, ", ") + "; operator confirmation required: run `demiurge core save --confirm " + sr.Token + "`"
+			} else {
+				data["confirmed"] = true
+			}
+		}
+		gates = append(gates, g)
+	}
+	gates = append(gates, in.gateCrossCore())
+	return gates, token, nil
+}
+
+// storeChanges writes the blobs of a scan's added and modified files and
+// returns the tree a commit of the scan holds.
+func (r *Repo) storeChanges(res *scanResult) (flatTree, error) {
+	files, _, content := newTreeFromScan(res)
+	for p, data := range content {
+		h, err := r.store.writeBlob(data)
+		if err != nil {
+			return nil, err
+		}
+		if h != files[p].Hash {
+			return nil, demiurge.Errorf(demiurge.EINTERNAL, "core repository: hash of %s changed while it was stored", p)
+		}
+	}
+	return files, nil
+}
+
+// recheck refuses a save when a changed file was modified after the scan
+// read it: the gates judged the scanned content, which is what would be
+// committed.
+func recheck(root string, changes []change) error {
+	for _, c := range changes {
+		if c.Kind == ChangeDeleted {
+			continue
+		}
+		info, err := os.Lstat(filepath.Join(root, filepath.FromSlash(c.Path)))
+		if err != nil {
+			return demiurge.Errorf(demiurge.ECONFLICT, "agents tree changed during save (%s); retry", c.Path)
+		}
+		ctime, ino := statExtra(info)
+		if info.Size() != c.New.Stat.Size || info.ModTime().UnixNano() != c.New.Stat.MTime || ctime != c.New.Stat.CTime || ino != c.New.Stat.Ino {
+			return demiurge.Errorf(demiurge.ECONFLICT, "agents tree changed during save (%s); retry", c.Path)
+		}
+	}
+	return nil
+}
+
+// Discard restores the live revision's files in the agents tree: edited
+// and deleted files come back, added files (and directories they leave
+// empty) are removed. It returns what it undid. ECONFLICT when locked or
+// inconsistent.
+func (r *Repo) Discard(ctx context.Context) ([]FileChange, error) {
+	l, err := r.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer l.unlock()
+	live, res, err := r.scanLive()
+	if err != nil {
+		return nil, err
+	}
+	if len(res.changes) == 0 {
+		return []FileChange{}, nil
+	}
+	written, err := r.restore(r.paths.Agents, res)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]diskFile{}
+	for p, f := range res.files {
+		known[p] = f
+	}
+	for p, f := range written {
+		known[p] = f
+	}
+	if err := writeIndex(r.paths.liveIndex(), indexFor(live, res.base, known, r.now())); err != nil {
+		return nil, err
+	}
+	return fileChanges(res.changes), nil
+}
+
+// dirtyError is the refusal of a revision switch over unsaved edits (spec
+// host-runtime §7.3).
+func dirtyError(changes []change) error {
+	quoted := make([]string, len(changes))
+	for i, c := range changes {
+		quoted[i] = "'" + c.Path + "'"
+	}
+	return demiurge.Errorf(demiurge.ECONFLICT, "local agent edits must be saved or discarded before switching core revisions: [%s]; run `demiurge core save` or `demiurge core discard --yes`", strings.Join(quoted, ", "))
+}
+
+// LocalDiff is the secret-safe diff of the local edits.
+type LocalDiff struct {
+	Revision string       `json:"revision"`
+	Changes  []FileChange `json:"changes"`
+	Diff     string       `json:"diff"`
+}
+
+// Diff renders the local edits against the live revision as a line diff
+// with credentials redacted (see Review.Diff). It only reads.
+func (r *Repo) Diff() (*LocalDiff, error) {
+	live, res, err := r.scanLive()
+	if err != nil {
+		return nil, err
+	}
+	newTree, problems, content := newTreeFromScan(res)
+	in := &gateInput{old: res.base, new: newTree, problems: problems, content: content}
+	in.prepare()
+	return &LocalDiff{
+		Revision: live.String(),
+		Changes:  fileChanges(res.changes),
+		Diff:     secretSafeDiff(in.changed, r.oldReader(in), r.newReader(in)),
+	}, nil
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package corerepo
+
+const raceEnabled = false

@@ -1,0 +1,32 @@
+package corerepo
+
+import "path/filepath"
+
+// Paths locates the core repository of one runtime home. Every path is
+// absolute or relative to the process's working directory; HomePaths gives
+// the standard layout.
+type Paths struct {
+	Agents string // live checkout: <home>/agents
+	GitDir string // bare repository: <home>/runtime/core.git
+	Lock   string // mutation lock file: <home>/runtime/core.lock
+	Evolve string // evolve run trees: <home>/runtime/evolve
+}
+
+// HomePaths returns the standard layout of the runtime home dir.
+func HomePaths(home string) Paths {
+	return Paths{
+		Agents: filepath.Join(home, "agents"),
+		GitDir: filepath.Join(home, "runtime", "core.git"),
+		Lock:   filepath.Join(home, "runtime", "core.lock"),
+		Evolve: filepath.Join(home, "runtime", "evolve"),
+	}
+}
+
+// stateDir holds the host's own files inside the bare repository: the
+// checkout head, the stat index of the live checkout and the transaction
+// journal. Git ignores unknown files in the git directory.
+func (p Paths) stateDir() string        { return filepath.Join(p.GitDir, "demiurge") }
+func (p Paths) checkoutHead() string    { return filepath.Join(p.stateDir(), "checkout") }
+func (p Paths) liveIndex() string       { return filepath.Join(p.stateDir(), "live.index") }
+func (p Paths) journal() string         { return filepath.Join(p.stateDir(), "txn.json") }
+func (p Paths) runDir(id string) string { return filepath.Join(p.Evolve, id) }

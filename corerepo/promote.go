@@ -1,0 +1,346 @@
+package corerepo
+
+import (
+	"context"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/core"
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// PromoteOptions qualify Promote.
+type PromoteOptions struct {
+	// Token is the operator's confirmation: it must equal the review's
+	// ReviewToken when the proposal changes MCP declarations or loosens
+	// approval configuration.
+	Token  string
+	Reason string
+}
+
+// PromoteResult is the outcome of Promote.
+type PromoteResult struct {
+	RunID         string   `json:"run_id"`
+	Promoted      bool     `json:"promoted"`
+	NewRevision   *string  `json:"new_revision"`
+	Previous      string   `json:"previous_revision,omitempty"`
+	Summary       string   `json:"summary"`
+	AffectedCores []string `json:"affected_cores"`
+	Review        *Review  `json:"review"`
+}
+
+// Promote makes a run's proposal the live revision. Under the repository
+// lock it refuses unsaved local edits, reviews the run again (committing
+// any later change of the run tree), then:
+//   - no proposal: Promoted false, "evolve run <id> has no proposal changes";
+//   - a failed gate: Promoted false, "evolve run <id> failed gates";
+//   - manual review required and opts.Token differs from the review token:
+//     Promoted false, "evolve run <id> requires manual MCP security review"
+//     (or "… manual approval security review" for approval changes alone);
+//   - base no longer live: ECONFLICT "stale core proposal: run_id=<id>
+//     base=<base> current=<live>; review or rebase the evolve run before
+//     promoting";
+//   - else previous=live and live=proposal move as one transaction, the
+//     live checkout is brought to the proposal, and the result lists the
+//     cores whose files changed (their cached approvals must be dropped;
+//     Options.OnSwitch is called with them).
+//
+// Of two concurrent promotions one wins; the other gets ECONFLICT (the
+// lock is busy, or its base is no longer live).
+func (r *Repo) Promote(ctx context.Context, runID string, opts PromoteOptions) (*PromoteResult, error) {
+	run, err := r.openRun(runID)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.promote(ctx, run, opts)
+	if err == nil && res.Promoted && r.onSwitch != nil {
+		r.onSwitch(res.AffectedCores)
+	}
+	return res, err
+}
+
+func (r *Repo) promote(ctx context.Context, run *Run, opts PromoteOptions) (*PromoteResult, error) {
+	l, err := r.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer l.unlock()
+	rl, err := run.hold()
+	if err != nil {
+		return nil, err
+	}
+	defer rl.unlock()
+	live, res, err := r.scanLive()
+	if err != nil {
+		return nil, err
+	}
+	if len(res.changes) > 0 {
+		return nil, dirtyError(res.changes)
+	}
+	rv, err := r.reviewHeld(ctx, run, ReviewOptions{Reason: opts.Reason})
+	if err != nil {
+		return nil, err
+	}
+	out := &PromoteResult{RunID: run.ID, Review: rv, AffectedCores: []string{}}
+	switch {
+	case rv.ProposalRevision == nil && len(failedGates(rv.Gates)) == 0:
+		out.Summary = "evolve run " + run.ID + " has no proposal changes"
+		return out, nil
+	case !rv.Passed:
+		out.Summary = "evolve run " + run.ID + " failed gates"
+		return out, nil
+	case rv.ManualReviewRequired && opts.Token != rv.ReviewToken:
+		out.Summary = "evolve run " + run.ID + " requires manual MCP security review"
+		if len(rv.MCPChanges) == 0 {
+			out.Summary = "evolve run " + run.ID + " requires manual approval security review"
+		}
+		return out, nil
+	}
+	if base := run.BaseRevision; base != live.String() {
+		return nil, demiurge.Errorf(demiurge.ECONFLICT, "stale core proposal: run_id=%s base=%s current=%s; review or rebase the evolve run before promoting", run.ID, base, live)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, demiurge.WrapError(demiurge.ECANCELED, err, "promote cancelled")
+	}
+	proposal := plumbing.NewHash(*rv.ProposalRevision)
+	affected, err := r.affectedCores(live, proposal)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.switchLive("promote", live, proposal, true, nil); err != nil {
+		return nil, err
+	}
+	out.Promoted = true
+	out.NewRevision = rv.ProposalRevision
+	out.Previous = live.String()
+	out.AffectedCores = affected
+	out.Summary = "evolve promoted " + run.ID + "@" + proposal.String()[:12]
+	_ = writeJSON(filepath.Join(run.Dir, runPromoteFile), out)
+	return out, nil
+}
+
+// affectedCores lists the cores whose files differ between two commits;
+// a changed global fallback affects every core of either tree.
+func (r *Repo) affectedCores(from, to plumbing.Hash) ([]string, error) {
+	a, _, err := r.store.flatOf(from)
+	if err != nil {
+		return nil, err
+	}
+	b, _, err := r.store.flatOf(to)
+	if err != nil {
+		return nil, err
+	}
+	da, db := subtreeDigests(a), subtreeDigests(b)
+	global := da["agent.yaml"] != db["agent.yaml"]
+	set := map[string]bool{}
+	for _, top := range unionKeys(da, db) {
+		if top == "agent.yaml" || (!hasCore(a, top) && !hasCore(b, top)) {
+			continue
+		}
+		if global || da[top] != db[top] {
+			set[top] = true
+		}
+	}
+	out := sortedKeys(set)
+	if out == nil {
+		out = []string{}
+	}
+	return out, nil
+}
+
+// DiscardRun removes a run: its directory and its proposal ref. ENOTFOUND
+// for an unknown run; ECONFLICT while its start still holds it.
+func (r *Repo) DiscardRun(ctx context.Context, runID string) error {
+	run, err := r.openRun(runID)
+	if err != nil {
+		return err
+	}
+	l, err := run.hold()
+	if err != nil {
+		return err
+	}
+	if err := deleteRef(r.paths.GitDir, runRef(run.ID)); err != nil {
+		l.unlock()
+		return err
+	}
+	// Everything but the lock file goes while the lock is held; the lock
+	// file (which some platforms cannot delete while open) goes after.
+	if err := os.RemoveAll(run.AgentsDir); err != nil {
+		l.unlock()
+		return ioError("remove", run.AgentsDir, err)
+	}
+	if err := os.Remove(run.RequestPath); err != nil && !isNotExist(err) {
+		l.unlock()
+		return ioError("remove", run.RequestPath, err)
+	}
+	l.unlock()
+	if err := os.RemoveAll(run.Dir); err != nil {
+		return ioError("remove", run.Dir, err)
+	}
+	return nil
+}
+
+// RollbackResult is the outcome of Rollback.
+type RollbackResult struct {
+	Revision      string   `json:"revision"` // the new live revision
+	Previous      string   `json:"previous_revision"`
+	Target        string   `json:"target_revision"`
+	Summary       string   `json:"summary"`
+	AffectedCores []string `json:"affected_cores"`
+}
+
+// Rollback commits a new live revision whose tree is target's ("" or
+// "previous": the previous live revision; else a full commit id, or a
+// prefix of at least 4 hex digits of a revision in the live history), with
+// parent the current live and message "rollback core tree to
+// <target[:12]>\n\nReason: <reason>". It is whole-tree (every core) and
+// takes effect on the next turn. It refuses unsaved local edits (the spec
+// message) and reports the affected cores (OnSwitch is called with them).
+//
+// Errors: ENOTFOUND "no previous core revision recorded" or "core revision
+// not found: <rev>"; EINVALID for an ambiguous prefix; ECONFLICT when
+// locked, inconsistent or dirty.
+func (r *Repo) Rollback(ctx context.Context, target, reason string) (*RollbackResult, error) {
+	res, err := r.rollback(ctx, target, reason)
+	if err == nil && r.onSwitch != nil {
+		r.onSwitch(res.AffectedCores)
+	}
+	return res, err
+}
+
+func (r *Repo) rollback(ctx context.Context, target, reason string) (*RollbackResult, error) {
+	l, err := r.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer l.unlock()
+	live, res, err := r.scanLive()
+	if err != nil {
+		return nil, err
+	}
+	if len(res.changes) > 0 {
+		return nil, dirtyError(res.changes)
+	}
+	to, err := r.resolveRevision(live, target)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.store.commit(to)
+	if err != nil {
+		return nil, err
+	}
+	msg := "rollback core tree to " + to.String()[:12] + "\n\nReason: " + oneLine(reason, "operator rollback") + "\n"
+	nc, err := r.store.writeCommit(c.Tree, []plumbing.Hash{live}, msg, r.now())
+	if err != nil {
+		return nil, err
+	}
+	affected, err := r.affectedCores(live, nc)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, demiurge.WrapError(demiurge.ECANCELED, err, "rollback cancelled")
+	}
+	if err := r.switchLive("rollback", live, nc, true, nil); err != nil {
+		return nil, err
+	}
+	return &RollbackResult{
+		Revision: nc.String(), Previous: live.String(), Target: to.String(), AffectedCores: affected,
+		Summary: "rollback committed: " + nc.String()[:12] + " (takes effect next turn)",
+	}, nil
+}
+
+// resolveRevision turns a rollback target into a commit.
+func (r *Repo) resolveRevision(live plumbing.Hash, target string) (plumbing.Hash, error) {
+	target = strings.ToLower(strings.TrimSpace(target))
+	if target == "" || target == "previous" {
+		prev, ok, err := readRef(r.paths.GitDir, refPrevious)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if !ok {
+			return plumbing.ZeroHash, demiurge.Errorf(demiurge.ENOTFOUND, "no previous core revision recorded")
+		}
+		return prev, nil
+	}
+	notFound := demiurge.Errorf(demiurge.ENOTFOUND, "core revision not found: %s", target)
+	if _, err := hex.DecodeString(target + strings.Repeat("0", len(target)%2)); err != nil || len(target) < 4 || len(target) > 40 {
+		return plumbing.ZeroHash, notFound
+	}
+	if plumbing.IsHash(target) {
+		h := plumbing.NewHash(target)
+		if _, err := r.store.commit(h); err != nil {
+			return plumbing.ZeroHash, notFound
+		}
+		return h, nil
+	}
+	vs, err := r.Versions(1000)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	var found []string
+	for _, v := range vs {
+		if strings.HasPrefix(v.Revision, target) {
+			found = append(found, v.Revision)
+		}
+	}
+	if prev, ok, _ := readRef(r.paths.GitDir, refPrevious); ok && strings.HasPrefix(prev.String(), target) {
+		found = append(found, prev.String())
+	}
+	sort.Strings(found)
+	found = compactStrings(found)
+	switch len(found) {
+	case 0:
+		return plumbing.ZeroHash, notFound
+	case 1:
+		return plumbing.NewHash(found[0]), nil
+	}
+	return plumbing.ZeroHash, demiurge.Errorf(demiurge.EINVALID, "core revision prefix %s is ambiguous", target)
+}
+
+// EnsureTemplateCore adds the embedded template core id (assistant or
+// evolver) when the live revision lacks it: the template is installed
+// into the agents tree where missing and committed alone, as "add runtime
+// core <id>", without the approval gate (the template is the Host's own
+// content). Other local edits stay unsaved. It reports whether it added
+// the core.
+func (r *Repo) EnsureTemplateCore(ctx context.Context, id string) (bool, error) {
+	if id != core.TemplateAssistant && id != core.TemplateEvolver {
+		return false, demiurge.Errorf(demiurge.EINVALID, "no template core %q", id)
+	}
+	// The usual case, a core that is there, reads without the lock, so
+	// Hosts opening side by side do not collide on it.
+	if live, err := r.liveHash(); err == nil {
+		if files, _, err := r.store.flatOf(live); err == nil && hasCore(files, id) {
+			return false, nil
+		}
+	}
+	l, err := r.begin()
+	if err != nil {
+		return false, err
+	}
+	defer l.unlock()
+	live, err := r.liveHash()
+	if err != nil {
+		return false, err
+	}
+	files, _, err := r.store.flatOf(live)
+	if err != nil {
+		return false, err
+	}
+	if hasCore(files, id) {
+		return false, nil
+	}
+	if err := core.InstallTemplates(r.paths.Agents, id, false); err != nil {
+		return false, err
+	}
+	res, err := r.saveLocked(ctx, SaveOptions{Reason: "add runtime core " + id}, func(p string) bool { return strings.HasPrefix(p, id+"/") })
+	if err != nil {
+		return false, err
+	}
+	return res.Saved, nil
+}

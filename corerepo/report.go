@@ -1,0 +1,82 @@
+package corerepo
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// startReport renders report.md after an evolve start.
+func startReport(res *StartResult) string {
+	var b strings.Builder
+	b.WriteString("# Evolve Start Report\n\n")
+	fmt.Fprintf(&b, "- run: %s\n- target core: %s\n- summary: %s\n- changed files: %d\n", res.RunID, res.TargetCoreID, mdLine(res.Summary), len(res.ChangedFiles))
+	writeJSONBlock(&b, res)
+	return b.String()
+}
+
+// reviewReport renders report.md after a review. Everything in it comes
+// from the secret-safe review.
+func reviewReport(rv *Review) string {
+	var b strings.Builder
+	b.WriteString("# Evolve Review Report\n\n")
+	proposal := "none"
+	if rv.ProposalRevision != nil {
+		proposal = (*rv.ProposalRevision)[:12]
+	}
+	fmt.Fprintf(&b, "- run: %s\n- target core: %s\n- base: %s\n- proposal: %s\n- passed: %t\n- summary: %s\n",
+		rv.RunID, rv.TargetCoreID, rv.BaseRevision[:12], proposal, rv.Passed, mdLine(rv.Summary))
+	if rv.Stale {
+		fmt.Fprintf(&b, "- stale: live is now %s; promotion will be refused\n", rv.LiveRevision[:12])
+	}
+	if rv.ManualReviewRequired {
+		fmt.Fprintf(&b, "- manual security review required: promote with token `%s`\n", rv.ReviewToken)
+	}
+	if len(rv.Gates) > 0 {
+		b.WriteString("\n## Gates\n\n| phase | passed | detail |\n|---|---|---|\n")
+		for _, g := range rv.Gates {
+			fmt.Fprintf(&b, "| %s | %t | %s |\n", g.Phase, g.Passed, mdCell(g.Detail))
+		}
+	}
+	if len(rv.MCPChanges) > 0 {
+		b.WriteString("\n## MCP declaration changes\n\n")
+		for _, c := range rv.MCPChanges {
+			fmt.Fprintf(&b, "- %s (%s)\n", c.Path, c.Change)
+			for _, side := range []struct {
+				name string
+				s    *MCPSummary
+			}{{"before", c.Before}, {"after", c.After}} {
+				if side.s != nil {
+					data, _ := json.Marshal(side.s)
+					fmt.Fprintf(&b, "  - %s: `%s`\n", side.name, strings.ReplaceAll(string(data), "`", "'"))
+				}
+			}
+		}
+	}
+	if len(rv.ApprovalChanges) > 0 {
+		b.WriteString("\n## Approval and capability changes\n\n")
+		for _, a := range rv.ApprovalChanges {
+			fmt.Fprintf(&b, "- %s\n", mdLine(a.String()))
+		}
+	}
+	if len(rv.ChangedFiles) > 0 {
+		b.WriteString("\n## Changed files\n\n")
+		for _, c := range rv.ChangedFiles {
+			fmt.Fprintf(&b, "- %s (%s)\n", c.Path, c.Change)
+		}
+	}
+	if rv.Diff != "" {
+		b.WriteString("\n## Diff (secrets redacted)\n\n````diff\n" + strings.ReplaceAll(rv.Diff, "````", "` ` ` `") + "````\n")
+	}
+	writeJSONBlock(&b, rv)
+	return b.String()
+}
+
+func writeJSONBlock(b *strings.Builder, v any) {
+	data, _ := json.MarshalIndent(v, "", "  ")
+	b.WriteString("\n## Result\n\n````json\n" + strings.ReplaceAll(string(data), "````", "` ` ` `") + "\n````\n")
+}
+
+func mdLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func mdCell(s string) string { return strings.ReplaceAll(mdLine(s), "|", "\\|") }

@@ -1,0 +1,197 @@
+package corerepo
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/demiurge/demiurge"
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Review is the outcome of reviewing an evolve run (review.json).
+type Review struct {
+	RunID                string           `json:"run_id"`
+	TargetCoreID         string           `json:"target_core_id"`
+	BaseRevision         string           `json:"base_revision"`
+	LiveRevision         string           `json:"live_revision"`
+	Stale                bool             `json:"stale"` // base is no longer live: promotion will be refused
+	ProposalRevision     *string          `json:"proposal_revision"`
+	ChangedFiles         []FileChange     `json:"changed_files"`
+	Gates                []Gate           `json:"gates"`
+	Passed               bool             `json:"passed"`
+	ManualReviewRequired bool             `json:"manual_review_required"`
+	ReviewToken          string           `json:"review_token,omitempty"`
+	MCPChanges           []MCPChange      `json:"mcp_changes"`
+	ApprovalChanges      []ApprovalChange `json:"approval_changes"`
+	Diff                 string           `json:"diff"` // secret-safe
+	Summary              string           `json:"summary"`
+	ReportPath           string           `json:"report_path"`
+	ReviewPath           string           `json:"review_path"`
+	CleanedArtifacts     []string         `json:"cleaned_artifacts"`
+}
+
+// ReviewOptions qualify Review.
+type ReviewOptions struct {
+	Reason string // recorded in the proposal commit message
+}
+
+// Review commits the run tree as the run's proposal (when it changed since
+// the last review; refs/demiurge/runs/<run_id> names it), runs the gates
+// against the run's base revision and writes review.json, proposal.json,
+// gates.json and report.md (with a secret-safe diff) in the run directory.
+// Gates, in order: path_safety, artifact, dependency, core_load:<core>…,
+// mcp_security, approval_security, cross_core_references. The two
+// security gates pass but set manual_review_required; ReviewToken is then
+// the token Promote requires.
+//
+// Errors: ENOTFOUND "evolve run not found: <id>"; ECONFLICT "evolve run is
+// still running: <id>" while its start holds it.
+func (r *Repo) Review(ctx context.Context, runID string, opts ReviewOptions) (*Review, error) {
+	run, err := r.openRun(runID)
+	if err != nil {
+		return nil, err
+	}
+	l, err := run.hold()
+	if err != nil {
+		return nil, err
+	}
+	defer l.unlock()
+	return r.reviewHeld(ctx, run, opts)
+}
+
+// reviewHeld reviews a run whose lock the caller holds.
+func (r *Repo) reviewHeld(ctx context.Context, run *Run, opts ReviewOptions) (*Review, error) {
+	base := plumbing.NewHash(run.BaseRevision)
+	head, err := run.head()
+	if err != nil {
+		return nil, err
+	}
+	cleaned, err := r.cleanArtifacts(run, head)
+	if err != nil {
+		return nil, err
+	}
+	idx := filepath.Join(run.Dir, runIndexFile)
+	res, err := r.scan(run.AgentsDir, head, idx)
+	if err != nil {
+		return nil, err
+	}
+	newTree, problems, content := newTreeFromScan(res)
+	if len(res.changes) > 0 && len(problems) == 0 {
+		files, err := r.storeChanges(res)
+		if err != nil {
+			return nil, err
+		}
+		tree, err := r.store.writeTree(files)
+		if err != nil {
+			return nil, err
+		}
+		msg := "evolve proposal " + run.ID + "\n\nReason: " + oneLine(opts.Reason, "evolve goal: "+oneLine(run.Goal, "")) + "\n"
+		c, err := r.store.writeCommit(tree, []plumbing.Hash{head}, msg, r.now())
+		if err != nil {
+			return nil, err
+		}
+		if err := writeRef(r.paths.GitDir, runRef(run.ID), c); err != nil {
+			return nil, err
+		}
+		if err := writeFileAtomic(filepath.Join(run.Dir, runHeadFile), []byte(c.String()+"\n")); err != nil {
+			return nil, err
+		}
+		if err := writeIndex(idx, indexFor(c, files, res.files, r.now())); err != nil {
+			return nil, err
+		}
+		head, content = c, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, demiurge.WrapError(demiurge.ECANCELED, err, "review cancelled")
+	}
+	oldTree, _, err := r.store.flatOf(base)
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) == 0 {
+		if newTree, _, err = r.store.flatOf(head); err != nil {
+			return nil, err
+		}
+	}
+	live, err := r.liveHash()
+	if err != nil {
+		return nil, err
+	}
+	rv := &Review{
+		RunID: run.ID, TargetCoreID: run.CoreID, BaseRevision: run.BaseRevision, LiveRevision: live.String(),
+		Stale: live != base, ReportPath: run.ReportPath, ReviewPath: filepath.Join(run.Dir, runReviewFile),
+		CleanedArtifacts: cleaned, Gates: []Gate{}, MCPChanges: []MCPChange{}, ApprovalChanges: []ApprovalChange{},
+	}
+	in := &gateInput{root: run.AgentsDir, old: oldTree, new: newTree, problems: problems, content: content}
+	in.prepare()
+	for _, c := range in.changed {
+		rv.ChangedFiles = append(rv.ChangedFiles, FileChange{Path: c.Path, Change: c.Kind})
+	}
+	if head != base && len(problems) == 0 {
+		s := head.String()
+		rv.ProposalRevision = &s
+	}
+	if len(in.changed) == 0 {
+		rv.ChangedFiles = []FileChange{}
+		rv.Summary = "evolve run " + run.ID + " made no changes"
+		return rv, r.writeReview(run, rv)
+	}
+	rv.Gates = append(rv.Gates, in.gatePathSafety(), in.gateArtifact(), in.gateDependency())
+	rv.Gates = append(rv.Gates, in.gatesCoreLoad()...)
+	sr, err := r.reviewSecurity(in, true)
+	if err != nil {
+		return nil, err
+	}
+	mcp := Gate{Phase: PhaseMCPSecurity, Passed: true}
+	if len(sr.MCP) > 0 {
+		mcp.Data = map[string]any{"manual_review_required": true, "changed_paths": mcpChangedPaths(sr.MCP), "changes": sr.MCP, "review_token": sr.Token}
+		rv.MCPChanges = sr.MCP
+	}
+	approval := Gate{Phase: PhaseApprovalSecurity, Passed: true}
+	if len(sr.Approval) > 0 {
+		approval.Data = map[string]any{"manual_review_required": true, "changes": sr.Approval, "review_token": sr.Token}
+		rv.ApprovalChanges = sr.Approval
+	}
+	rv.Gates = append(rv.Gates, mcp, approval, in.gateCrossCore())
+	rv.ManualReviewRequired = sr.Token != ""
+	rv.ReviewToken = sr.Token
+	rv.Passed = rv.ProposalRevision != nil && len(failedGates(rv.Gates)) == 0
+	rv.Diff = secretSafeDiff(in.changed, r.oldReader(in), r.newReader(in))
+	switch {
+	case !rv.Passed:
+		rv.Summary = "evolve run " + run.ID + " failed gates"
+	case rv.ManualReviewRequired:
+		rv.Summary = "evolve run " + run.ID + " passed gates; manual security review required"
+	default:
+		rv.Summary = "evolve run " + run.ID + " passed gates"
+	}
+	return rv, r.writeReview(run, rv)
+}
+
+// proposalFile is proposal.json.
+type proposalFile struct {
+	RunID        string         `json:"run_id"`
+	Revision     *string        `json:"revision"`
+	BaseRevision string         `json:"base_revision"`
+	ChangedPaths []string       `json:"changed_paths"`
+	Metadata     map[string]any `json:"metadata"`
+	Gates        []Gate         `json:"gates"`
+}
+
+func (r *Repo) writeReview(run *Run, rv *Review) error {
+	paths := make([]string, len(rv.ChangedFiles))
+	for i, c := range rv.ChangedFiles {
+		paths[i] = c.Path
+	}
+	prop := proposalFile{RunID: run.ID, Revision: rv.ProposalRevision, BaseRevision: run.BaseRevision, ChangedPaths: paths,
+		Metadata: map[string]any{"target_core_id": run.CoreID}, Gates: rv.Gates}
+	for _, f := range []struct {
+		name string
+		v    any
+	}{{runPropFile, prop}, {runGatesFile, rv.Gates}, {runReviewFile, rv}} {
+		if err := writeJSON(filepath.Join(run.Dir, f.name), f.v); err != nil {
+			return err
+		}
+	}
+	return writeFileAtomic(run.ReportPath, []byte(reviewReport(rv)))
+}

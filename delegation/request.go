@@ -1,0 +1,217 @@
+package delegation
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/effect"
+)
+
+// Request is one delegation as the caller wrote it. Tools, ToolPolicy,
+// InputSlots and OutputSlots keep their raw JSON shape: Spawn normalises
+// them in the spec's order, after the checks that come first.
+type Request struct {
+	Goal         string
+	CoreID       string // "" : the caller's core
+	ContextMode  string // "" : isolated
+	NotifyPolicy string // "" : return_to_parent
+	MaxDepth     int    // ≤ 0 : DefaultMaxDepth
+	Tools        any    // nil | "all" | "none" | []any of ids
+	ToolPolicy   any    // nil | {deny, allow, allow_exact, max_risk}
+	InputSlots   any    // nil | "all" | []any of ids
+	OutputSlots  any
+	UseBootstrap any // nil | bool
+	ParentSlot   string
+	// SlotPath is the calling slot for ctx.agents.spawn: the capability is
+	// checked against its grants ("" : the core-wide defaults).
+	SlotPath string
+	// Context is extra context for the child, given by a slot; it is
+	// injected like the fork context.
+	Context string
+}
+
+// parseArgs reads the delegate_task arguments. Only a goal that is not a
+// string is refused here; every other check runs in Spawn's order.
+func parseArgs(args map[string]any) (Request, string) {
+	r := Request{
+		Tools: args["tools"], ToolPolicy: args["tool_policy"],
+		InputSlots: args["input_slots"], OutputSlots: args["output_slots"], UseBootstrap: args["use_bootstrap"],
+	}
+	r.Goal, _ = args["goal"].(string)
+	r.CoreID, _ = args["core_id"].(string)
+	r.ContextMode, _ = args["context_mode"].(string)
+	r.NotifyPolicy, _ = args["notify_policy"].(string)
+	switch v := args["max_depth"].(type) {
+	case float64:
+		r.MaxDepth = int(v)
+	case int:
+		r.MaxDepth = v
+	case int64:
+		r.MaxDepth = int(v)
+	case json.Number:
+		n, _ := v.Int64()
+		r.MaxDepth = int(n)
+	}
+	return r, ""
+}
+
+// Schema is the delegate_task argument schema (spec host-runtime §6.1,
+// plus the seed's tool_policy).
+func Schema() map[string]any {
+	idList := map[string]any{"type": "array", "items": map[string]any{"type": "string"}}
+	slotSel := map[string]any{"anyOf": []any{map[string]any{"type": "string", "enum": []any{"all"}}, idList, map[string]any{"type": "null"}}}
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"goal":          map[string]any{"type": "string", "description": "What the child agent should do."},
+			"core_id":       map[string]any{"type": "string", "description": "Agent Core the child runs (default: this core)."},
+			"context_mode":  map[string]any{"type": "string", "enum": []any{"isolated", "fork"}, "default": "isolated"},
+			"notify_policy": map[string]any{"type": "string", "enum": []any{"return_to_parent", "silent"}, "default": "return_to_parent"},
+			"max_depth":     map[string]any{"type": "integer", "minimum": 0},
+			"tools": map[string]any{"anyOf": []any{
+				map[string]any{"type": "string", "enum": []any{"all", "none"}}, idList, map[string]any{"type": "null"},
+			}, "description": "The child's tools: all, none, or a list of tool ids."},
+			"tool_policy": map[string]any{
+				"type": "object", "additionalProperties": false,
+				"properties": map[string]any{
+					"deny": idList, "allow": idList, "allow_exact": idList,
+					"max_risk": map[string]any{"type": "string", "enum": []any{"low", "medium", "high", "critical"}},
+				},
+			},
+			"input_slots":   slotSel,
+			"output_slots":  slotSel,
+			"use_bootstrap": map[string]any{"type": "boolean", "default": false},
+		},
+		"required":             []any{"goal"},
+		"additionalProperties": false,
+	}
+}
+
+// refused is a tool error result: nothing was started.
+func refused(msg string) effect.Outcome {
+	return effect.Outcome{IsError: true, Content: msg, Data: map[string]any{"executionStarted": false}}
+}
+
+// spawned is the success result, exactly {"task_id": id}.
+func spawned(id string) effect.Outcome {
+	body, _ := json.Marshal(map[string]any{"task_id": id})
+	return effect.Outcome{Content: string(body), Data: map[string]any{"task_id": id}, ExecutionStarted: true}
+}
+
+// errorText is a coded error's message; an uncoded one is hidden.
+func errorText(err error) string {
+	if demiurge.ErrorCode(err) == demiurge.EINTERNAL {
+		return "delegation failed"
+	}
+	return demiurge.ErrorMessage(err)
+}
+
+func invalidf(format string, args ...any) error {
+	return demiurge.Errorf(demiurge.EINVALID, format, args...)
+}
+
+// normaliseTools reads tools (spec §6.1 step 9): nil means all.
+func normaliseTools(v any) (all bool, ids []string, err error) {
+	switch t := v.(type) {
+	case nil:
+		return true, nil, nil
+	case string:
+		switch t {
+		case "all":
+			return true, nil, nil
+		case "none":
+			return false, []string{}, nil
+		}
+	case []any:
+		ids, err := idList(t, "tools items must be strings", "tool id must not be empty", "duplicate tool id: %s")
+		return false, ids, err
+	}
+	return false, nil, invalidf("tools must be 'all', 'none', or a list of tool ids")
+}
+
+// normaliseSlots reads one phase's slot selection (spec §6.1 step 10):
+// nil or [] means the defaults.
+func normaliseSlots(kind string, v any) (all bool, ids []string, err error) {
+	switch t := v.(type) {
+	case nil:
+		return false, nil, nil
+	case string:
+		if t == "all" {
+			return true, nil, nil
+		}
+	case []any:
+		if len(t) == 0 {
+			return false, nil, nil
+		}
+		ids, err := idList(t, kind+"_slots items must be strings", kind+" slot id must not be empty", "duplicate "+kind+" slot id: %s")
+		return false, ids, err
+	}
+	return false, nil, invalidf("%s_slots must be 'all' or a list of slot ids", kind)
+}
+
+func idList(items []any, notString, empty, dup string) ([]string, error) {
+	out := make([]string, 0, len(items))
+	seen := map[string]bool{}
+	for _, it := range items {
+		s, ok := it.(string)
+		if !ok {
+			return nil, invalidf("%s", notString)
+		}
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return nil, invalidf("%s", empty)
+		}
+		if seen[s] {
+			return nil, invalidf(dup, s)
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// parseToolPolicy reads the seed's tool_policy object.
+func parseToolPolicy(v any) (*effect.ToolPolicy, error) {
+	if v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, invalidf("tool_policy must be an object")
+	}
+	p := &effect.ToolPolicy{}
+	for key, val := range m {
+		switch key {
+		case "deny", "allow", "allow_exact":
+			items, ok := val.([]any)
+			if !ok {
+				return nil, invalidf("tool_policy.%s must be a list of tool names", key)
+			}
+			ids, err := idList(items, fmt.Sprintf("tool_policy.%s items must be strings", key), "tool id must not be empty", "duplicate tool id: %s")
+			if err != nil {
+				return nil, err
+			}
+			switch key {
+			case "deny":
+				p.Deny = ids
+			case "allow":
+				p.Allow = ids
+			default:
+				p.AllowExact = ids
+			}
+		case "max_risk", "risk_ceiling", "risk":
+			s, _ := val.(string)
+			switch s {
+			case "low", "medium", "high", "critical":
+				p.MaxRisk = s
+			default:
+				return nil, invalidf("tool_policy.%s must be low, medium, high or critical", key)
+			}
+		default:
+			return nil, invalidf("tool_policy has an unknown field: %s", key)
+		}
+	}
+	return p, nil
+}

@@ -1,0 +1,127 @@
+package delegation
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/controlplane"
+	"github.com/demiurge/demiurge/effect"
+)
+
+// ChildTurn is one child agent turn to run.
+type ChildTurn struct {
+	TaskID          string
+	Goal            string
+	CoreID          string
+	SessionID       string // chosen at submission; the child session gets this id
+	Depth           int
+	ParentSessionID string
+	ParentTurnID    string
+	ParentScope     demiurge.PrincipalScope
+	ParentSlot      string
+	Workspace       string
+	// InputSlots and OutputSlots are resolved slot ids (nil: the whole
+	// pipeline).
+	InputSlots, OutputSlots []string
+	UseBootstrap            bool
+	ToolPolicy              *effect.ToolPolicy
+	SystemContext           string
+}
+
+// Scope is the child's principal scope: a delegated agent owning only its
+// own session, with the parent's session and turn as its origin.
+func (c ChildTurn) Scope() demiurge.PrincipalScope {
+	return demiurge.PrincipalScope{
+		PrincipalID:       "principal:delegated_agent:" + c.ParentScope.PrincipalID + ":" + c.TaskID,
+		Authority:         demiurge.AuthorityDelegatedAgent,
+		SessionID:         c.SessionID,
+		AllowedSessionIDs: []string{c.SessionID},
+		OriginSessionID:   c.ParentSessionID,
+		OriginTurnID:      c.ParentTurnID,
+	}
+}
+
+// ChildResult is how a child turn ended.
+type ChildResult struct {
+	SessionID  string
+	TurnID     string
+	Outcome    string // a turn outcome
+	Text       string
+	Deliveries []string // delivered texts, in order
+	NeedsUser  bool
+	Error      string
+}
+
+// ChildRunner runs one child turn (the Host's turn engine).
+type ChildRunner func(ctx context.Context, c ChildTurn) (ChildResult, error)
+
+// Run is the agent.spawn task body.
+func (s *Service) Run(ctx context.Context, task demiurge.Task, h *controlplane.Handle) (controlplane.Result, error) {
+	plan, ok := s.take(task.ID)
+	if !ok {
+		return controlplane.Result{}, demiurge.Errorf(demiurge.EUNAVAILABLE, "child agent is no longer available to this Host")
+	}
+	c := plan.ChildTurn
+	h.Log("stdout", fmt.Sprintf("child agent %s started in session %s", c.CoreID, c.SessionID))
+	res, err := s.d.RunChild(ctx, c)
+	if err != nil {
+		return controlplane.Result{}, err
+	}
+	summary := strings.Join(nonEmpty(res.Deliveries), "\n\n")
+	if summary == "" {
+		summary = res.Text
+	}
+	if summary == "" {
+		summary = fmt.Sprintf("child agent %s completed", c.CoreID)
+	}
+	out := controlplane.Result{
+		Summary:   summary,
+		ResultRef: fmt.Sprintf("session:%s:%s", res.SessionID, res.TurnID),
+		Metadata: map[string]any{
+			"child_turn_id": res.TurnID, "child_session_id": res.SessionID, "child_outcome": res.Outcome,
+			"needs_user": res.NeedsUser,
+			"resolved_child_agent_slots": map[string]any{
+				"input_slots": slotIDs(c.InputSlots), "output_slots": slotIDs(c.OutputSlots), "use_bootstrap": c.UseBootstrap,
+			},
+			"resolved_child_agent_tools": toolView(c.ToolPolicy),
+		},
+	}
+	switch res.Outcome {
+	case demiurge.TurnCompleted, demiurge.TurnNeedsUser:
+	case demiurge.TurnCancelled:
+		return out, demiurge.Errorf(demiurge.ECANCELED, "child agent turn cancelled")
+	default:
+		out.Failed = true
+		out.Error = "child agent turn " + res.Outcome
+		if res.Error != "" {
+			out.Error += ": " + res.Error
+		}
+	}
+	return out, nil
+}
+
+func nonEmpty(in []string) []string {
+	var out []string
+	for _, s := range in {
+		if strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func slotIDs(ids []string) any {
+	if ids == nil {
+		return "all"
+	}
+	return ids
+}
+
+func toolView(p *effect.ToolPolicy) any {
+	if p == nil || p.AllowExact == nil {
+		return "all"
+	}
+	return p.AllowExact
+}

@@ -1,0 +1,85 @@
+package delegation
+
+import (
+	"context"
+	"sync"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/controlplane"
+	"github.com/demiurge/demiurge/core"
+	"github.com/demiurge/demiurge/effect"
+)
+
+// Limits of spec host-runtime §6.1.
+const (
+	DefaultMaxDepth       = 2
+	MaxChildrenPerTurn    = 4
+	MaxConcurrentChildren = 2
+	forkMessages          = 12
+)
+
+// Deps are the Host's collaborators of a Service. Every field is required.
+type Deps struct {
+	// Submit records and starts a task (the task worker).
+	Submit func(ctx context.Context, spec controlplane.TaskSpec, src controlplane.Source) (demiurge.Task, error)
+	// Tasks lists tasks (the store's task projection).
+	Tasks func(ctx context.Context, f demiurge.TaskFilter) ([]demiurge.Task, error)
+	// LoadCore loads a core by id (the child's slots and tools are checked
+	// against it).
+	LoadCore func(ctx context.Context, coreID string) (*core.Core, error)
+	// VisibleTools lists the tool ids the child core would see, in
+	// registry order (builtin toolsets and authored tools), and whether it
+	// declares MCP servers.
+	VisibleTools func(ctx context.Context, c *core.Core) (ids []string, hasMCP bool, err error)
+	// History returns the newest limit model-visible messages of a session,
+	// oldest first.
+	History func(ctx context.Context, sessionID string, limit int) ([]demiurge.Message, error)
+	// RunChild runs the child turn of an agent.spawn task.
+	RunChild ChildRunner
+}
+
+// Service validates delegations, submits agent.spawn tasks and runs them.
+type Service struct {
+	d Deps
+
+	mu      sync.Mutex
+	pending map[string]childPlan // task id → what Run needs, never stored raw
+}
+
+// New returns a Service.
+func New(d Deps) *Service {
+	return &Service{d: d, pending: map[string]childPlan{}}
+}
+
+func (s *Service) put(id string, p childPlan) {
+	s.mu.Lock()
+	s.pending[id] = p
+	s.mu.Unlock()
+}
+
+func (s *Service) take(id string) (childPlan, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.pending[id]
+	delete(s.pending, id)
+	return p, ok
+}
+
+// Delegate is the delegate_task tool body.
+func (s *Service) Delegate(ctx context.Context, inv effect.Invocation) effect.Outcome {
+	req, msg := parseArgs(inv.Args)
+	if msg != "" {
+		return refused(msg)
+	}
+	req.ParentSlot = "builtin:delegate_task"
+	task, err := s.Spawn(ctx, inv.Turn, req)
+	if err != nil {
+		out := refused(errorText(err))
+		if demiurge.ErrorCode(err) == demiurge.EUNAUTHORIZED {
+			out.Denial = "capability"
+			out.Data["denial"] = "capability"
+		}
+		return out
+	}
+	return spawned(task.ID)
+}

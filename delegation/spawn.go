@@ -1,0 +1,296 @@
+package delegation
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/controlplane"
+	"github.com/demiurge/demiurge/core"
+	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/redact"
+)
+
+// childPlan is everything the task body needs, resolved at submission.
+type childPlan struct {
+	ChildTurn
+}
+
+// Spawn validates req in the spec's order and submits the agent.spawn
+// task. Refusals are EINVALID (or the worker's ECONFLICT) with the spec's
+// exact text.
+func (s *Service) Spawn(ctx context.Context, tc effect.TurnContext, req Request) (demiurge.Task, error) {
+	task, _, err := s.spawn(ctx, tc, req)
+	return task, err
+}
+
+// spawn is Spawn, also returning the child session id.
+func (s *Service) spawn(ctx context.Context, tc effect.TurnContext, req Request) (demiurge.Task, string, error) {
+	return s.submitChild(ctx, tc, req)
+}
+
+func (s *Service) submitChild(ctx context.Context, tc effect.TurnContext, req Request) (demiurge.Task, string, error) {
+	if strings.TrimSpace(req.Goal) == "" {
+		return demiurge.Task{}, "", invalidf("goal is required")
+	}
+	child := req.CoreID
+	if child == "" {
+		child = tc.CoreID
+	}
+	if capName := "agents.spawn:" + child; !tc.Grants.Can(capName, req.SlotPath) {
+		where := req.SlotPath
+		if where == "" {
+			where = "host"
+		}
+		return demiurge.Task{}, "", demiurge.Errorf(demiurge.EUNAUTHORIZED, "capability denied: %s for %s", capName, where)
+	}
+	mode := req.ContextMode
+	if mode == "" {
+		mode = "isolated"
+	}
+	if mode != "isolated" && mode != "fork" {
+		return demiurge.Task{}, "", invalidf("unsupported context_mode: %s", mode)
+	}
+	maxDepth := req.MaxDepth
+	if maxDepth <= 0 {
+		maxDepth = DefaultMaxDepth
+	}
+	if tc.DelegationDepth >= maxDepth {
+		return demiurge.Task{}, "", invalidf("delegation depth limit exceeded: max_depth=%d", maxDepth)
+	}
+	if err := s.checkLimits(ctx, tc); err != nil {
+		return demiurge.Task{}, "", err
+	}
+	notify := req.NotifyPolicy
+	if notify == "" {
+		notify = "return_to_parent"
+	}
+	if notify != "return_to_parent" && notify != "silent" {
+		return demiurge.Task{}, "", invalidf("unsupported notify_policy: %s", notify)
+	}
+
+	c, err := s.d.LoadCore(ctx, child)
+	if err != nil {
+		return demiurge.Task{}, "", err
+	}
+	policy, requestedTools, err := s.resolveTools(ctx, c, req)
+	if err != nil {
+		return demiurge.Task{}, "", err
+	}
+	inSlots, err := resolveSlots(c, "input", req.InputSlots, "base_input")
+	if err != nil {
+		return demiurge.Task{}, "", err
+	}
+	outSlots, err := resolveSlots(c, "output", req.OutputSlots, "base_output")
+	if err != nil {
+		return demiurge.Task{}, "", err
+	}
+	useBootstrap := false
+	switch v := req.UseBootstrap.(type) {
+	case nil:
+	case bool:
+		useBootstrap = v
+	default:
+		return demiurge.Task{}, "", invalidf("use_bootstrap must be boolean")
+	}
+
+	fork := ""
+	if mode == "fork" {
+		if fork, err = s.forkContext(ctx, tc.SessionID); err != nil {
+			return demiurge.Task{}, "", err
+		}
+	}
+	if strings.TrimSpace(req.Context) != "" {
+		fork = strings.TrimSpace(strings.Join([]string{fork, req.Context}, "\n\n"))
+	}
+
+	taskID := demiurge.NewID("task")
+	childSession := demiurge.NewID("session_child")
+	plan := childPlan{ChildTurn{
+		TaskID: taskID, Goal: req.Goal, CoreID: child, SessionID: childSession,
+		Depth: tc.DelegationDepth + 1, ParentSessionID: tc.SessionID, ParentTurnID: tc.TurnID,
+		ParentScope: tc.Scope, ParentSlot: req.ParentSlot, Workspace: tc.Workspace,
+		InputSlots: inSlots, OutputSlots: outSlots, UseBootstrap: useBootstrap,
+		ToolPolicy: policy, SystemContext: fork,
+	}}
+	s.put(taskID, plan)
+
+	red := tc.Secrets.Redactor()
+	notifyPolicy := "completion_event"
+	if notify == "silent" {
+		notifyPolicy = "silent"
+	}
+	scope := "agent-session:" + childSession
+	task, err := s.d.Submit(ctx, controlplane.TaskSpec{
+		Kind: controlplane.KindAgentSpawn,
+		Payload: map[string]any{
+			"task_id": taskID, "owner_session_id": tc.SessionID, "owner_turn_id": tc.TurnID,
+			"core_id": child, "notify_policy": notifyPolicy, "source_tool": "agents.spawn", "write_scope": scope,
+			"metadata": map[string]any{
+				"child_core_id": child, "child_session_id": childSession, "parent_slot": req.ParentSlot,
+				"goal":         red.String(req.Goal, redact.Durable),
+				"context_mode": mode,
+				"depth":        plan.Depth,
+				"requested_child_agent_slots": map[string]any{
+					"input_slots": slotView(req.InputSlots), "output_slots": slotView(req.OutputSlots), "use_bootstrap": useBootstrap,
+				},
+				"requested_child_agent_tools": requestedTools,
+			},
+		},
+	}, controlplane.Source{
+		Actor: "host.task_worker", SessionID: tc.SessionID, TurnID: tc.TurnID, CoreID: tc.CoreID,
+		TaskID: tc.TaskID, WriteScope: scope,
+	})
+	if err != nil || task.ID != taskID {
+		s.take(taskID)
+	}
+	return task, childSession, err
+}
+
+// checkLimits applies the per-turn and per-session child limits (spec
+// §6.1 steps 6 and 7).
+func (s *Service) checkLimits(ctx context.Context, tc effect.TurnContext) error {
+	tasks, err := s.d.Tasks(ctx, demiurge.TaskFilter{
+		OwnerSessionID: tc.SessionID, Kind: controlplane.KindAgentSpawn, Limit: demiurge.MaxTaskLimit,
+	})
+	if err != nil {
+		return err
+	}
+	thisTurn, running := 0, 0
+	for _, t := range tasks {
+		if t.OwnerTurnID == tc.TurnID {
+			thisTurn++
+		}
+		if controlplane.Running(t.Status) {
+			running++
+		}
+	}
+	if thisTurn >= MaxChildrenPerTurn {
+		return invalidf("delegation limit exceeded: max_children=%d", MaxChildrenPerTurn)
+	}
+	if running >= MaxConcurrentChildren {
+		return invalidf("delegation limit exceeded: max_concurrent_children=%d", MaxConcurrentChildren)
+	}
+	return nil
+}
+
+// resolveTools turns tools and tool_policy into the child's ToolPolicy
+// (nil: every visible tool), checking every named id against the child's
+// registry. It also returns the requested selection as recorded.
+func (s *Service) resolveTools(ctx context.Context, c *core.Core, req Request) (*effect.ToolPolicy, any, error) {
+	all, ids, err := normaliseTools(req.Tools)
+	if err != nil {
+		return nil, nil, err
+	}
+	policy, err := parseToolPolicy(req.ToolPolicy)
+	if err != nil {
+		return nil, nil, err
+	}
+	visible, hasMCP, err := s.d.VisibleTools(ctx, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	known := func(id string) bool {
+		return slices.Contains(visible, id) || (hasMCP && strings.Contains(id, "__"))
+	}
+	for _, id := range ids {
+		if !known(id) {
+			return nil, nil, invalidf("unknown child tool id: %s", id)
+		}
+	}
+	var requested any = "all"
+	if !all {
+		// Registry order, as the child will see them.
+		exact := make([]string, 0, len(ids))
+		for _, v := range visible {
+			if slices.Contains(ids, v) {
+				exact = append(exact, v)
+			}
+		}
+		for _, id := range ids {
+			if !slices.Contains(exact, id) {
+				exact = append(exact, id) // MCP-shaped ids, resolved at the child's turn
+			}
+		}
+		if len(ids) == 0 {
+			requested = "none"
+		} else {
+			requested = ids
+		}
+		if policy == nil {
+			policy = &effect.ToolPolicy{}
+		}
+		if policy.AllowExact != nil {
+			exact = slices.DeleteFunc(exact, func(id string) bool { return !slices.Contains(policy.AllowExact, id) })
+		}
+		policy.AllowExact = exact
+	}
+	return policy, requested, nil
+}
+
+// resolveSlots resolves one phase's selection to slot ids in pipeline
+// order; nil means the whole pipeline.
+func resolveSlots(c *core.Core, kind string, raw any, def string) ([]string, error) {
+	all, ids, err := normaliseSlots(kind, raw)
+	if err != nil {
+		return nil, err
+	}
+	if all {
+		return nil, nil
+	}
+	pipeline := c.Slots[kind]
+	inPipeline := func(id string) bool {
+		return slices.ContainsFunc(pipeline, func(s core.Slot) bool { return s.ID == id })
+	}
+	if ids == nil {
+		// The default keeps only those of its slots the pipeline has.
+		ids = []string{def}
+		if !inPipeline(def) {
+			return []string{}, nil
+		}
+	}
+	for _, id := range ids {
+		if _, ok := c.Slot(kind, id); !ok {
+			return nil, invalidf("unknown %s slot id: %s", kind, id)
+		}
+		if !inPipeline(id) {
+			return nil, invalidf("%s slot id is not in the active pipeline: %s", kind, id)
+		}
+	}
+	out := make([]string, 0, len(ids))
+	for _, s := range pipeline {
+		if slices.Contains(ids, s.ID) {
+			out = append(out, s.ID)
+		}
+	}
+	return out, nil
+}
+
+// forkContext renders the parent's recent model-visible history as one
+// system-context instruction (spec §6.1), "" when there is none.
+func (s *Service) forkContext(ctx context.Context, sessionID string) (string, error) {
+	msgs, err := s.d.History(ctx, sessionID, forkMessages)
+	if err != nil {
+		return "", err
+	}
+	var lines []string
+	for _, m := range msgs {
+		if !m.Content.ModelVisible || strings.TrimSpace(m.Content.Text) == "" {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%s: %s", m.Role, m.Content.Text))
+	}
+	if len(lines) == 0 {
+		return "", nil
+	}
+	return "Parent session fork context:\n" + strings.Join(lines, "\n"), nil
+}
+
+func slotView(raw any) any {
+	if raw == nil {
+		return "default"
+	}
+	return raw
+}

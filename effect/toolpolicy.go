@@ -1,0 +1,62 @@
+package effect
+
+import (
+	"path"
+	"slices"
+)
+
+// riskRank orders risks for a risk ceiling; an unknown risk ranks above
+// every known one, so a ceiling drops it.
+var riskRank = map[string]int{"low": 0, "medium": 1, "high": 2, "critical": 3}
+
+// ToolPolicy narrows the tools a turn may see and call (spec host-runtime
+// §6.1, the delegated child's tool_policy). Deny patterns win; a non-nil
+// AllowExact restricts to those names (empty: no tool at all); Allow
+// patterns restrict further; MaxRisk drops tools of a higher risk. Patterns
+// are shell globs matched against the whole tool name. A nil *ToolPolicy
+// allows everything.
+//
+// The policy is applied twice: Prepare leaves disallowed entries out of the
+// catalog, and Execute refuses a call outside it as not found, so a catalog
+// built without the policy cannot widen a restricted turn.
+type ToolPolicy struct {
+	Deny       []string
+	AllowExact []string
+	Allow      []string
+	MaxRisk    string
+}
+
+// Allows reports whether a tool of that name and risk passes the policy.
+func (p *ToolPolicy) Allows(name, risk string) bool {
+	if p == nil {
+		return true
+	}
+	for _, pat := range p.Deny {
+		if ok, _ := path.Match(pat, name); ok {
+			return false
+		}
+	}
+	if p.AllowExact != nil && !slices.Contains(p.AllowExact, name) {
+		return false
+	}
+	if len(p.Allow) > 0 {
+		matched := false
+		for _, pat := range p.Allow {
+			if ok, _ := path.Match(pat, name); ok {
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			return false
+		}
+	}
+	if p.MaxRisk != "" {
+		ceiling, ok := riskRank[p.MaxRisk]
+		rank, known := riskRank[risk]
+		if !ok || !known || rank > ceiling {
+			return false
+		}
+	}
+	return true
+}

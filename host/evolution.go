@@ -1,0 +1,163 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/controlplane"
+	"github.com/demiurge/demiurge/corerepo"
+	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/turn"
+)
+
+// evolverCore is the core that edits proposals.
+const evolverCore = "evolver"
+
+// evolverProtected are the dependency files the evolver may not write
+// (the review's dependency gate refuses them too).
+var evolverProtected = []string{
+	"pyproject.toml", "uv.lock", "requirements.txt", "requirements.in", "poetry.lock",
+	"package.json", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "go.mod", "go.sum",
+	"Cargo.toml", "Cargo.lock", "Gemfile", "Gemfile.lock", "composer.json", "composer.lock",
+}
+
+// openRepo opens the core repository for this Host: a promotion or
+// rollback it makes drops the cached approvals of the cores it changed.
+func (h *Host) openRepo(ctx context.Context) error {
+	repo, err := OpenRepo(ctx, h.Home.Dir, func(cores []string) {
+		if h.Approvals == nil {
+			return
+		}
+		for _, c := range cores {
+			h.Approvals.InvalidateCore(c)
+		}
+	})
+	h.Repo = repo
+	return err
+}
+
+// OpenRepo opens (or creates, from the installed templates) the core
+// repository of an initialised home and makes sure the two template cores
+// are in it. onSwitch, when set, receives the cores a promotion or
+// rollback changed.
+func OpenRepo(ctx context.Context, home string, onSwitch func(cores []string)) (*corerepo.Repo, error) {
+	repo, _, err := corerepo.Init(ctx, corerepo.HomePaths(home), corerepo.Options{OnSwitch: onSwitch}, "runtime home initialised")
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range []string{"assistant", evolverCore} {
+		if _, err := repo.EnsureTemplateCore(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	return repo, nil
+}
+
+// EvolveStartOptions qualify EvolveStart.
+type EvolveStartOptions struct {
+	SourceTurnID string
+}
+
+// EvolveStart runs an evolve start (spec host-runtime §7.4): an isolated
+// run tree of the live revision, the evolver core run there in a fresh
+// session (its own provider and model; writes confined to the run tree, no
+// dependency files, file tools approved, everything else denied), then the
+// run's result and report. Live is never touched.
+func (h *Host) EvolveStart(ctx context.Context, coreID, goal string, opts EvolveStartOptions) (*corerepo.StartResult, error) {
+	if strings.TrimSpace(goal) == "" {
+		return nil, demiurge.Errorf(demiurge.EINVALID, "goal is required for evolve_core start")
+	}
+	if _, err := h.cores.Load(ctx, coreID); err != nil {
+		return nil, err
+	}
+	run, err := h.Repo.StartRun(ctx, coreID, goal, corerepo.StartOptions{SourceTurnID: opts.SourceTurnID})
+	if err != nil {
+		return nil, err
+	}
+	res, err := h.Turns.Run(ctx, turn.Request{
+		CoreID: evolverCore, Text: evolverPrompt(run), NewSession: true,
+		Workspace: run.AgentsDir, Approver: evolverApprover{}, ProtectedNames: evolverProtected,
+	})
+	if err != nil {
+		run.Close()
+		return nil, err
+	}
+	out := corerepo.EvolverOutcome{SessionID: res.SessionID, TurnID: res.TurnID, NeedsUser: res.Outcome == turn.OutcomeNeedsUser}
+	var texts []string
+	for _, d := range res.Deliveries {
+		if strings.TrimSpace(d.Text) != "" {
+			texts = append(texts, d.Text)
+		}
+	}
+	out.Summary = strings.Join(texts, "\n\n")
+	if out.Summary == "" {
+		out.Summary = res.Text
+	}
+	if res.Outcome != turn.OutcomeCompleted && res.Outcome != turn.OutcomeNeedsUser {
+		run.Close()
+		msg := "evolver turn " + res.Outcome
+		if res.Error != nil {
+			msg += ": " + res.Error.Message
+		}
+		return nil, demiurge.Errorf(demiurge.EINTERNAL, "%s", msg)
+	}
+	return run.Finish(ctx, out)
+}
+
+// evolverPrompt is the evolver's instruction for one run.
+func evolverPrompt(run *corerepo.Run) string {
+	return fmt.Sprintf(`Evolve run %s.
+Target core: %s
+Goal: %s
+
+The workspace is an isolated copy of the runtime agents tree (the live revision %s). Edit only files under %s/ (paths relative to the workspace).
+Nothing you write is live: the Host reviews the proposal with its gates and the operator decides whether to promote it.
+Do not add dependency manifests or lock files, generated artifacts, symlinks or files outside the tree. Do not loosen approval policy or grant new capabilities: such proposals need the operator's explicit confirmation.
+When done, reply with a short summary of what you changed and why.`, run.ID, run.CoreID, run.Goal, shortRev(run.BaseRevision), run.CoreID)
+}
+
+func shortRev(r string) string {
+	if len(r) > 12 {
+		return r[:12]
+	}
+	return r
+}
+
+// evolverApprover answers the evolver's approval prompts: file tools in
+// the run tree are approved once each, everything else (terminal, network)
+// is denied, so the evolver cannot act outside its tree.
+type evolverApprover struct{}
+
+var evolverFileTools = map[string]bool{"read_file": true, "write_file": true, "patch": true, "search_files": true, "skill_view": true, "skills_list": true}
+
+func (evolverApprover) Approve(_ context.Context, req effect.ApprovalRequest) (string, error) {
+	if evolverFileTools[req.Tool] {
+		return effect.DecisionAllowOnce, nil
+	}
+	return effect.DecisionDeny, nil
+}
+
+// runEvolver is the evolver.run task body: an evolve start in the
+// background. Its outcome metadata is the start result; result_ref the
+// report path.
+func (h *Host) runEvolver(ctx context.Context, task demiurge.Task, hd *controlplane.Handle) (controlplane.Result, error) {
+	p := hd.Payload()
+	coreID, _ := p["target_core_id"].(string)
+	goal, _ := p["goal"].(string)
+	res, err := h.EvolveStart(ctx, coreID, goal, EvolveStartOptions{SourceTurnID: task.OwnerTurnID})
+	if err != nil {
+		return controlplane.Result{}, err
+	}
+	var meta map[string]any
+	b, _ := json.Marshal(res)
+	_ = json.Unmarshal(b, &meta)
+	if res.Evolver.NeedsUser {
+		if err := hd.Block(res.Summary); err != nil {
+			return controlplane.Result{}, err
+		}
+	}
+	return controlplane.Result{Summary: res.Summary, ResultRef: res.ReportPath, Metadata: meta}, nil
+}

@@ -1,0 +1,87 @@
+package host
+
+import (
+	"context"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/builtin"
+	"github.com/demiurge/demiurge/controlplane"
+	"github.com/demiurge/demiurge/corerepo"
+	"github.com/demiurge/demiurge/effect"
+)
+
+// coreEvolution serves evolve_core and rollback_core from the core
+// repository. It never passes an operator token: a proposal that changes
+// MCP declarations or loosens approval stays unpromoted until the operator
+// promotes it with `demiurge core evolve promote RUN --manual-review-token`.
+type coreEvolution struct{ h *Host }
+
+var _ builtin.CoreEvolution = coreEvolution{}
+
+func (e coreEvolution) Start(ctx context.Context, tc effect.TurnContext, coreID, goal string) (any, error) {
+	return e.h.EvolveStart(ctx, coreID, goal, EvolveStartOptions{SourceTurnID: tc.TurnID})
+}
+
+func (e coreEvolution) StartBackground(ctx context.Context, tc effect.TurnContext, coreID, goal string, notify bool) (string, error) {
+	policy := "completion_event"
+	if !notify {
+		policy = "silent"
+	}
+	scope := "evolve:" + coreID
+	task, err := e.h.Tasks.Submit(ctx, controlplane.TaskSpec{
+		Kind: controlplane.KindEvolverRun,
+		Payload: map[string]any{
+			"owner_session_id": tc.SessionID, "owner_turn_id": tc.TurnID, "core_id": coreID,
+			"notify_policy": policy, "source_tool": "evolve_core", "write_scope": scope,
+			"target_core_id": coreID, "goal": goal,
+			"metadata": map[string]any{"target_core_id": coreID, "goal": goal},
+		},
+	}, controlplane.Source{Actor: "host.task_worker", SessionID: tc.SessionID, TurnID: tc.TurnID, CoreID: tc.CoreID, TaskID: tc.TaskID, WriteScope: scope})
+	return task.ID, err
+}
+
+func (e coreEvolution) Review(ctx context.Context, runID, reason string) (any, bool, error) {
+	r, err := e.h.Repo.Review(ctx, runID, corerepo.ReviewOptions{Reason: reason})
+	if err != nil {
+		return nil, false, err
+	}
+	// The token is the operator's to use: the model never sees it.
+	view := *r
+	view.ReviewToken = ""
+	return view, r.Passed, nil
+}
+
+func (e coreEvolution) Promote(ctx context.Context, runID, reason string) (any, bool, error) {
+	r, err := e.h.Repo.Promote(ctx, runID, corerepo.PromoteOptions{Reason: reason})
+	if err != nil {
+		return nil, false, err
+	}
+	view := *r
+	if view.Review != nil {
+		rv := *view.Review
+		rv.ReviewToken = ""
+		view.Review = &rv
+	}
+	if !r.Promoted && r.Review != nil && r.Review.ManualReviewRequired {
+		view.Summary += "; the operator must promote it: demiurge core evolve promote " + runID + " --manual-review-token <token from demiurge core evolve review " + runID + ">"
+	}
+	return view, r.Promoted, nil
+}
+
+func (e coreEvolution) Discard(ctx context.Context, runID string) error {
+	return e.h.Repo.DiscardRun(ctx, runID)
+}
+
+func (e coreEvolution) Rollback(ctx context.Context, target, reason string) (string, error) {
+	if target == "" {
+		target = "previous"
+	}
+	r, err := e.h.Repo.Rollback(ctx, target, reason)
+	if err != nil {
+		return "", err
+	}
+	if r.Revision == "" {
+		return "", demiurge.Errorf(demiurge.EINTERNAL, "rollback recorded no revision")
+	}
+	return r.Revision, nil
+}

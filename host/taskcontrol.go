@@ -1,0 +1,111 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/builtin"
+	"github.com/demiurge/demiurge/controlplane"
+)
+
+// backgroundKinds are the task kinds the model-facing tools see (spec
+// host-runtime §1.7): schedule firings are never the model's business.
+var backgroundKinds = []string{controlplane.KindTerminalExec, controlplane.KindEvolverRun, controlplane.KindAgentSpawn}
+
+// taskControl serves the model-facing task tools over the control plane
+// and the worker. Every read goes through the caller's scope and the
+// caller's session: a task of another session, another owner, or a kind
+// the model may not see is "not found", exactly like a missing one.
+type taskControl struct{ h *Host }
+
+var _ builtin.TaskControl = taskControl{}
+
+func (c taskControl) owned(ctx context.Context, scope demiurge.PrincipalScope, id string) (demiurge.Task, error) {
+	t, err := c.h.Control.Get(ctx, scope, id)
+	if err != nil {
+		return t, err
+	}
+	if !slices.Contains(backgroundKinds, t.Kind) || (scope.SessionID != "" && t.OwnerSessionID != scope.SessionID) {
+		return demiurge.Task{}, demiurge.Errorf(demiurge.ENOTFOUND, "task not found: %s", id)
+	}
+	return t, nil
+}
+
+func (c taskControl) view(ctx context.Context, t demiurge.Task) (map[string]any, error) {
+	summary, err := c.h.Control.Summary(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return controlplane.Model(t, summary), nil
+}
+
+func (c taskControl) List(ctx context.Context, scope demiurge.PrincipalScope, sessionID, kind string, includeCompleted bool) ([]map[string]any, error) {
+	if sessionID == "" || (scope.Authority != demiurge.AuthorityOperator && !scope.Allows(sessionID)) {
+		return nil, nil
+	}
+	tasks, err := c.h.Store.ListTasks(ctx, demiurge.TaskFilter{OwnerSessionID: sessionID, Kind: kind, Limit: demiurge.MaxTaskLimit})
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(tasks) // oldest first
+	var out []map[string]any
+	for _, t := range tasks {
+		if !slices.Contains(backgroundKinds, t.Kind) || (!includeCompleted && !controlplane.Running(t.Status)) {
+			continue
+		}
+		v, err := c.view(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func (c taskControl) Status(ctx context.Context, scope demiurge.PrincipalScope, id string) (map[string]any, error) {
+	t, err := c.owned(ctx, scope, id)
+	if err != nil {
+		return nil, err
+	}
+	return c.view(ctx, t)
+}
+
+func (c taskControl) Cancel(ctx context.Context, scope demiurge.PrincipalScope, id string) (map[string]any, error) {
+	if _, err := c.owned(ctx, scope, id); err != nil {
+		return nil, err
+	}
+	t, err := c.h.Tasks.Cancel(ctx, id, "task cancelled")
+	if err != nil {
+		return nil, err
+	}
+	return c.view(ctx, t)
+}
+
+func (c taskControl) Yield(ctx context.Context, scope demiurge.PrincipalScope, id string, timeout time.Duration) (map[string]any, bool, error) {
+	if _, err := c.owned(ctx, scope, id); err != nil {
+		return nil, false, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// The caller takes the result: the completion notice is consumed so
+	// the session does not get it a second time.
+	t, _, err := c.h.Tasks.WaitConsume(wctx, id)
+	timedOut := false
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return nil, false, ctx.Err()
+	case errors.Is(wctx.Err(), context.DeadlineExceeded):
+		timedOut = true
+		if t, err = c.h.Store.Task(ctx, id); err != nil {
+			return nil, false, err
+		}
+	default:
+		return nil, false, err
+	}
+	v, err := c.view(ctx, t)
+	return v, timedOut, err
+}

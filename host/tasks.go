@@ -1,0 +1,217 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/builtin"
+	"github.com/demiurge/demiurge/controlplane"
+	"github.com/demiurge/demiurge/core"
+	"github.com/demiurge/demiurge/delegation"
+	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/session"
+	"github.com/demiurge/demiurge/turn"
+)
+
+// startTasks builds the control plane and the task worker with its task
+// bodies (background terminal, child agents), wires the model-facing task
+// tools into deps, and starts the worker.
+func (h *Host) startTasks(ctx context.Context, deps *builtin.Deps) error {
+	h.Control = controlplane.New(h.Store, controlplane.Options{})
+	h.Tasks = controlplane.NewWorker(h.Control, h.Store, controlplane.WorkerOptions{HostID: h.lease.ID(), Logger: h.logger})
+
+	terminals := builtin.NewTerminalTasks(*deps, h.Tasks)
+	h.Tasks.Handle(controlplane.KindTerminalExec, terminals.Run)
+
+	children := h.children
+	h.Tasks.Handle(controlplane.KindAgentSpawn, children.Run)
+	h.Tasks.Handle(controlplane.KindScheduleFire, h.runScheduled)
+	h.Tasks.Handle(controlplane.KindEvolverRun, h.runEvolver)
+
+	deps.TerminalTasks, deps.Tasks, deps.Delegator = terminals, taskControl{h}, children
+	deps.Evolution = coreEvolution{h}
+	h.Tasks.OnCompletion(h.deliverCompletion)
+	return h.Tasks.Start(ctx)
+}
+
+// newDelegation builds the child-agent service. It is made before the
+// turn engine (slots reach it through ctx.agents.spawn) and reaches the
+// worker and the engine only when a delegation happens.
+func (h *Host) newDelegation() *delegation.Service {
+	return delegation.New(delegation.Deps{
+		Submit: func(ctx context.Context, spec controlplane.TaskSpec, src controlplane.Source) (demiurge.Task, error) {
+			return h.Tasks.Submit(ctx, spec, src)
+		},
+		Tasks: h.Store.ListTasks,
+		LoadCore: func(ctx context.Context, id string) (*core.Core, error) {
+			snap, err := h.cores.Load(ctx, id)
+			return snap.Core, err
+		},
+		VisibleTools: h.visibleTools,
+		History: func(ctx context.Context, sessionID string, limit int) ([]demiurge.Message, error) {
+			return h.Sessions.History(ctx, sessionID, limit)
+		},
+		RunChild: h.runChild,
+	})
+}
+
+// visibleTools lists the tool ids a core's turn would see, in registry
+// order, and whether the core declares MCP servers.
+func (h *Host) visibleTools(ctx context.Context, c *core.Core) ([]string, bool, error) {
+	snap, err := h.cores.Load(ctx, c.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	cat, err := h.catalogs.Prepare(ctx, snap, effect.TurnContext{})
+	if err != nil {
+		return nil, false, err
+	}
+	var ids []string
+	for _, e := range cat.Entries() {
+		ids = append(ids, e.Name)
+	}
+	return ids, hasMCPDeclarations(c), nil
+}
+
+// runChild runs a delegated child turn: a fresh session owned by the
+// child's delegated scope, on the channel "agent", with the resolved
+// slots and tool policy. Its deliveries stay in the child session.
+func (h *Host) runChild(ctx context.Context, c delegation.ChildTurn) (delegation.ChildResult, error) {
+	res, err := h.Turns.Run(ctx, turn.Request{
+		CoreID: c.CoreID, Text: c.Goal,
+		NewSession: true, NewSessionID: c.SessionID,
+		Scope:     c.Scope(),
+		Workspace: c.Workspace,
+		Delegation: &turn.Delegation{
+			Depth: c.Depth, ParentSessionID: c.ParentSessionID, ParentTurnID: c.ParentTurnID,
+			ParentSlot: c.ParentSlot, TaskID: c.TaskID,
+			InputSlots: c.InputSlots, OutputSlots: c.OutputSlots, UseBootstrap: c.UseBootstrap,
+			ToolPolicy: c.ToolPolicy, SystemContext: c.SystemContext,
+		},
+	})
+	// The child's scope ends with its turn: its MCP connections close.
+	if eerr := h.MCP.EvictScope(context.WithoutCancel(ctx), c.SessionID, c.TaskID); eerr != nil {
+		h.logger.Warn("evict child MCP scope", "task_id", c.TaskID, "err", eerr)
+	}
+	if err != nil {
+		return delegation.ChildResult{}, err
+	}
+	out := delegation.ChildResult{
+		SessionID: res.SessionID, TurnID: res.TurnID, Outcome: res.Outcome, Text: res.Text,
+		NeedsUser: res.Outcome == turn.OutcomeNeedsUser,
+	}
+	for _, d := range res.Deliveries {
+		out.Deliveries = append(out.Deliveries, d.Text)
+	}
+	if res.Error != nil {
+		out.Error = res.Error.Message
+	}
+	return out, nil
+}
+
+// deliverCompletion brings a finished task's notice into the session that
+// started it (spec host-runtime §2.2): one model-visible message the next
+// turn of that session sees, marked synthetic. It is idempotent per
+// completion, so a redelivery after a crash does not duplicate it.
+func (h *Host) deliverCompletion(ctx context.Context, c controlplane.Completion) error {
+	if c.SessionID == "" {
+		return nil
+	}
+	_, err := h.Sessions.AppendMessage(ctx, session.MessageInput{
+		SessionID: c.SessionID, TurnID: c.Task.OwnerTurnID, Role: demiurge.RoleUser,
+		Text: completionText(c), Visible: true, ModelVisible: true, Channel: "system", Source: "background_task",
+		Metadata: map[string]any{
+			"synthetic": true, "trigger": "background_task", "task_id": c.TaskID,
+			"task_kind": c.Task.Kind, "task_status": c.Task.Status, "completion_work_id": c.WorkID,
+		},
+		IdempotencyKey: "task_completion:" + c.WorkID + ":message",
+	})
+	return err
+}
+
+// completionText is the synthetic inbound text of a task completion.
+func completionText(c controlplane.Completion) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[SYSTEM: Background task event]\ntask_id: %s\nkind: %s\nsource_tool: %s\nstatus: %s\n",
+		c.TaskID, c.Task.Kind, sourceTool(c.Task), c.Task.Status)
+	if c.Summary != "" {
+		fmt.Fprintf(&b, "\nSummary:\n%s\n", c.Summary)
+	}
+	if c.Task.ResultRef != "" {
+		fmt.Fprintf(&b, "\nResult ref: %s\n", c.Task.ResultRef)
+	}
+	b.WriteString("\nReply with a concise status update for the user. Do not rerun the task; use task_status or task_list for detail.")
+	return b.String()
+}
+
+func sourceTool(t demiurge.Task) string {
+	switch t.Kind {
+	case controlplane.KindTerminalExec:
+		return "terminal"
+	case controlplane.KindAgentSpawn:
+		return "agents.spawn"
+	case controlplane.KindEvolverRun:
+		return "evolve_core"
+	}
+	return t.Kind
+}
+
+// hasMCPDeclarations reports whether a core declares any MCP server.
+func hasMCPDeclarations(c *core.Core) bool {
+	for _, pat := range []string{"*.yaml", "*.yml"} {
+		if m, _ := filepath.Glob(filepath.Join(c.MCPDir(), pat)); len(m) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// WaitTasks waits until this Host runs no task: those a turn started and
+// any they started in turn.
+func (h *Host) WaitTasks(ctx context.Context) error {
+	for {
+		active := h.Tasks.Active()
+		if len(active) == 0 {
+			return nil
+		}
+		for _, id := range active {
+			if _, err := h.Tasks.Wait(ctx, id); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// CancelTasks cancels every task this Host runs; each ends recorded as
+// cancelled (or as whatever it reached first).
+func (h *Host) CancelTasks(ctx context.Context) error {
+	var errs []error
+	for _, id := range h.Tasks.Active() {
+		if _, err := h.Tasks.Cancel(ctx, id, "task cancelled: the run that started it exited"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// TurnTasks lists the tasks a turn started, oldest first.
+func (h *Host) TurnTasks(ctx context.Context, sessionID, turnID string) ([]demiurge.Task, error) {
+	if sessionID == "" || turnID == "" {
+		return nil, nil
+	}
+	all, err := h.Store.ListTasks(ctx, demiurge.TaskFilter{OwnerSessionID: sessionID, Limit: demiurge.MaxTaskLimit})
+	if err != nil {
+		return nil, err
+	}
+	var out []demiurge.Task
+	for i := len(all) - 1; i >= 0; i-- {
+		if all[i].OwnerTurnID == turnID {
+			out = append(out, all[i])
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/demiurge/demiurge/host"
+	"github.com/demiurge/demiurge/mcp"
+)
+
+// newMCPCmd shows the core's MCP servers. list reads the declarations
+// without connecting; check connects to each enabled server (running it is
+// the operator's approval), lists its tools and disconnects.
+func newMCPCmd(g *globals, streams IO) *cobra.Command {
+	cmd := &cobra.Command{Use: "mcp", Short: "List and check the core's MCP servers"}
+	var asJSON bool
+	var workspace string
+	statuses := func(check bool) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, _ []string) error {
+			return withHost(cmd.Context(), g, func(ctx context.Context, h *host.Host) error {
+				snap, err := h.LoadCore(ctx, coreOr(g.core, h.Config.Runtime.DefaultCore))
+				if err != nil {
+					return err
+				}
+				decls, err := mcp.LoadCore(snap.Core)
+				if err != nil {
+					return err
+				}
+				var st []mcp.ServerStatus
+				if check {
+					ws, err := resolveWorkspace(workspace)
+					if err != nil {
+						return err
+					}
+					st = h.MCP.Check(ctx, decls, mcp.CheckOptions{Workspace: ws, Gate: mcp.AllowOperator})
+				} else {
+					st = h.MCP.Status("", decls)
+				}
+				if st == nil {
+					st = []mcp.ServerStatus{}
+				}
+				if asJSON {
+					return writeJSON(streams.Out, st)
+				}
+				writeMCPTable(streams.Out, st)
+				if check {
+					for _, s := range st {
+						if s.State == "failed" || s.State == "denied" {
+							return failed()
+						}
+					}
+				}
+				return nil
+			})
+		}
+	}
+	list := &cobra.Command{Use: "list", Short: "List the declared servers (no connection)", Args: cobra.NoArgs, RunE: statuses(false)}
+	check := &cobra.Command{Use: "check", Short: "Connect to each enabled server, list its tools, disconnect", Args: cobra.NoArgs, RunE: statuses(true)}
+	check.Flags().StringVar(&workspace, "workspace", "", "workspace stdio servers run in (env DEMIURGE_WORKSPACE, default the current directory)")
+	for _, c := range []*cobra.Command{list, check} {
+		c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	}
+	cmd.AddCommand(list, check)
+	return cmd
+}
+
+func writeMCPTable(w io.Writer, st []mcp.ServerStatus) {
+	if len(st) == 0 {
+		fmt.Fprintln(w, "No MCP servers declared.")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tTRANSPORT\tSTATE\tTOOLS\tLAST ERROR")
+	for _, s := range st {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.Server, s.Transport, s.State, s.Tools, s.Error)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,11 @@
+// Package taskbench measures the task worker for the bench driver and for
+// its own Go benchmarks: throughput from submission to success of trivial
+// tasks, the latency from a task's end to its completion handler, and the
+// scaling of bounded task logs. Each measurement opens its own runtime
+// database in the directory it is given (replacing the file if present),
+// registers a Host and runs a controlplane.Worker over it, and closes
+// everything before returning; no goroutine outlives a call.
+//
+// It wires the store adapter to the control plane engine, so it sits with
+// the composition layer: only the bench driver and tests import it.
+package taskbench

@@ -1,0 +1,168 @@
+package mcp_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/mcp"
+	"github.com/demiurge/demiurge/mcp/internal/testserver"
+	"github.com/demiurge/demiurge/urlpolicy"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// loopback admits the test servers on 127.0.0.0/8 and nothing else private.
+var loopback = urlpolicy.Policy{AllowPrivatePrefixes: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+
+// httpServer serves the test server over streamable HTTP on loopback and
+// records the Authorization headers it receives.
+type httpServer struct {
+	*httptest.Server
+	mu    sync.Mutex
+	auths []string
+}
+
+func newHTTPServer(t *testing.T, cfg testserver.Config) *httpServer {
+	t.Helper()
+	srv := testserver.New(cfg)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	s := &httpServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.auths = append(s.auths, r.Header.Get("Authorization"))
+		s.mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *httpServer) authorizations() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.auths...)
+}
+
+func TestStreamableHTTPServer(t *testing.T) {
+	srv := newHTTPServer(t, testserver.Config{})
+	e := newEnv(t, func(o *mcp.Options) {
+		o.URLPolicy = loopback
+		o.Getenv = func(k string) string {
+			if k == "HTTP_TOKEN" {
+				return "http-token-value-321"
+			}
+			return ""
+		}
+	})
+	d := e.decl("remote", "transport: streamable_http\nurl: "+srv.URL+"/mcp\napproval_policy: auto\nheaders:\n  Authorization: \"Bearer ${HTTP_TOKEN}\"\n")
+	g := newGate()
+	tc := e.turn(sessionID(), "mcp.connect:remote", "mcp.call:remote")
+	ctx := context.Background()
+	defs, sts := e.prepare(ctx, tc, g.fn, d)
+	if st := status(t, sts, "remote"); st.State != mcp.StateConnected || !hasName(defs, "remote__echo") {
+		t.Fatalf("status %+v", st)
+	}
+	preview := g.last["remote"].Preview
+	if preview["url"] != srv.URL || strings.Join(anyStrings(preview["header_names"]), ",") != "Authorization" {
+		t.Fatalf("connect preview: %v", preview)
+	}
+	if res := call(t, ctx, tc, defs, "remote__echo", map[string]any{"text": "over http"}); res.ModelView != "echo: over http" {
+		t.Fatalf("echo: %+v", res)
+	}
+	for _, a := range srv.authorizations() {
+		if a != "Bearer http-token-value-321" {
+			t.Fatalf("Authorization header %q", a)
+		}
+	}
+
+	// Call timeout over HTTP.
+	d2 := e.decl("remote", string(d.Raw)+"timeout_seconds: 0.3\n")
+	defs, _ = e.prepare(ctx, tc, g.fn, d2)
+	start := time.Now()
+	res := call(t, ctx, tc, defs, "remote__sleep", map[string]any{"ms": 10000})
+	if time.Since(start) > 3*time.Second || res.ModelView != "MCP tool failed: MCP call timed out after 0.3s" {
+		t.Fatalf("timeout: %s %+v", time.Since(start), res)
+	}
+
+	// tools/list_changed arrives on the standalone stream.
+	if r := call(t, ctx, tc, defs, "remote__add_tool", map[string]any{"name": "late"}); r.Status != demiurge.EffectSucceeded {
+		t.Fatalf("add_tool: %+v", r)
+	}
+	eventually(t, 5*time.Second, "the new tool over HTTP", func() bool {
+		defs, _ = e.prepare(ctx, tc, g.fn, d2)
+		return hasName(defs, "remote__late")
+	})
+}
+
+func TestHTTPPrivateURLRefused(t *testing.T) {
+	srv := newHTTPServer(t, testserver.Config{})
+	e := newEnv(t) // the strict default policy
+	d := e.decl("remote", "transport: streamable_http\nurl: "+srv.URL+"/mcp\n")
+	g := newGate()
+	_, sts := e.prepare(context.Background(), e.turn(sessionID(), "mcp.connect:remote"), g.fn, d)
+	if st := status(t, sts, "remote"); st.State != mcp.StateDenied || st.Error != "URL blocked by Host policy: private_address" {
+		t.Fatalf("status %+v", st)
+	}
+	if g.count("remote") != 0 || len(srv.authorizations()) != 0 {
+		t.Fatal("a refused URL was approved or reached")
+	}
+}
+
+func TestHTTPRedirectIsJudged(t *testing.T) {
+	target := newHTTPServer(t, testserver.Config{})
+	// The redirect names the same server by "localhost", which the policy
+	// refuses (only 127.0.0.0/8 addresses are admitted, not the name).
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, strings.Replace(target.URL, "127.0.0.1", "localhost", 1)+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirector.Close)
+	e := newEnv(t, func(o *mcp.Options) { o.URLPolicy = loopback })
+	d := e.decl("remote", "transport: streamable_http\nurl: "+redirector.URL+"/mcp\nconnect_timeout_seconds: 5\n")
+	_, sts := e.prepare(context.Background(), e.turn(sessionID(), "mcp.connect:remote"), newGate().fn, d)
+	if st := status(t, sts, "remote"); st.State != mcp.StateFailed || !strings.Contains(st.Error, "URL blocked by Host policy: private_hostname") {
+		t.Fatalf("status %+v", st)
+	}
+	if len(target.authorizations()) != 0 {
+		t.Fatal("the redirect was followed")
+	}
+}
+
+func TestHTTPHangTimesOut(t *testing.T) {
+	stop := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // lets the server notice the client leaving
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	t.Cleanup(hang.Close)
+	t.Cleanup(func() { close(stop) })
+	srv := newHTTPServer(t, testserver.Config{})
+	e := newEnv(t, func(o *mcp.Options) { o.URLPolicy = loopback })
+	slow := e.decl("slow", "transport: streamable_http\nurl: "+hang.URL+"/mcp\nconnect_timeout_seconds: 0.5\n")
+	ok := e.decl("ok", "transport: streamable_http\nurl: "+srv.URL+"/mcp\n")
+	start := time.Now()
+	defs, sts := e.prepare(context.Background(), e.turn(sessionID(), "mcp.connect:*"), newGate().fn, slow, ok)
+	if time.Since(start) > 3*time.Second {
+		t.Fatalf("took %s", time.Since(start))
+	}
+	if st := status(t, sts, "slow"); st.State != mcp.StateFailed || st.Error != "MCP discovery timed out after 0.5s" {
+		t.Fatalf("slow: %+v", st)
+	}
+	if !hasName(defs, "ok__echo") {
+		t.Fatalf("healthy peer: %v", names(defs))
+	}
+}
+
+func anyStrings(v any) []string {
+	s, _ := v.([]string)
+	return s
+}

@@ -1,0 +1,197 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/demiurge/demiurge"
+)
+
+// DefaultTaskLogLines is the retention of a task's log when the caller names
+// none (spec max_log_lines).
+const DefaultTaskLogLines = 4000
+
+// MaxTaskLogTail bounds one TaskLogTail read.
+const MaxTaskLogTail = 10000
+
+var (
+	// sqlTaskLogCount moves a task's line counter and returns the new total.
+	sqlTaskLogCount  = prep(`UPDATE tasks SET log_lines = log_lines + ?1 WHERE task_id = ?2 RETURNING log_lines`)
+	sqlTaskLogInsert = prep(`INSERT INTO task_logs (task_id, stream, text, created_at, line) VALUES (?, ?, ?, ?, ?)`)
+	// sqlTaskLogTrim drops the lines that fell out of retention. Older
+	// lines were dropped by earlier appends, so the range it walks on
+	// idx_task_logs_line holds exactly the rows it deletes.
+	sqlTaskLogTrim = prep(`DELETE FROM task_logs WHERE task_id = ?1 AND line <= ?2`)
+	sqlTaskLogTail = prep(`SELECT seq, stream, text, created_at FROM task_logs WHERE task_id = ? ORDER BY seq DESC LIMIT ?`)
+)
+
+// AppendTaskLogs appends lines to the log of task taskID and drops the lines
+// beyond the newest maxLines (default DefaultTaskLogLines), in one
+// transaction. Log lines are kept as task_logs rows only, not as events: a
+// task keeps at most maxLines rows however long it logs, and an append costs
+// the same whatever the length of the log before it. An empty stream is
+// stdout; a zero CreatedAt is the transaction time. It fails with ENOTFOUND
+// "task not found: <id>" when the task is missing.
+func (db *DB) AppendTaskLogs(ctx context.Context, taskID string, lines []demiurge.TaskLogLine, maxLines int) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	return db.write(ctx, func(t *wtx) error {
+		found, err := t.appendTaskLogs(taskID, lines, maxLines)
+		if err == nil && !found {
+			err = demiurge.Errorf(demiurge.ENOTFOUND, "task not found: %s", taskID)
+		}
+		return err
+	})
+}
+
+// appendTaskLogs is AppendTaskLogs inside a write transaction; found is
+// false, and nothing is written, when the task has no row.
+func (t *wtx) appendTaskLogs(taskID string, lines []demiurge.TaskLogLine, maxLines int) (found bool, err error) {
+	if maxLines <= 0 {
+		maxLines = DefaultTaskLogLines
+	}
+	var total int64
+	if err := t.queryRow(sqlTaskLogCount, len(lines), taskID).Scan(&total); err != nil {
+		if isNoRows(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	first := total - int64(len(lines)) + 1 // line number of lines[0]
+	// Lines that would be trimmed at once are counted but never written.
+	skip := max(len(lines)-maxLines, 0)
+	for i, l := range lines[skip:] {
+		at := l.CreatedAt
+		if at.IsZero() {
+			at = t.now
+		}
+		stream := l.Stream
+		if stream == "" {
+			stream = "stdout"
+		}
+		if _, err := t.exec(sqlTaskLogInsert, taskID, stream, l.Text, demiurge.FormatTime(at), first+int64(skip+i)); err != nil {
+			return true, err
+		}
+	}
+	if cut := total - int64(maxLines); cut > 0 {
+		if _, err := t.exec(sqlTaskLogTrim, taskID, cut); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// TaskLogTail returns the newest n (at most MaxTaskLogTail) retained lines
+// of task taskID, oldest first. A missing task has no lines.
+func (db *DB) TaskLogTail(ctx context.Context, taskID string, n int) ([]demiurge.TaskLogLine, error) {
+	n = min(n, MaxTaskLogTail)
+	if n <= 0 {
+		return nil, nil
+	}
+	rows, err := db.reader.QueryContext(ctx, sqlTaskLogTail, taskID, n)
+	if err != nil {
+		return nil, db.codeError(ctx, err)
+	}
+	defer rows.Close()
+	var out []demiurge.TaskLogLine
+	for rows.Next() {
+		var l demiurge.TaskLogLine
+		var created string
+		if err := rows.Scan(&l.Seq, &l.Stream, &l.Text, &created); err != nil {
+			return nil, db.codeError(ctx, err)
+		}
+		l.CreatedAt = demiurge.ParseTime(created)
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, db.codeError(ctx, err)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}
+
+// Shape of the log scaling measurement: lines are appended in batches of
+// LogScalingBatch (what the task worker flushes at once) to a task keeping
+// DefaultTaskLogLines.
+const (
+	LogScalingBatch = 64
+	logScalingSmall = 10_000
+	logScalingLarge = 100_000
+)
+
+// MeasureTaskLogScaling appends 10,000 and then 100,000 lines to two tasks
+// of a fresh database in dir (file task-log-scaling.sqlite3, replaced if
+// present) and reports ratio = time(100,000)/time(10,000) (target ≤ 12: the
+// append cost does not grow with the log), rows = the rows anywhere in the
+// database that hold the large log's lines (task_logs rows plus task.log
+// events; target ≤ DefaultTaskLogLines), and tailOK = the tail holds
+// DefaultTaskLogLines lines in order, ending with the newest.
+func MeasureTaskLogScaling(ctx context.Context, dir string) (ratio float64, rows int, tailOK bool, err error) {
+	path := filepath.Join(dir, "task-log-scaling.sqlite3")
+	for _, s := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(path + s); err != nil && !os.IsNotExist(err) {
+			return 0, 0, false, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "remove %s: %v", path+s, err)
+		}
+	}
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		return 0, 0, false, err
+	}
+	defer db.Close()
+	run := func(n int) (string, time.Duration, error) {
+		id := demiurge.NewID("task")
+		if _, err := db.Append(ctx, []demiurge.Event{{AggregateType: demiurge.AggTask, AggregateID: id,
+			Type: demiurge.EvTaskSubmitted, Payload: map[string]any{"kind": "terminal.exec"}}}, "", nil); err != nil {
+			return "", 0, err
+		}
+		start := time.Now()
+		batch := make([]demiurge.TaskLogLine, 0, LogScalingBatch)
+		for i := range n {
+			batch = append(batch, demiurge.TaskLogLine{Stream: "stdout", Text: fmt.Sprintf("line %d of the task log", i)})
+			if len(batch) == LogScalingBatch || i == n-1 {
+				if err := db.AppendTaskLogs(ctx, id, batch, DefaultTaskLogLines); err != nil {
+					return "", 0, err
+				}
+				batch = batch[:0]
+			}
+		}
+		return id, time.Since(start), nil
+	}
+	if _, _, err := run(logScalingSmall); err != nil { // warm the caches and the file
+		return 0, 0, false, err
+	}
+	_, small, err := run(logScalingSmall)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	id, large, err := run(logScalingLarge)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	var logRows, eventRows int
+	if err := db.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM task_logs WHERE task_id = ?`, id).Scan(&logRows); err != nil {
+		return 0, 0, false, db.codeError(ctx, err)
+	}
+	if err := db.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM runtime_events WHERE aggregate_type = ? AND aggregate_id = ? AND type = ?`,
+		demiurge.AggTask, id, demiurge.EvTaskLog).Scan(&eventRows); err != nil {
+		return 0, 0, false, db.codeError(ctx, err)
+	}
+	tail, err := db.TaskLogTail(ctx, id, DefaultTaskLogLines)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	tailOK = len(tail) == DefaultTaskLogLines
+	for i, l := range tail {
+		if l.Text != fmt.Sprintf("line %d of the task log", logScalingLarge-DefaultTaskLogLines+i) {
+			tailOK = false
+			break
+		}
+	}
+	return large.Seconds() / small.Seconds(), logRows + eventRows, tailOK, nil
+}
