@@ -39,6 +39,7 @@ type EventBatch struct {
 const (
 	AggTask           = "task"
 	AggTaskCompletion = "task_completion"
+	AggMCPServer      = "mcp_server" // id "<core>:<server>"
 	AggDelivery       = "delivery"
 	AggWork           = "work"
 	AggSession        = "session"
@@ -69,6 +70,11 @@ const (
 	// recovery can end it (Go additions).
 	EvTaskCancelRequested = "task.cancel_requested"
 	EvTaskProcessRecorded = "task.process_recorded"
+
+	// An MCP server a turn could not use: its connect was denied, or it
+	// failed (audit only; no projection).
+	EvMCPServerDenied = "mcp.server_denied"
+	EvMCPServerFailed = "mcp.server_failed"
 
 	EvDeliveryQueued         = "delivery.queued"
 	EvDeliverySending        = "delivery.sending"

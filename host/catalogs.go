@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/authored"
 	"github.com/demiurge/demiurge/builtin"
 	"github.com/demiurge/demiurge/core"
@@ -29,6 +30,8 @@ type catalogs struct {
 	mcp       *mcp.Manager
 	approvals *effect.ApprovalRuntime
 	logger    *slog.Logger
+	// audit records the MCP servers a turn could not use.
+	audit func(ctx context.Context, events []demiurge.Event, key string, expected *demiurge.Expected) ([]demiurge.Event, error)
 }
 
 func (c catalogs) Prepare(ctx context.Context, snap turn.Snapshot, tc effect.TurnContext) (*effect.Catalog, error) {
@@ -63,9 +66,30 @@ func (c catalogs) mcpDefinitions(ctx context.Context, snap turn.Snapshot, tc eff
 		Declarations: decls, Turn: tc, Gate: mcp.ApprovalGate(c.approvals), ScopeID: tc.TaskID,
 		CoreApproval: approvalConfig(snap.Core.Manifest.Approval), GlobalApproval: c.global,
 	})
+	var events []demiurge.Event
 	for _, s := range statuses {
-		if s.State == "failed" || s.State == "denied" {
-			c.logger.Info("mcp server unavailable this turn", "server", s.Server, "state", s.State, "err", s.Error)
+		typ := demiurge.EvMCPServerFailed
+		switch s.State {
+		case mcp.StateFailed:
+		case mcp.StateDenied:
+			typ = demiurge.EvMCPServerDenied
+		default:
+			continue
+		}
+		c.logger.Info("mcp server unavailable this turn", "server", s.Server, "state", s.State, "err", s.Error)
+		events = append(events, demiurge.Event{
+			AggregateType: demiurge.AggMCPServer, AggregateID: snap.Core.ID + ":" + s.Server, Type: typ,
+			Actor: map[string]any{"actor": "host.mcp"},
+			Payload: map[string]any{
+				"server": s.Server, "core_id": snap.Core.ID, "core_revision": snap.Revision,
+				"session_id": tc.SessionID, "turn_id": tc.TurnID, "state": s.State, "error": s.Error,
+				"capability": s.ConnectCapability, "transport": s.Transport,
+			},
+		})
+	}
+	if len(events) > 0 && c.audit != nil {
+		if _, err := c.audit(ctx, events, "", nil); err != nil {
+			c.logger.Warn("record mcp server events", "err", err)
 		}
 	}
 	return defs

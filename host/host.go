@@ -151,7 +151,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		LogDir: filepath.Join(h.Home.LogsDir(), "mcp"),
 		Logger: opts.Logger,
 	})
-	h.catalogs = &catalogs{starlark: interp, global: approvalConfig(global.Approval), mcp: h.MCP, approvals: h.Approvals, logger: opts.Logger}
+	h.catalogs = &catalogs{starlark: interp, global: approvalConfig(global.Approval), mcp: h.MCP, approvals: h.Approvals, logger: opts.Logger, audit: h.Store.Append}
 	h.delivery = delivery.NewRuntime(h.Store, h.Router, delivery.Options{HostID: h.lease.ID(), Logger: opts.Logger})
 	h.loops = newLoops()
 	h.loops.goRun(h.recoveryLoop)

@@ -57,7 +57,8 @@
 // not match fails with ECONFLICT "runtime aggregate changed: expected X, got
 // Y"; payload and actor are stored as sorted-key JSON; EventID, CreatedAt and
 // Seq are filled in. Event types without a projection are stored as they
-// are. Derived session fields (preview, title, message_count, updated_at)
+// are (audit events such as mcp.server_denied and mcp.server_failed,
+// aggregate mcp_server "<core>:<server>"). Derived session fields (preview, title, message_count, updated_at)
 // are maintained incrementally, once per session per batch, never by
 // rescanning the transcript.
 //

@@ -23,6 +23,11 @@ func (db *DB) Task(ctx context.Context, id string) (demiurge.Task, error) {
 // ListTasks returns tasks newest first (created_at DESC, rowid DESC).
 func (db *DB) ListTasks(ctx context.Context, f demiurge.TaskFilter) ([]demiurge.Task, error) {
 	q, args := listTasksQuery(f)
+	return db.queryTasks(ctx, q, args...)
+}
+
+// queryTasks runs a query of task rows and scans every row.
+func (db *DB) queryTasks(ctx context.Context, q string, args ...any) ([]demiurge.Task, error) {
 	rows, err := db.reader.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, db.codeError(ctx, err)
@@ -118,20 +123,7 @@ var sqlCompletionDue = taskSelect + ` INDEXED BY idx_tasks_completion_due WHERE 
 // restart reconciliation, a cancel outside the worker) left to be emitted.
 // Tasks that ended before schema 3 are never returned.
 func (db *DB) TasksAwaitingCompletion(ctx context.Context, limit int) ([]demiurge.Task, error) {
-	rows, err := db.reader.QueryContext(ctx, sqlCompletionDue, clampLimit(limit, demiurge.DefaultTaskLimit, demiurge.MaxTaskLimit))
-	if err != nil {
-		return nil, db.codeError(ctx, err)
-	}
-	defer rows.Close()
-	var out []demiurge.Task
-	for rows.Next() {
-		tk, err := scanTask(rows)
-		if err != nil {
-			return nil, db.codeError(ctx, err)
-		}
-		out = append(out, tk)
-	}
-	return out, db.codeError(ctx, rows.Err())
+	return db.queryTasks(ctx, sqlCompletionDue, clampLimit(limit, demiurge.DefaultTaskLimit, demiurge.MaxTaskLimit))
 }
 
 // AcknowledgeTaskCompletion ends a claimed task.completion work item: in one

@@ -132,15 +132,8 @@ func (r *doctorReport) failMsg(code, msg, remediation string) {
 // diagnose builds the report. It fails only when the home itself cannot be
 // resolved or created; every other problem is a finding.
 func diagnose(ctx context.Context, g *globals) (*doctorReport, error) {
-	home, err := g.homeDir()
+	dir, err := initHome(g)
 	if err != nil {
-		return nil, err
-	}
-	dir, err := filepath.Abs(home)
-	if err != nil {
-		return nil, demiurge.WrapError(demiurge.ECONFIG, err, "runtime home %q: %v", home, err)
-	}
-	if _, err := host.Init(dir, ""); err != nil {
 		return nil, err
 	}
 	h := host.Home{Dir: dir}
