@@ -5,6 +5,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/process"
+	"github.com/demiurge/demiurge/schedule"
 	"github.com/demiurge/demiurge/urlpolicy"
 )
 
@@ -76,6 +77,11 @@ type Deps struct {
 	// Evolution serves evolve_core and rollback_core. Without it those
 	// tools answer that no core repository is configured.
 	Evolution CoreEvolution
+
+	// Timezone is the runtime timezone schedules run in (the Host's
+	// resolution of --timezone, DEMIURGE_TIMEZONE and config.yaml). Zero:
+	// schedule_manage resolves DEMIURGE_TIMEZONE or the host's zone itself.
+	Timezone schedule.Timezone
 
 	// URLPolicy judges every URL web_extract fetches: before approval,
 	// after it, and on every connection and redirect. The zero value is

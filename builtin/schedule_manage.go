@@ -321,7 +321,7 @@ func (t scheduleTool) apply(ch scheduleChange) (effect.Outcome, error) {
 				"schedule %s rolled back because core load failed: %s", ch.action, msg), nil
 		}
 	}
-	tz := scheduleTimezone()
+	tz := t.timezone()
 	payload := tz.Metadata(time.Now())
 	payload["success"] = true
 	payload["action"] = ch.action
@@ -366,7 +366,7 @@ func (t scheduleTool) list(coreAbs string) (effect.Outcome, error) {
 	if err != nil {
 		return invalid("schedule_manage: %s", demiurge.ErrorMessage(err)), nil
 	}
-	tz := scheduleTimezone()
+	tz := t.timezone()
 	items := make([]any, 0, len(scheds))
 	for _, sc := range scheds {
 		items = append(items, schedulePayload(sc, tz.Location))
@@ -400,8 +400,17 @@ func schedulePayload(sc core.Schedule, loc *time.Location) map[string]any {
 	return m
 }
 
-// scheduleTimezone is the runtime timezone as far as the tool can tell:
-// DEMIURGE_TIMEZONE, else the host's zone.
+// timezone is the runtime timezone: the Host's (Deps.Timezone), else
+// DEMIURGE_TIMEZONE, else the host machine's zone.
+func (t scheduleTool) timezone() schedule.Timezone {
+	if t.deps.Timezone.Location != nil {
+		return t.deps.Timezone
+	}
+	return scheduleTimezone()
+}
+
+// scheduleTimezone is the runtime timezone as far as the tool can tell
+// without the Host: DEMIURGE_TIMEZONE, else the host's zone.
 func scheduleTimezone() schedule.Timezone {
 	tz, err := schedule.ResolveTimezone("", os.Getenv(schedule.TimezoneEnv), "")
 	if err != nil {

@@ -12,10 +12,11 @@ import (
 const NotifyPolicySilent = "silent"
 
 // Notifies reports whether a task in its current state gets a completion
-// notification: it is terminal, has an owner session, and its
-// notify_policy is not "silent".
+// notification: it is in a completion status (terminal, or blocked on the
+// user), has an owner session, and its notify_policy is not "silent".
 func Notifies(tk demiurge.Task) bool {
-	return demiurge.TaskTerminal(tk.Status) && tk.OwnerSessionID != "" && tk.NotifyPolicy != NotifyPolicySilent
+	completion := demiurge.TaskTerminal(tk.Status) || tk.Status == demiurge.TaskBlocked
+	return completion && tk.OwnerSessionID != "" && tk.NotifyPolicy != NotifyPolicySilent
 }
 
 // emitCompletion writes the completion notification of a terminal task

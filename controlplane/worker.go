@@ -40,6 +40,11 @@ type Result struct {
 	// error; otherwise, with a nil error, the task succeeds.
 	Failed bool
 	Error  string
+	// Blocked leaves the task blocked_needs_user (event task.blocked with
+	// Summary, ResultRef and Metadata) instead of ending it: the work needs
+	// the user, and nothing of this worker runs it further. It gets its
+	// completion notification like an ended task; a later cancel ends it.
+	Blocked bool
 }
 
 // Runner runs one task. It returns when the work is done or ctx is

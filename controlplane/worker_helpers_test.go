@@ -71,6 +71,8 @@ func modeRunner(g *gates, started chan<- string) controlplane.Runner {
 				return controlplane.Result{}, err
 			}
 			return controlplane.Result{Summary: "unblocked"}, nil
+		case "needs-user":
+			return controlplane.Result{Blocked: true, Summary: "needs the user", Metadata: map[string]any{"needs_user": true}}, nil
 		case "log":
 			n, _ := p["lines"].(int)
 			for i := range n {

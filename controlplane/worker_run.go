@@ -192,6 +192,9 @@ func terminalEvent(o outcome, cancelled bool, reason string) (string, map[string
 		p["result_ref"] = o.res.ResultRef
 	}
 	addMeta(p, meta)
+	if o.res.Blocked {
+		return demiurge.EvTaskBlocked, p
+	}
 	return demiurge.EvTaskSucceeded, p
 }
 

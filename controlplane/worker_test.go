@@ -349,3 +349,29 @@ func TestWorkerLogsAreBounded(t *testing.T) {
 		t.Fatalf("%d task.log events", n)
 	}
 }
+
+// A runner that ends blocked on the user leaves the task
+// blocked_needs_user, announces it like an ended task, and a later cancel
+// ends it.
+func TestWorkerBlockedResultStaysBlocked(t *testing.T) {
+	rec := newRecorder()
+	r := newRig(t, dbPath(t), controlplane.WorkerOptions{}, rec.fn)
+	tk := r.run(t, "needs-user", nil)
+	c := rec.next(t)
+	if c.TaskID != tk.ID || c.Task.Status != demiurge.TaskBlocked || c.Summary != "needs the user" {
+		t.Fatalf("completion = %+v", c)
+	}
+	got, err := r.db.Task(context.Background(), tk.ID)
+	if err != nil || got.Status != demiurge.TaskBlocked {
+		t.Fatalf("task = %+v, %v; want blocked_needs_user", got, err)
+	}
+	if len(r.w.Active()) != 0 {
+		t.Fatalf("a blocked task is still active: %v", r.w.Active())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	done, err := r.w.Cancel(ctx, tk.ID, "")
+	if err != nil || done.Status != demiurge.TaskCancelled {
+		t.Fatalf("cancel = %+v, %v", done, err)
+	}
+}

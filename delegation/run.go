@@ -89,7 +89,11 @@ func (s *Service) Run(ctx context.Context, task demiurge.Task, h *controlplane.H
 		},
 	}
 	switch res.Outcome {
-	case demiurge.TurnCompleted, demiurge.TurnNeedsUser:
+	case demiurge.TurnCompleted:
+	case demiurge.TurnNeedsUser:
+		// The child waits on the user: the task stays blocked_needs_user
+		// and the parent is told so.
+		out.Blocked = true
 	case demiurge.TurnCancelled:
 		return out, demiurge.Errorf(demiurge.ECANCELED, "child agent turn cancelled")
 	default:

@@ -154,10 +154,5 @@ func (h *Host) runEvolver(ctx context.Context, task demiurge.Task, hd *controlpl
 	var meta map[string]any
 	b, _ := json.Marshal(res)
 	_ = json.Unmarshal(b, &meta)
-	if res.Evolver.NeedsUser {
-		if err := hd.Block(res.Summary); err != nil {
-			return controlplane.Result{}, err
-		}
-	}
-	return controlplane.Result{Summary: res.Summary, ResultRef: res.ReportPath, Metadata: meta}, nil
+	return controlplane.Result{Summary: res.Summary, ResultRef: res.ReportPath, Metadata: meta, Blocked: res.Evolver.NeedsUser}, nil
 }

@@ -131,6 +131,10 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		return nil, err
 	}
 
+	if h.Timezone, err = schedule.ResolveTimezone(opts.Timezone, opts.Getenv("DEMIURGE_TIMEZONE"), h.Config.Runtime.Timezone); err != nil {
+		h.closeStore(ctx)
+		return nil, err
+	}
 	h.Sessions = session.NewRuntime(h.Store, session.Options{})
 	h.Router = delivery.NewRouter()
 	h.Approvals = effect.NewApprovalRuntime(effect.ApprovalOptions{})
@@ -140,7 +144,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	interp := starlark.NewRuntime(starlark.Options{})
 	deps := h.builtinDeps()
-	deps.Getenv, deps.URLPolicy = opts.Getenv, opts.URLPolicy
+	deps.Getenv, deps.URLPolicy, deps.Timezone = opts.Getenv, opts.URLPolicy, h.Timezone
 	h.MCP = mcp.NewManager(mcp.Options{
 		URLPolicy: opts.URLPolicy,
 		BaseEnv:   func() []string { return builtin.AllowlistedEnv(os.Environ()) },
@@ -182,10 +186,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		return nil, err
 	}
 	h.catalogs.builtins = deps
-	if h.Timezone, err = schedule.ResolveTimezone(opts.Timezone, opts.Getenv("DEMIURGE_TIMEZONE"), h.Config.Runtime.Timezone); err == nil {
-		h.Scheduler, err = h.newScheduler(h.Timezone)
-	}
-	if err != nil {
+	if h.Scheduler, err = h.newScheduler(h.Timezone); err != nil {
 		h.Close(ctx)
 		return nil, err
 	}

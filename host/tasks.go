@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/builtin"
@@ -171,19 +172,19 @@ func hasMCPDeclarations(c *core.Core) bool {
 }
 
 // WaitTasks waits until this Host runs no task: those a turn started and
-// any they started in turn.
+// any they started in turn. A task that ends blocked on the user counts
+// as done here: nothing of this Host runs it any more.
 func (h *Host) WaitTasks(ctx context.Context) error {
-	for {
-		active := h.Tasks.Active()
-		if len(active) == 0 {
-			return nil
-		}
-		for _, id := range active {
-			if _, err := h.Tasks.Wait(ctx, id); err != nil {
-				return err
-			}
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for len(h.Tasks.Active()) > 0 {
+		select {
+		case <-ctx.Done():
+			return demiurge.WrapError(demiurge.ECANCELED, ctx.Err(), "waiting for tasks: %v", ctx.Err())
+		case <-t.C:
 		}
 	}
+	return nil
 }
 
 // CancelTasks cancels every task this Host runs; each ends recorded as
