@@ -36,6 +36,22 @@ type Deps struct {
 	History func(ctx context.Context, sessionID string, limit int) ([]demiurge.Message, error)
 	// RunChild runs the child turn of an agent.spawn task.
 	RunChild ChildRunner
+	// Audit, when set, records the delegation trail (agent_spawn.started,
+	// completed, blocked, failed, rejected; aggregate agent_spawn/<task or
+	// parent turn>). A failure to record is logged by the caller's store,
+	// never fatal.
+	Audit func(ctx context.Context, events []demiurge.Event, key string, expected *demiurge.Expected) ([]demiurge.Event, error)
+}
+
+// audit records one delegation event; it never fails the delegation.
+func (s *Service) audit(ctx context.Context, typ, id string, payload map[string]any) {
+	if s.d.Audit == nil {
+		return
+	}
+	_, _ = s.d.Audit(context.WithoutCancel(ctx), []demiurge.Event{{
+		AggregateType: "agent_spawn", AggregateID: id, Type: typ,
+		Actor: map[string]any{"actor": "host.delegation"}, Payload: payload,
+	}}, "", nil)
 }
 
 // Service validates delegations, submits agent.spawn tasks and runs them.

@@ -28,7 +28,16 @@ func (s *Service) Spawn(ctx context.Context, tc effect.TurnContext, req Request)
 
 // spawn is Spawn, also returning the child session id.
 func (s *Service) spawn(ctx context.Context, tc effect.TurnContext, req Request) (demiurge.Task, string, error) {
-	return s.submitChild(ctx, tc, req)
+	task, session, err := s.submitChild(ctx, tc, req)
+	base := map[string]any{"parent_session_id": tc.SessionID, "parent_turn_id": tc.TurnID, "parent_slot": req.ParentSlot, "child_core_id": req.CoreID}
+	if err != nil {
+		base["error"] = errorText(err)
+		s.audit(ctx, "agent_spawn.rejected", tc.TurnID, base)
+		return task, session, err
+	}
+	base["task_id"], base["child_session_id"] = task.ID, session
+	s.audit(ctx, "agent_spawn.started", task.ID, base)
+	return task, session, nil
 }
 
 func (s *Service) submitChild(ctx context.Context, tc effect.TurnContext, req Request) (demiurge.Task, string, error) {

@@ -22,6 +22,7 @@ type fixture struct {
 	mu        sync.Mutex
 	tasks     []demiurge.Task
 	submitted []controlplane.TaskSpec
+	trail     []string // audit event types, in order
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -48,6 +49,14 @@ func newFixture(t *testing.T) *fixture {
 		},
 		VisibleTools: func(context.Context, *core.Core) ([]string, bool, error) {
 			return []string{"read_file", "write_file", "terminal", "todo"}, false, nil
+		},
+		Audit: func(_ context.Context, evs []demiurge.Event, _ string, _ *demiurge.Expected) ([]demiurge.Event, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			for _, e := range evs {
+				f.trail = append(f.trail, e.Type)
+			}
+			return evs, nil
 		},
 		History: func(context.Context, string, int) ([]demiurge.Message, error) {
 			return []demiurge.Message{
@@ -160,6 +169,9 @@ func TestSpawnSubmitsResolvedChild(t *testing.T) {
 	if len(f.submitted) != 1 {
 		t.Fatalf("submitted %d tasks", len(f.submitted))
 	}
+	if strings.Join(f.trail, ",") != "agent_spawn.started" {
+		t.Errorf("audit trail = %v, want one start", f.trail)
+	}
 	spec := f.submitted[0]
 	if spec.Kind != controlplane.KindAgentSpawn || spec.Payload["notify_policy"] != "silent" || spec.Payload["task_id"] != task.ID {
 		t.Errorf("spec = %+v", spec)
@@ -198,6 +210,9 @@ func TestDelegateToolReportsCapabilityDenial(t *testing.T) {
 	out := f.svc.Delegate(context.Background(), effect.Invocation{
 		Args: map[string]any{"goal": "x"}, Turn: turnCtx(),
 	})
+	if strings.Join(f.trail, ",") != "agent_spawn.rejected" {
+		t.Errorf("audit trail = %v, want one rejection", f.trail)
+	}
 	if !out.IsError || out.Denial != "capability" || out.ExecutionStarted {
 		t.Fatalf("outcome = %+v", out)
 	}

@@ -57,6 +57,7 @@ func (h *Host) newDelegation() *delegation.Service {
 			return h.Sessions.History(ctx, sessionID, limit)
 		},
 		RunChild: h.runChild,
+		Audit:    h.Store.Append,
 	})
 }
 

@@ -58,7 +58,9 @@
 // Y"; payload and actor are stored as sorted-key JSON; EventID, CreatedAt and
 // Seq are filled in. Event types without a projection are stored as they
 // are (audit events such as mcp.server_denied and mcp.server_failed,
-// aggregate mcp_server "<core>:<server>"). Derived session fields (preview, title, message_count, updated_at)
+// aggregate mcp_server "<core>:<server>", and the delegation trail
+// agent_spawn.started|completed|blocked|failed|rejected, aggregate
+// agent_spawn "<task id>" or, for a rejection, the parent turn id). Derived session fields (preview, title, message_count, updated_at)
 // are maintained incrementally, once per session per batch, never by
 // rescanning the transcript.
 //
