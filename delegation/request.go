@@ -3,6 +3,7 @@ package delegation
 import (
 	"encoding/json"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/demiurge/demiurge"
@@ -192,6 +193,11 @@ func parseToolPolicy(v any) (*effect.ToolPolicy, error) {
 			ids, err := idList(items, fmt.Sprintf("tool_policy.%s items must be strings", key), "tool id must not be empty", "duplicate tool id: %s")
 			if err != nil {
 				return nil, err
+			}
+			for _, pat := range ids {
+				if _, err := path.Match(pat, ""); err != nil {
+					return nil, invalidf("tool_policy.%s has a malformed pattern: %s", key, pat)
+				}
 			}
 			switch key {
 			case "deny":

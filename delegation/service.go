@@ -58,13 +58,43 @@ func (s *Service) audit(ctx context.Context, typ, id string, payload map[string]
 type Service struct {
 	d Deps
 
-	mu      sync.Mutex
-	pending map[string]childPlan // task id → what Run needs, never stored raw
+	mu       sync.Mutex
+	pending  map[string]childPlan // task id → what Run needs, never stored raw
+	sessions map[string]*sessionLock
+}
+
+// sessionLock serialises the delegations of one session; refs counts the
+// holders and waiters so the entry is dropped when nobody needs it.
+type sessionLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// lockSession takes the delegation lock of a session and returns its
+// release.
+func (s *Service) lockSession(id string) func() {
+	s.mu.Lock()
+	l := s.sessions[id]
+	if l == nil {
+		l = &sessionLock{}
+		s.sessions[id] = l
+	}
+	l.refs++
+	s.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		s.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(s.sessions, id)
+		}
+		s.mu.Unlock()
+	}
 }
 
 // New returns a Service.
 func New(d Deps) *Service {
-	return &Service{d: d, pending: map[string]childPlan{}}
+	return &Service{d: d, pending: map[string]childPlan{}, sessions: map[string]*sessionLock{}}
 }
 
 func (s *Service) put(id string, p childPlan) {

@@ -69,6 +69,10 @@ func (s *Service) submitChild(ctx context.Context, tc effect.TurnContext, req Re
 	if tc.DelegationDepth >= maxDepth {
 		return demiurge.Task{}, "", invalidf("delegation depth limit exceeded: max_depth=%d", maxDepth)
 	}
+	// The limits are counted and the task submitted under one lock per
+	// session, so parallel slots cannot both pass the last free place.
+	unlock := s.lockSession(tc.SessionID)
+	defer unlock()
 	if err := s.checkLimits(ctx, tc); err != nil {
 		return demiurge.Task{}, "", err
 	}
@@ -87,6 +91,13 @@ func (s *Service) submitChild(ctx context.Context, tc effect.TurnContext, req Re
 	policy, requestedTools, err := s.resolveTools(ctx, c, req)
 	if err != nil {
 		return demiurge.Task{}, "", err
+	}
+	if tc.ToolPolicy != nil {
+		// A child never gets more than its parent could use.
+		if policy == nil {
+			policy = &effect.ToolPolicy{}
+		}
+		policy.Parent = tc.ToolPolicy
 	}
 	inSlots, err := resolveSlots(c, "input", req.InputSlots, "base_input")
 	if err != nil {

@@ -220,3 +220,27 @@ func TestDelegateToolReportsCapabilityDenial(t *testing.T) {
 		t.Errorf("content = %q", out.Content)
 	}
 }
+
+// A child never gets a tool its parent turn could not use: the parent's
+// policy rides along even when the child asks for every tool.
+func TestSpawnInheritsParentToolPolicy(t *testing.T) {
+	f := newFixture(t)
+	tc := turnCtx("agents.spawn:*")
+	tc.DelegationDepth = 1
+	tc.ToolPolicy = &effect.ToolPolicy{Deny: []string{"terminal"}}
+	task, err := f.svc.Spawn(context.Background(), tc, Request{Goal: "g", Tools: "all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, ok := f.svc.take(task.ID)
+	if !ok {
+		t.Fatal("no plan")
+	}
+	if plan.ToolPolicy.Allows("terminal", "high") || !plan.ToolPolicy.Allows("todo", "low") {
+		t.Fatalf("grandchild policy = %+v", plan.ToolPolicy)
+	}
+	if _, err := f.svc.Spawn(context.Background(), turnCtx("agents.spawn:*"), Request{Goal: "g", ToolPolicy: map[string]any{"deny": []any{"[bad"}}}); err == nil ||
+		demiurge.ErrorMessage(err) != "tool_policy.deny has a malformed pattern: [bad" {
+		t.Fatalf("malformed pattern: %v", err)
+	}
+}

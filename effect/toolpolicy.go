@@ -24,15 +24,23 @@ type ToolPolicy struct {
 	AllowExact []string
 	Allow      []string
 	MaxRisk    string
+	// Parent is the policy of the turn that delegated this one: a child
+	// never gets a tool its parent could not use, however its own policy
+	// reads.
+	Parent *ToolPolicy
 }
 
-// Allows reports whether a tool of that name and risk passes the policy.
+// Allows reports whether a tool of that name and risk passes the policy
+// and every policy above it. A malformed deny pattern denies everything.
 func (p *ToolPolicy) Allows(name, risk string) bool {
 	if p == nil {
 		return true
 	}
+	if !p.Parent.Allows(name, risk) {
+		return false
+	}
 	for _, pat := range p.Deny {
-		if ok, _ := path.Match(pat, name); ok {
+		if ok, err := path.Match(pat, name); ok || err != nil {
 			return false
 		}
 	}

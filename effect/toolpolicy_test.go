@@ -25,6 +25,9 @@ func TestToolPolicyAllows(t *testing.T) {
 		{"risk ceiling drops higher", &ToolPolicy{MaxRisk: "medium"}, "terminal", "high", false},
 		{"risk ceiling keeps equal", &ToolPolicy{MaxRisk: "medium"}, "patch", "medium", true},
 		{"unknown risk is dropped by a ceiling", &ToolPolicy{MaxRisk: "critical"}, "x", "weird", false},
+		{"malformed deny pattern denies", &ToolPolicy{Deny: []string{"[terminal"}}, "terminal", "high", false},
+		{"parent restriction is inherited", &ToolPolicy{Parent: &ToolPolicy{Deny: []string{"terminal"}}}, "terminal", "high", false},
+		{"parent allows, child allows", &ToolPolicy{Parent: &ToolPolicy{MaxRisk: "medium"}}, "patch", "medium", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"maps"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/builtin"
@@ -45,10 +46,28 @@ func (e coreEvolution) Review(ctx context.Context, runID, reason string) (any, b
 	if err != nil {
 		return nil, false, err
 	}
-	// The token is the operator's to use: the model never sees it.
+	return modelReview(r), r.Passed, nil
+}
+
+// modelReview is a review as the model sees it: without the operator's
+// confirmation token, wherever the review carries it (its own field and
+// the data of the security gates).
+func modelReview(r *corerepo.Review) *corerepo.Review {
+	if r == nil {
+		return nil
+	}
 	view := *r
 	view.ReviewToken = ""
-	return view, r.Passed, nil
+	view.Gates = make([]corerepo.Gate, len(r.Gates))
+	for i, g := range r.Gates {
+		if data, ok := g.Data.(map[string]any); ok {
+			clean := maps.Clone(data)
+			delete(clean, "review_token")
+			g.Data = clean
+		}
+		view.Gates[i] = g
+	}
+	return &view
 }
 
 func (e coreEvolution) Promote(ctx context.Context, runID, reason string) (any, bool, error) {
@@ -57,11 +76,7 @@ func (e coreEvolution) Promote(ctx context.Context, runID, reason string) (any, 
 		return nil, false, err
 	}
 	view := *r
-	if view.Review != nil {
-		rv := *view.Review
-		rv.ReviewToken = ""
-		view.Review = &rv
-	}
+	view.Review = modelReview(r.Review)
 	if !r.Promoted && r.Review != nil && r.Review.ManualReviewRequired {
 		view.Summary += "; the operator must promote it: demiurge core evolve promote " + runID + " --manual-review-token <token from demiurge core evolve review " + runID + ">"
 	}

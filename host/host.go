@@ -75,9 +75,13 @@ type Host struct {
 	logFile  *os.File // nil when the caller passed its own Logger
 	logger   *slog.Logger
 	loops    *loops
-	children *delegation.Service
-	delivery *delivery.Runtime
-	cores    *coreLoader
+	// schedLoop owns the scheduler loop apart from the other loops: it
+	// stops before task admission closes, so no occurrence is claimed that
+	// could not be run.
+	schedLoop *loops
+	children  *delegation.Service
+	delivery  *delivery.Runtime
+	cores     *coreLoader
 }
 
 // Open initialises the home if needed, opens the store, takes this process's
@@ -195,7 +199,10 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 
 // StartScheduler runs the scheduler loop until the Host closes.
 func (h *Host) StartScheduler() {
-	h.loops.goRun(func(ctx context.Context) {
+	if h.schedLoop == nil {
+		h.schedLoop = newLoops()
+	}
+	h.schedLoop.goRun(func(ctx context.Context) {
 		if err := h.Scheduler.Run(ctx); err != nil && ctx.Err() == nil {
 			h.logger.Warn("scheduler stopped", "err", err)
 		}
@@ -234,6 +241,9 @@ func (h *Host) Run(ctx context.Context, req turn.Request) (turn.Result, error) {
 func (h *Host) Close(ctx context.Context) error {
 	// Task admission closes first; active tasks are cancelled and drained
 	// before the turns and processes they use go away.
+	if h.schedLoop != nil {
+		h.schedLoop.stop()
+	}
 	var taskErr error
 	if h.Tasks != nil {
 		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

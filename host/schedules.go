@@ -5,6 +5,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/controlplane"
@@ -69,8 +70,18 @@ func (h *Host) fireSchedule(ctx context.Context, occ schedule.Occurrence) error 
 	if err != nil {
 		return err
 	}
-	task, err = h.Tasks.Wait(ctx, task.ID)
+	id := task.ID
+	task, err = h.Tasks.Wait(ctx, id)
 	if err != nil {
+		if ctx.Err() != nil {
+			// The scheduler gave up on this run (it is stopping, or the
+			// claim was lost): the run must not go on unrecorded.
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if _, cerr := h.Tasks.Cancel(cctx, id, "schedule run cancelled"); cerr != nil {
+				h.logger.Warn("cancel abandoned schedule run", "task_id", id, "err", cerr)
+			}
+		}
 		return err
 	}
 	if task.Status != demiurge.TaskSucceeded {

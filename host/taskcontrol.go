@@ -85,14 +85,24 @@ func (c taskControl) Cancel(ctx context.Context, scope demiurge.PrincipalScope, 
 }
 
 func (c taskControl) Yield(ctx context.Context, scope demiurge.PrincipalScope, id string, timeout time.Duration) (map[string]any, bool, error) {
-	if _, err := c.owned(ctx, scope, id); err != nil {
+	t, err := c.owned(ctx, scope, id)
+	if err != nil {
 		return nil, false, err
+	}
+	if demiurge.TaskTerminal(t.Status) || t.Status == demiurge.TaskBlocked {
+		// Already in a completion status: nothing to wait for; the caller
+		// takes the result, so the notice is consumed.
+		if cerr := c.h.Tasks.ConsumeCompletion(ctx, id); cerr != nil {
+			c.h.logger.Warn("consume task completion", "task_id", id, "err", cerr)
+		}
+		v, err := c.view(ctx, t)
+		return v, false, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// The caller takes the result: the completion notice is consumed so
 	// the session does not get it a second time.
-	t, _, err := c.h.Tasks.WaitConsume(wctx, id)
+	t, _, err = c.h.Tasks.WaitConsume(wctx, id)
 	timedOut := false
 	switch {
 	case err == nil:

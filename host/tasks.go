@@ -86,6 +86,7 @@ func (h *Host) runChild(ctx context.Context, c delegation.ChildTurn) (delegation
 	res, err := h.Turns.Run(ctx, turn.Request{
 		CoreID: c.CoreID, Text: c.Goal,
 		NewSession: true, NewSessionID: c.SessionID,
+		Channel: "agent", ConversationKey: c.SessionID,
 		Scope:     c.Scope(),
 		Workspace: c.Workspace,
 		Delegation: &turn.Delegation{
@@ -127,8 +128,9 @@ func (h *Host) deliverCompletion(ctx context.Context, c controlplane.Completion)
 		SessionID: c.SessionID, TurnID: c.Task.OwnerTurnID, Role: demiurge.RoleUser,
 		Text: completionText(c), Visible: true, ModelVisible: true, Channel: "system", Source: "background_task",
 		Metadata: map[string]any{
-			"synthetic": true, "trigger": "background_task", "task_id": c.TaskID,
-			"task_kind": c.Task.Kind, "task_status": c.Task.Status, "completion_work_id": c.WorkID,
+			"synthetic": true, "trigger": "background_task", "event_id": c.WorkID, "task_id": c.TaskID,
+			"task_kind": c.Task.Kind, "source_tool": sourceTool(c), "task_status": c.Task.Status,
+			"owner_turn_id": c.Task.OwnerTurnID, "result_ref": c.Task.ResultRef, "completion_claim_id": c.ClaimID,
 		},
 		IdempotencyKey: "task_completion:" + c.WorkID + ":message",
 	})
@@ -139,19 +141,28 @@ func (h *Host) deliverCompletion(ctx context.Context, c controlplane.Completion)
 func completionText(c controlplane.Completion) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[SYSTEM: Background task event]\ntask_id: %s\nkind: %s\nsource_tool: %s\nstatus: %s\n",
-		c.TaskID, c.Task.Kind, sourceTool(c.Task), c.Task.Status)
+		c.TaskID, c.Task.Kind, sourceTool(c), c.Task.Status)
 	if c.Summary != "" {
 		fmt.Fprintf(&b, "\nSummary:\n%s\n", c.Summary)
 	}
 	if c.Task.ResultRef != "" {
 		fmt.Fprintf(&b, "\nResult ref: %s\n", c.Task.ResultRef)
 	}
+	if tail, ok := c.Payload["log_tail"].([]any); ok && len(tail) > 0 {
+		b.WriteString("\nLog tail:\n")
+		for _, l := range tail {
+			fmt.Fprintf(&b, "%v\n", l)
+		}
+	}
 	b.WriteString("\nReply with a concise status update for the user. Do not rerun the task; use task_status or task_list for detail.")
 	return b.String()
 }
 
-func sourceTool(t demiurge.Task) string {
-	switch t.Kind {
+func sourceTool(c controlplane.Completion) string {
+	if s, ok := c.Payload["source_tool"].(string); ok && s != "" {
+		return s
+	}
+	switch c.Task.Kind {
 	case controlplane.KindTerminalExec:
 		return "terminal"
 	case controlplane.KindAgentSpawn:
@@ -159,7 +170,7 @@ func sourceTool(t demiurge.Task) string {
 	case controlplane.KindEvolverRun:
 		return "evolve_core"
 	}
-	return t.Kind
+	return c.Task.Kind
 }
 
 // hasMCPDeclarations reports whether a core declares any MCP server.

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"text/tabwriter"
 	"time"
 
@@ -26,15 +28,13 @@ func newTasksCmd(g *globals, streams IO) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withHost(cmd.Context(), g, func(ctx context.Context, h *host.Host) error {
-				tasks, err := h.Store.ListTasks(ctx, demiurge.TaskFilter{Limit: limit})
+				tasks, err := listTasks(ctx, h, all, limit)
 				if err != nil {
 					return err
 				}
 				out := []taskJSON{}
 				for _, t := range tasks {
-					if all || controlplane.Running(t.Status) {
-						out = append(out, toTaskJSON(t, ""))
-					}
+					out = append(out, toTaskJSON(t, ""))
 				}
 				if asJSON {
 					return writeJSON(streams.Out, out)
@@ -45,7 +45,7 @@ func newTasksCmd(g *globals, streams IO) *cobra.Command {
 		},
 	}
 	list.Flags().BoolVar(&all, "all", false, "include finished tasks")
-	list.Flags().IntVar(&limit, "limit", 50, "how many tasks to read (newest first)")
+	list.Flags().IntVar(&limit, "limit", 50, "with --all: how many of the newest tasks")
 
 	status := taskCmd(g, streams, &asJSON, "status ID", "Show one task with its summary, metadata and log tail", func(ctx context.Context, h *host.Host, id string) (any, error) {
 		v, err := h.Control.Operator(ctx, id)
@@ -81,10 +81,13 @@ func newTasksCmd(g *globals, streams IO) *cobra.Command {
 			defer stop()
 		}
 		t, err := h.Tasks.Wait(ctx, id)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, demiurge.Errorf(demiurge.ETIMEOUT, "task %s did not finish within %s", id, waitTimeout)
-			}
+		switch {
+		case err == nil:
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			return nil, demiurge.Errorf(demiurge.ETIMEOUT, "task %s did not finish within %s", id, waitTimeout)
+		case ctx.Err() != nil:
+			return nil, demiurge.Errorf(demiurge.ECANCELED, "waiting for task %s was interrupted", id)
+		default:
 			return nil, err
 		}
 		return toTaskJSON(t, ""), nil
@@ -96,6 +99,25 @@ func newTasksCmd(g *globals, streams IO) *cobra.Command {
 	}
 	cmd.AddCommand(list, status, logs, cancel, wait)
 	return cmd
+}
+
+// listTasks reads the newest tasks (limit of them) with --all, else every
+// active one: each active status is read on its own, so an old running
+// task is not hidden behind newer finished ones.
+func listTasks(ctx context.Context, h *host.Host, all bool, limit int) ([]demiurge.Task, error) {
+	if all {
+		return h.Store.ListTasks(ctx, demiurge.TaskFilter{Limit: limit})
+	}
+	var out []demiurge.Task
+	for _, status := range []string{demiurge.TaskQueued, demiurge.TaskRunning, demiurge.TaskBlocked} {
+		ts, err := h.Store.ListTasks(ctx, demiurge.TaskFilter{Status: status, Limit: demiurge.MaxTaskLimit})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ts...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
+	return out, nil
 }
 
 // taskCmd builds a subcommand over one task id that prints fn's result as
