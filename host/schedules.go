@@ -113,6 +113,7 @@ func (h *Host) runScheduled(ctx context.Context, task demiurge.Task, hd *control
 	}
 	res, err := h.Turns.Run(ctx, turn.Request{
 		CoreID: coreID, Text: prompt, NewSession: true, NewSessionID: sessionID,
+		Channel: "schedule", ConversationKey: sessionID,
 		Scope: scope, Workspace: h.Home.WorkspaceDir(), Delegation: deleg,
 	})
 	if err != nil {
