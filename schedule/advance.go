@@ -83,8 +83,11 @@ func (s *Scheduler) advanceStep(ctx context.Context, now time.Time, coreID strin
 		// occurrence as skipped (it is the head, which is now cancelled).
 		return false, time.Time{}, nil
 	}
+	// The head counts as skipped when it never started: superseded here,
+	// or settled by another Host racing this pass (the last run started
+	// is older than the head).
 	skipped := missed - 1
-	if w, err := s.store.WorkItem(ctx, workID(coreID, sc.ID, st.HeadDue)); err == nil && isSuperseded(w) {
+	if w, err := s.store.WorkItem(ctx, workID(coreID, sc.ID, st.HeadDue)); err == nil && (isSuperseded(w) || (w.ExternalRef == "" && st.LastDue.Before(st.HeadDue))) {
 		skipped++
 	}
 	return false, latest, s.enqueue(ctx, coreID, sc, sig, st, latest, skipped, rep)
