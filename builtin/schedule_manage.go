@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/core"
@@ -236,7 +237,7 @@ func (t scheduleTool) plan(inv effect.Invocation) (scheduleChange, effect.Outcom
 			return fail("schedule target is a symlink: %s", link)
 		}
 		sc = core.Schedule{ID: id, Cron: cron, Prompt: prompt, Enabled: true,
-			Slots:    core.ScheduleSlots{Input: []string{"base_input"}, Output: []string{"base_output"}},
+			Slots:    core.DefaultScheduleSlots(),
 			Delivery: core.ScheduleDelivery{Mode: core.ScheduleDeliveryLocal}}
 	} else {
 		if id == "" {
@@ -384,8 +385,8 @@ func (t scheduleTool) list(coreAbs string) (effect.Outcome, error) {
 
 func schedulePayload(sc core.Schedule, loc *time.Location) map[string]any {
 	preview := sc.Prompt
-	if r := []rune(preview); len(r) > schedulePromptPreview {
-		preview = string(r[:schedulePromptPreview]) + "..."
+	if utf8.RuneCountInString(preview) > schedulePromptPreview {
+		preview = firstChars(preview, schedulePromptPreview) + "..."
 	}
 	m := map[string]any{
 		"schedule_id": sc.ID, "enabled": sc.Enabled, "schedule": sc.Cron,

@@ -206,7 +206,7 @@ func replacementsOf(secrets []redact.Secret) map[string]string {
 	out := make(map[string]string, len(secrets))
 	for _, s := range secrets {
 		if s.Value != "" {
-			out[s.Value] = "<redacted:" + s.Name + ">"
+			out[s.Value] = redact.Marker(s.Name)
 		}
 	}
 	return out

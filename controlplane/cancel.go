@@ -172,11 +172,9 @@ func (w *Worker) cancelLoop() {
 }
 
 // carryOut starts the cancel of one requested task without waiting for it:
-// the requester waits on the store.
+// the requester waits on the store. An empty reason needs no default here:
+// terminalEvent and ControlPlane.Cancel both apply DefaultCancelSummary.
 func (w *Worker) carryOut(id, reason string) {
-	if reason == "" {
-		reason = DefaultCancelSummary
-	}
 	if r := w.lookup(id); r != nil {
 		select {
 		case <-r.ready:

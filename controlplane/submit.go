@@ -51,19 +51,14 @@ type Source struct {
 // projection. A repeated idempotency key returns the task of the first
 // submission and writes nothing.
 func (cp *ControlPlane) SubmitTask(ctx context.Context, spec TaskSpec, src Source) (demiurge.Task, error) {
-	switch spec.Kind {
-	case KindAgentSpawn, KindTerminalExec, KindEvolverRun, KindScheduleFire:
-	default:
-		return demiurge.Task{}, demiurge.Errorf(demiurge.EINVALID, "unsupported task kind: %s", spec.Kind)
+	if err := checkKind(spec.Kind); err != nil {
+		return demiurge.Task{}, err
 	}
 	id := str(spec.Payload, "task_id")
 	if id == "" {
 		id = demiurge.NewID("task")
 	}
-	key := spec.IdempotencyKey
-	if key == "" {
-		key = "task:" + id + ":submitted"
-	}
+	key := submitKey(spec, id)
 	scope := strings.TrimSpace(src.WriteScope)
 	ev := cp.submittedEvent(id, spec, src, scope)
 	for range submitAttempts {
@@ -93,25 +88,11 @@ func (cp *ControlPlane) trySubmit(ctx context.Context, id, key, scope string, ev
 		return demiurge.Task{}, err
 	}
 	if scope != "" {
-		seq, err := cp.st.LastSeq(ctx, aggWriteScope, scope)
-		if err != nil {
-			return demiurge.Task{}, err
+		claim, scopeGuard, tk, held, err := cp.claimScope(ctx, id, key, scope, ev)
+		if held || err != nil {
+			return tk, err
 		}
-		active, err := cp.activeWithScope(ctx, scope)
-		if err != nil {
-			return demiurge.Task{}, err
-		}
-		if active != "" {
-			return cp.replay(ctx, events, key, active,
-				demiurge.Errorf(demiurge.ECONFLICT, "background task write_scope is already active: %s", scope))
-		}
-		// The claim event moves the scope aggregate, so of two submissions
-		// that both saw the scope free only the first one's guard holds.
-		events = append(events, demiurge.Event{
-			AggregateType: aggWriteScope, AggregateID: scope, Type: evWriteScopeClaimed,
-			CreatedAt: ev.CreatedAt, Payload: map[string]any{"task_id": id},
-		})
-		guard = &demiurge.Expected{AggregateType: aggWriteScope, AggregateID: scope, LastSeq: seq}
+		events, guard = append(events, claim), scopeGuard
 	}
 	stored, err := cp.st.Append(ctx, events, key, guard)
 	if err != nil {
@@ -121,6 +102,51 @@ func (cp *ControlPlane) trySubmit(ctx context.Context, id, key, scope string, ev
 		return demiurge.Task{}, err
 	}
 	return cp.st.Task(ctx, stored[0].AggregateID)
+}
+
+// checkKind refuses a kind the control plane does not run.
+func checkKind(kind string) error {
+	switch kind {
+	case KindAgentSpawn, KindTerminalExec, KindEvolverRun, KindScheduleFire:
+		return nil
+	}
+	return demiurge.Errorf(demiurge.EINVALID, "unsupported task kind: %s", kind)
+}
+
+// submitKey is the idempotency key of a submission (default
+// "task:<id>:submitted").
+func submitKey(spec TaskSpec, id string) string {
+	if spec.IdempotencyKey != "" {
+		return spec.IdempotencyKey
+	}
+	return "task:" + id + ":submitted"
+}
+
+// claimScope prepares the claim of a write scope for task id, submitted
+// as sub. When an active task holds the scope, held is set and the answer
+// is that of an idempotent replay (the earlier task) or the ECONFLICT
+// refusal. Otherwise it returns the claim event and the guard to append
+// with: the claim moves the scope aggregate, so of two submissions that
+// both saw the scope free only the first one's guard holds.
+func (cp *ControlPlane) claimScope(ctx context.Context, id, key, scope string, sub demiurge.Event) (claim demiurge.Event, guard *demiurge.Expected, tk demiurge.Task, held bool, err error) {
+	seq, err := cp.st.LastSeq(ctx, aggWriteScope, scope)
+	if err != nil {
+		return claim, nil, tk, false, err
+	}
+	active, err := cp.activeWithScope(ctx, scope)
+	if err != nil {
+		return claim, nil, tk, false, err
+	}
+	if active != "" {
+		tk, err = cp.replay(ctx, []demiurge.Event{sub}, key, active,
+			demiurge.Errorf(demiurge.ECONFLICT, "background task write_scope is already active: %s", scope))
+		return claim, nil, tk, true, err
+	}
+	claim = demiurge.Event{
+		AggregateType: aggWriteScope, AggregateID: scope, Type: evWriteScopeClaimed,
+		CreatedAt: sub.CreatedAt, Payload: map[string]any{"task_id": id},
+	}
+	return claim, &demiurge.Expected{AggregateType: aggWriteScope, AggregateID: scope, LastSeq: seq}, tk, false, nil
 }
 
 // replay returns the task of an earlier submission with the same

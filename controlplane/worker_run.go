@@ -22,7 +22,6 @@ type run struct {
 
 	mu              sync.Mutex // guards the fields below
 	launched        bool
-	aborted         bool
 	handle          *Handle
 	status          string // the task's status as this worker last wrote it
 	seq             int64  // the task aggregate's last seq as this worker last saw it; 0 unknown
@@ -244,9 +243,6 @@ func (w *Worker) launch(ctx context.Context, r *run, runner Runner, spec TaskSpe
 			delete(w.runs, r.id)
 		}
 		w.mu.Unlock()
-		r.mu.Lock()
-		r.aborted = true
-		r.mu.Unlock()
 		r.cancel()
 		close(r.ready)
 		return tk, err

@@ -15,15 +15,10 @@ import (
 // earlier submission, returned as it is now).
 func (w *Worker) submitStarted(ctx context.Context, id string, spec TaskSpec, src Source) (demiurge.Task, int64, bool, error) {
 	cp := w.cp
-	switch spec.Kind {
-	case KindAgentSpawn, KindTerminalExec, KindEvolverRun, KindScheduleFire:
-	default:
-		return demiurge.Task{}, 0, false, demiurge.Errorf(demiurge.EINVALID, "unsupported task kind: %s", spec.Kind)
+	if err := checkKind(spec.Kind); err != nil {
+		return demiurge.Task{}, 0, false, err
 	}
-	key := spec.IdempotencyKey
-	if key == "" {
-		key = "task:" + id + ":submitted"
-	}
+	key := submitKey(spec, id)
 	scope := strings.TrimSpace(src.WriteScope)
 	sub := cp.submittedEvent(id, spec, src, scope)
 	sub.EventID = demiurge.NewID("evt")
@@ -49,24 +44,11 @@ func (w *Worker) submitStarted(ctx context.Context, id string, spec TaskSpec, sr
 			if tk, found, err := exists(); found {
 				return tk, 0, false, err
 			}
-			seq, err := cp.st.LastSeq(ctx, aggWriteScope, scope)
-			if err != nil {
-				return demiurge.Task{}, 0, false, err
-			}
-			active, err := cp.activeWithScope(ctx, scope)
-			if err != nil {
-				return demiurge.Task{}, 0, false, err
-			}
-			if active != "" {
-				tk, err := cp.replay(ctx, []demiurge.Event{sub}, key, active,
-					demiurge.Errorf(demiurge.ECONFLICT, "background task write_scope is already active: %s", scope))
+			claim, scopeGuard, tk, held, err := cp.claimScope(ctx, id, key, scope, sub)
+			if held || err != nil {
 				return tk, 0, false, err
 			}
-			events = append(events, demiurge.Event{
-				AggregateType: aggWriteScope, AggregateID: scope, Type: evWriteScopeClaimed,
-				CreatedAt: sub.CreatedAt, Payload: map[string]any{"task_id": id},
-			})
-			guard = &demiurge.Expected{AggregateType: aggWriteScope, AggregateID: scope, LastSeq: seq}
+			events, guard = append(events, claim), scopeGuard
 		}
 		stored, tk, err := w.appendTask(ctx, demiurge.EventBatch{Events: events, IdempotencyKey: key, Expected: guard})
 		if demiurge.ErrorCode(err) == demiurge.ECONFLICT {

@@ -71,6 +71,20 @@ type ScheduleSlots struct {
 	Output []string `yaml:"output"`
 }
 
+// DefaultScheduleSlots is the selection of a schedule without a modules
+// key: the base input and output slots.
+func DefaultScheduleSlots() ScheduleSlots {
+	return ScheduleSlots{Input: []string{"base_input"}, Output: []string{"base_output"}}
+}
+
+// of returns the ids of one phase (PhaseInput or PhaseOutput).
+func (s ScheduleSlots) of(phase string) []string {
+	if phase == PhaseOutput {
+		return s.Output
+	}
+	return s.Input
+}
+
 // ScheduleDelivery says where a scheduled run's replies go.
 type ScheduleDelivery struct {
 	Mode    string // "local" or a channel name (normalised: lower case, '-' → '_')
@@ -220,7 +234,7 @@ func parseSchedule(name, id string, data []byte) (Schedule, *yamlx.Document, err
 	if s.Prompt == "" {
 		return Schedule{}, nil, doc.Errorf(doc.Line("prompt"), "prompt must not be empty")
 	}
-	s.Slots = ScheduleSlots{Input: []string{"base_input"}, Output: []string{"base_output"}}
+	s.Slots = DefaultScheduleSlots()
 	if f.Modules != nil {
 		if f.Modules.Input != nil || doc.Has("modules", "input") {
 			s.Slots.Input = f.Modules.Input
@@ -230,11 +244,7 @@ func parseSchedule(name, id string, data []byte) (Schedule, *yamlx.Document, err
 		}
 	}
 	for _, phase := range []string{PhaseInput, PhaseOutput} {
-		ids := s.Slots.Input
-		if phase == PhaseOutput {
-			ids = s.Slots.Output
-		}
-		if err := checkModuleList(doc, phase, ids); err != nil {
+		if err := checkModuleList(doc, phase, s.Slots.of(phase)); err != nil {
 			return Schedule{}, nil, err
 		}
 	}
@@ -305,11 +315,7 @@ func (c *Core) ParseSchedule(name, id string, data []byte) (Schedule, error) {
 
 func (c *Core) checkSchedule(doc *yamlx.Document, s Schedule) error {
 	for _, phase := range []string{PhaseInput, PhaseOutput} {
-		ids := s.Slots.Input
-		if phase == PhaseOutput {
-			ids = s.Slots.Output
-		}
-		for i, id := range ids {
+		for i, id := range s.Slots.of(phase) {
 			if _, ok := c.Slot(phase, id); ok {
 				continue
 			}

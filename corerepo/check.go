@@ -2,6 +2,7 @@ package corerepo
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -44,7 +45,7 @@ func (r *Repo) Check() []Finding {
 func checkPaths(p Paths, s *store) []Finding {
 	var out []Finding
 	add := func(code, format string, args ...any) {
-		out = append(out, Finding{Code: code, Message: sprintf(format, args...)})
+		out = append(out, Finding{Code: code, Message: fmt.Sprintf(format, args...)})
 	}
 	if !repositoryExists(p.GitDir) {
 		add(CodeRepositoryMissing, "core repository not found: %s", p.GitDir)

@@ -3,6 +3,7 @@ package corerepo
 import (
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -21,18 +22,20 @@ func (r *Repo) syncCheckout(root string, target plumbing.Hash, idxPath string) e
 	if err != nil {
 		return err
 	}
+	return r.restoreAndIndex(root, res, idxPath)
+}
+
+// restoreAndIndex undoes the changes of a scan of root (restore) and
+// records the index at idxPath: root then holds exactly res.head's files.
+func (r *Repo) restoreAndIndex(root string, res *scanResult, idxPath string) error {
 	written, err := r.restore(root, res)
 	if err != nil {
 		return err
 	}
 	known := make(map[string]diskFile, len(res.files)+len(written))
-	for p, f := range res.files {
-		known[p] = f
-	}
-	for p, f := range written {
-		known[p] = f
-	}
-	return writeIndex(idxPath, indexFor(target, res.base, known, r.now()))
+	maps.Copy(known, res.files)
+	maps.Copy(known, written)
+	return writeIndex(idxPath, indexFor(res.head, res.base, known, r.now()))
 }
 
 // recordCheckout records that the live checkout holds commit h (whose

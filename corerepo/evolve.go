@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -251,11 +252,7 @@ func (run *Run) Finish(ctx context.Context, out EvolverOutcome) (*StartResult, e
 	if err != nil {
 		return nil, err
 	}
-	cleaned, err := r.cleanArtifacts(run, head)
-	if err != nil {
-		return nil, err
-	}
-	res, err := r.scan(run.AgentsDir, head, filepath.Join(run.Dir, runIndexFile))
+	cleaned, res, err := r.cleanArtifacts(run, head)
 	if err != nil {
 		return nil, err
 	}
@@ -294,11 +291,13 @@ func (run *Run) head() (plumbing.Hash, error) {
 
 // cleanArtifacts removes untracked generated artifacts (Python caches,
 // compiled files, runtime state directories) from the run tree and lists
-// them.
-func (r *Repo) cleanArtifacts(run *Run, head plumbing.Hash) ([]string, error) {
-	res, err := r.scan(run.AgentsDir, head, filepath.Join(run.Dir, runIndexFile))
+// them, with the scan of the run tree against head after the cleaning
+// (the tree is scanned again only when something was removed).
+func (r *Repo) cleanArtifacts(run *Run, head plumbing.Hash) ([]string, *scanResult, error) {
+	idx := filepath.Join(run.Dir, runIndexFile)
+	res, err := r.scan(run.AgentsDir, head, idx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cleaned := []string{}
 	var dirs []string
@@ -308,20 +307,19 @@ func (r *Repo) cleanArtifacts(run *Run, head plumbing.Hash) ([]string, error) {
 		}
 		abs := filepath.Join(run.AgentsDir, filepath.FromSlash(c.Path))
 		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, ioError("remove", abs, err)
+			return nil, nil, ioError("remove", abs, err)
 		}
 		cleaned = append(cleaned, c.Path)
-		dirs = append(dirs, parentDir(c.Path))
+		dirs = append(dirs, path.Dir(c.Path))
+	}
+	if len(cleaned) == 0 {
+		return cleaned, res, nil
 	}
 	pruneEmptyDirs(run.AgentsDir, dirs)
-	return cleaned, nil
-}
-
-func parentDir(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[:i]
+	if res, err = r.scan(run.AgentsDir, head, idx); err != nil {
+		return nil, nil, err
 	}
-	return "."
+	return cleaned, res, nil
 }
 
 func writeJSON(path string, v any) error {

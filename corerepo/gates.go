@@ -2,6 +2,7 @@ package corerepo
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -72,7 +73,7 @@ func newTreeFromScan(res *scanResult) (flatTree, map[string]string, map[string][
 			problems[c.Path] = "not a regular file (device, pipe or socket)"
 		case c.New.Kind == kindTooLarge:
 			delete(out, c.Path)
-			problems[c.Path] = sprintf("file larger than %d MiB", MaxFileBytes>>20)
+			problems[c.Path] = fmt.Sprintf("file larger than %d MiB", MaxFileBytes>>20)
 		default:
 			out[c.Path] = entry{Hash: c.New.Stat.Hash, Mode: c.New.Stat.Mode}
 			content[c.Path] = c.New.Content
@@ -296,7 +297,7 @@ func (in *gateInput) gateCrossCore() Gate {
 	for _, id := range sortedKeys(in.loaded) {
 		for _, ref := range coreReferences(in.loaded[id]) {
 			if !hasCore(in.new, ref.target) {
-				problems = append(problems, sprintf("%s: %s names core %q, which does not exist", ref.where, ref.capability, ref.target))
+				problems = append(problems, fmt.Sprintf("%s: %s names core %q, which does not exist", ref.where, ref.capability, ref.target))
 			}
 		}
 	}

@@ -169,11 +169,7 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, only func(p str
 	if err := recheck(r.paths.Agents, res.changes); err != nil {
 		return nil, err
 	}
-	files, err := r.storeChanges(res)
-	if err != nil {
-		return nil, err
-	}
-	tree, err := r.store.writeTree(files)
+	tree, err := r.storeTree(newTree, content)
 	if err != nil {
 		return nil, err
 	}
@@ -234,20 +230,20 @@ func (r *Repo) runLocalGates(in *gateInput, approval bool, confirm string) ([]Ga
 	return gates, token, nil
 }
 
-// storeChanges writes the blobs of a scan's added and modified files and
-// returns the tree a commit of the scan holds.
-func (r *Repo) storeChanges(res *scanResult) (flatTree, error) {
-	files, _, content := newTreeFromScan(res)
+// storeTree writes the blobs of the changed files (content, as
+// newTreeFromScan returns it) and the tree of files, and returns the tree
+// hash.
+func (r *Repo) storeTree(files flatTree, content map[string][]byte) (plumbing.Hash, error) {
 	for p, data := range content {
 		h, err := r.store.writeBlob(data)
 		if err != nil {
-			return nil, err
+			return plumbing.ZeroHash, err
 		}
 		if h != files[p].Hash {
-			return nil, demiurge.Errorf(demiurge.EINTERNAL, "core repository: hash of %s changed while it was stored", p)
+			return plumbing.ZeroHash, demiurge.Errorf(demiurge.EINTERNAL, "core repository: hash of %s changed while it was stored", p)
 		}
 	}
-	return files, nil
+	return r.store.writeTree(files)
 }
 
 // recheck refuses a save when a changed file was modified after the scan
@@ -280,25 +276,14 @@ func (r *Repo) Discard(ctx context.Context) ([]FileChange, error) {
 		return nil, err
 	}
 	defer l.unlock()
-	live, res, err := r.scanLive()
+	_, res, err := r.scanLive()
 	if err != nil {
 		return nil, err
 	}
 	if len(res.changes) == 0 {
 		return []FileChange{}, nil
 	}
-	written, err := r.restore(r.paths.Agents, res)
-	if err != nil {
-		return nil, err
-	}
-	known := map[string]diskFile{}
-	for p, f := range res.files {
-		known[p] = f
-	}
-	for p, f := range written {
-		known[p] = f
-	}
-	if err := writeIndex(r.paths.liveIndex(), indexFor(live, res.base, known, r.now())); err != nil {
+	if err := r.restoreAndIndex(r.paths.Agents, res, r.paths.liveIndex()); err != nil {
 		return nil, err
 	}
 	return fileChanges(res.changes), nil

@@ -158,14 +158,14 @@ func mapKeys(v any) []string {
 // discovery recognises (--token=…, URL passwords, NAME=value, headers),
 // and the value following an option whose name is sensitive (--api-key X).
 func redactArgs(args []string) []string {
-	secrets := redact.Discover(args)
+	red := redact.New(redact.Discover(args)...)
 	out := make([]string, len(args))
 	for i, a := range args {
 		if i > 0 && strings.HasPrefix(args[i-1], "-") && redact.SensitiveField(strings.TrimLeft(args[i-1], "-")) && !strings.HasPrefix(a, "-") {
 			out[i] = "<redacted>"
 			continue
 		}
-		out[i] = redact.New(secrets...).String(a, redact.Operator)
+		out[i] = red.String(a, redact.Operator)
 	}
 	return out
 }

@@ -121,11 +121,7 @@ func Init(ctx context.Context, paths Paths, opts Options, reason string) (*Repo,
 	if len(failedGates(gates)) > 0 {
 		return nil, InitResult{}, gateError("core init failed gates", gates, "")
 	}
-	files, err := r.storeChanges(res)
-	if err != nil {
-		return nil, InitResult{}, err
-	}
-	tree, err := r.store.writeTree(files)
+	tree, err := r.storeTree(newTree, content)
 	if err != nil {
 		return nil, InitResult{}, err
 	}

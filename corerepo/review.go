@@ -66,22 +66,14 @@ func (r *Repo) reviewHeld(ctx context.Context, run *Run, opts ReviewOptions) (*R
 	if err != nil {
 		return nil, err
 	}
-	cleaned, err := r.cleanArtifacts(run, head)
+	cleaned, res, err := r.cleanArtifacts(run, head)
 	if err != nil {
 		return nil, err
 	}
 	idx := filepath.Join(run.Dir, runIndexFile)
-	res, err := r.scan(run.AgentsDir, head, idx)
-	if err != nil {
-		return nil, err
-	}
 	newTree, problems, content := newTreeFromScan(res)
 	if len(res.changes) > 0 && len(problems) == 0 {
-		files, err := r.storeChanges(res)
-		if err != nil {
-			return nil, err
-		}
-		tree, err := r.store.writeTree(files)
+		tree, err := r.storeTree(newTree, content)
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +88,7 @@ func (r *Repo) reviewHeld(ctx context.Context, run *Run, opts ReviewOptions) (*R
 		if err := writeFileAtomic(filepath.Join(run.Dir, runHeadFile), []byte(c.String()+"\n")); err != nil {
 			return nil, err
 		}
-		if err := writeIndex(idx, indexFor(c, files, res.files, r.now())); err != nil {
+		if err := writeIndex(idx, indexFor(c, newTree, res.files, r.now())); err != nil {
 			return nil, err
 		}
 		head, content = c, nil

@@ -2,7 +2,6 @@ package corerepo
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 )
 
@@ -14,5 +13,3 @@ func sortedKeys[M ~map[K]V, K cmp.Ordered, V any](m M) []K {
 	slices.Sort(keys)
 	return keys
 }
-
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

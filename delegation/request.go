@@ -33,9 +33,9 @@ type Request struct {
 	Context string
 }
 
-// parseArgs reads the delegate_task arguments. Only a goal that is not a
-// string is refused here; every other check runs in Spawn's order.
-func parseArgs(args map[string]any) (Request, string) {
+// parseArgs reads the delegate_task arguments as they are; every check
+// runs in Spawn, in the spec's order.
+func parseArgs(args map[string]any) Request {
 	r := Request{
 		Tools: args["tools"], ToolPolicy: args["tool_policy"],
 		InputSlots: args["input_slots"], OutputSlots: args["output_slots"], UseBootstrap: args["use_bootstrap"],
@@ -55,7 +55,7 @@ func parseArgs(args map[string]any) (Request, string) {
 		n, _ := v.Int64()
 		r.MaxDepth = int(n)
 	}
-	return r, ""
+	return r
 }
 
 // Schema is the delegate_task argument schema (spec host-runtime §6.1,

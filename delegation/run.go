@@ -59,11 +59,10 @@ type ChildRunner func(ctx context.Context, c ChildTurn) (ChildResult, error)
 
 // Run is the agent.spawn task body.
 func (s *Service) Run(ctx context.Context, task demiurge.Task, h *controlplane.Handle) (controlplane.Result, error) {
-	plan, ok := s.take(task.ID)
+	c, ok := s.take(task.ID)
 	if !ok {
 		return controlplane.Result{}, demiurge.Errorf(demiurge.EUNAVAILABLE, "child agent is no longer available to this Host")
 	}
-	c := plan.ChildTurn
 	h.Log("stdout", fmt.Sprintf("child agent %s started in session %s", c.CoreID, c.SessionID))
 	res, err := s.d.RunChild(ctx, c)
 	trail := map[string]any{"task_id": task.ID, "parent_session_id": c.ParentSessionID, "parent_turn_id": c.ParentTurnID,

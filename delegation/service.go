@@ -59,7 +59,7 @@ type Service struct {
 	d Deps
 
 	mu       sync.Mutex
-	pending  map[string]childPlan // task id → what Run needs, never stored raw
+	pending  map[string]ChildTurn // task id → what Run needs, never stored raw
 	sessions map[string]*sessionLock
 }
 
@@ -94,16 +94,16 @@ func (s *Service) lockSession(id string) func() {
 
 // New returns a Service.
 func New(d Deps) *Service {
-	return &Service{d: d, pending: map[string]childPlan{}, sessions: map[string]*sessionLock{}}
+	return &Service{d: d, pending: map[string]ChildTurn{}, sessions: map[string]*sessionLock{}}
 }
 
-func (s *Service) put(id string, p childPlan) {
+func (s *Service) put(id string, p ChildTurn) {
 	s.mu.Lock()
 	s.pending[id] = p
 	s.mu.Unlock()
 }
 
-func (s *Service) take(id string) (childPlan, bool) {
+func (s *Service) take(id string) (ChildTurn, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.pending[id]
@@ -113,10 +113,7 @@ func (s *Service) take(id string) (childPlan, bool) {
 
 // Delegate is the delegate_task tool body.
 func (s *Service) Delegate(ctx context.Context, inv effect.Invocation) effect.Outcome {
-	req, msg := parseArgs(inv.Args)
-	if msg != "" {
-		return refused(msg)
-	}
+	req := parseArgs(inv.Args)
 	req.ParentSlot = "builtin:delegate_task"
 	task, err := s.Spawn(ctx, inv.Turn, req)
 	if err != nil {

@@ -13,11 +13,6 @@ import (
 	"github.com/demiurge/demiurge/redact"
 )
 
-// childPlan is everything the task body needs, resolved at submission.
-type childPlan struct {
-	ChildTurn
-}
-
 // Spawn validates req in the spec's order and submits the agent.spawn
 // task. Refusals are EINVALID (or the worker's ECONFLICT) with the spec's
 // exact text.
@@ -128,13 +123,13 @@ func (s *Service) submitChild(ctx context.Context, tc effect.TurnContext, req Re
 
 	taskID := demiurge.NewID("task")
 	childSession := demiurge.NewID("session_child")
-	plan := childPlan{ChildTurn{
+	plan := ChildTurn{
 		TaskID: taskID, Goal: req.Goal, CoreID: child, SessionID: childSession,
 		Depth: tc.DelegationDepth + 1, ParentSessionID: tc.SessionID, ParentTurnID: tc.TurnID,
 		ParentScope: tc.Scope, ParentSlot: req.ParentSlot, Workspace: tc.Workspace,
 		InputSlots: inSlots, OutputSlots: outSlots, UseBootstrap: useBootstrap,
 		ToolPolicy: policy, SystemContext: fork,
-	}}
+	}
 	s.put(taskID, plan)
 
 	red := tc.Secrets.Redactor()

@@ -186,7 +186,7 @@ func TestSpawnSubmitsResolvedChild(t *testing.T) {
 		t.Fatal("no pending plan for the task")
 	}
 	if plan.Depth != 1 || plan.CoreID != "evolver" || plan.SessionID != child {
-		t.Errorf("plan = %+v", plan.ChildTurn)
+		t.Errorf("plan = %+v", plan)
 	}
 	// Registry order, restricted by the tools list; deny still applies.
 	if got := strings.Join(plan.ToolPolicy.AllowExact, ","); got != "read_file,todo" {

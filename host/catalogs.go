@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"path/filepath"
+	"sync"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/authored"
@@ -30,6 +31,9 @@ type catalogs struct {
 	mcp       *mcp.Manager
 	approvals *effect.ApprovalRuntime
 	logger    *slog.Logger
+	// decls keeps each core's parsed MCP declarations for the revision
+	// they were read at, so a turn does not parse them again.
+	decls *declCache
 	// audit records the MCP servers a turn could not use.
 	audit func(ctx context.Context, events []demiurge.Event, key string, expected *demiurge.Expected) ([]demiurge.Event, error)
 }
@@ -57,7 +61,7 @@ func (c catalogs) Prepare(ctx context.Context, snap turn.Snapshot, tc effect.Tur
 // A declaration that does not load, a denied connect or a failed server
 // contributes no tools and never fails the turn; each is logged.
 func (c catalogs) mcpDefinitions(ctx context.Context, snap turn.Snapshot, tc effect.TurnContext) []effect.Definition {
-	decls, err := mcp.LoadCore(snap.Core)
+	decls, err := c.decls.load(snap)
 	if err != nil {
 		c.logger.Warn("mcp declarations", "core_id", snap.Core.ID, "err", err)
 		return nil
@@ -93,6 +97,35 @@ func (c catalogs) mcpDefinitions(ctx context.Context, snap turn.Snapshot, tc eff
 		}
 	}
 	return defs
+}
+
+// declCache holds the MCP declarations of each core at one revision. The
+// declarations live in the core's tree, so a revision names their content;
+// they are shared read-only.
+type declCache struct {
+	mu    sync.Mutex
+	cores map[string]cachedDecls
+}
+
+type cachedDecls struct {
+	revision string
+	decls    []mcp.Declaration
+}
+
+func (d *declCache) load(snap turn.Snapshot) ([]mcp.Declaration, error) {
+	d.mu.Lock()
+	hit, ok := d.cores[snap.Core.ID]
+	d.mu.Unlock()
+	if ok && snap.Revision != "" && hit.revision == snap.Revision {
+		return hit.decls, nil
+	}
+	decls, err := mcp.LoadCore(snap.Core)
+	if err == nil && snap.Revision != "" {
+		d.mu.Lock()
+		d.cores[snap.Core.ID] = cachedDecls{revision: snap.Revision, decls: decls}
+		d.mu.Unlock()
+	}
+	return decls, err
 }
 
 func approvalConfig(a core.ApprovalConfig) policy.ApprovalConfig {

@@ -16,14 +16,6 @@ import (
 // evolverCore is the core that edits proposals.
 const evolverCore = "evolver"
 
-// evolverProtected are the dependency files the evolver may not write
-// (the review's dependency gate refuses them too).
-var evolverProtected = []string{
-	"pyproject.toml", "uv.lock", "requirements.txt", "requirements.in", "poetry.lock",
-	"package.json", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "go.mod", "go.sum",
-	"Cargo.toml", "Cargo.lock", "Gemfile", "Gemfile.lock", "composer.json", "composer.lock",
-}
-
 // openRepo opens the core repository for this Host: a promotion or
 // rollback it makes drops the cached approvals of the cores it changed.
 func (h *Host) openRepo(ctx context.Context) error {
@@ -79,7 +71,7 @@ func (h *Host) EvolveStart(ctx context.Context, coreID, goal string, opts Evolve
 	}
 	res, err := h.Turns.Run(ctx, turn.Request{
 		CoreID: evolverCore, Text: evolverPrompt(run), NewSession: true,
-		Workspace: run.AgentsDir, Approver: evolverApprover{}, ProtectedNames: evolverProtected,
+		Workspace: run.AgentsDir, Approver: evolverApprover{}, ProtectedNames: corerepo.DependencyFiles(),
 	})
 	if err != nil {
 		run.Close()

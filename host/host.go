@@ -159,7 +159,8 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		LogDir: filepath.Join(h.Home.LogsDir(), "mcp"),
 		Logger: opts.Logger,
 	})
-	h.catalogs = &catalogs{starlark: interp, global: approvalConfig(global.Approval), mcp: h.MCP, approvals: h.Approvals, logger: opts.Logger, audit: h.Store.Append}
+	h.catalogs = &catalogs{starlark: interp, global: approvalConfig(global.Approval), mcp: h.MCP, approvals: h.Approvals, logger: opts.Logger, audit: h.Store.Append,
+		decls: &declCache{cores: map[string]cachedDecls{}}}
 	h.delivery = delivery.NewRuntime(h.Store, h.Router, delivery.Options{HostID: h.lease.ID(), Logger: opts.Logger})
 	h.loops = newLoops()
 	h.loops.goRun(h.recoveryLoop)

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -40,7 +41,7 @@ func (h *Host) coreSchedules(ctx context.Context) ([]schedule.CoreSchedules, err
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		if _, err := os.Stat(h.Home.CoreDir(e.Name()) + "/agent.yaml"); err != nil {
+		if _, err := os.Stat(filepath.Join(h.Home.CoreDir(e.Name()), "agent.yaml")); err != nil {
 			continue
 		}
 		cs := schedule.CoreSchedules{CoreID: e.Name()}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/demiurge/demiurge/core"
 	"github.com/demiurge/demiurge/delegation"
 	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/mcp"
 	"github.com/demiurge/demiurge/session"
 	"github.com/demiurge/demiurge/turn"
 )
@@ -61,14 +61,11 @@ func (h *Host) newDelegation() *delegation.Service {
 	})
 }
 
-// visibleTools lists the tool ids a core's turn would see, in registry
-// order, and whether the core declares MCP servers.
+// visibleTools lists the tool ids a turn of the (already loaded) core c
+// would see, in registry order, and whether c declares MCP servers. The
+// catalog is prepared without a turn, so no MCP server is connected.
 func (h *Host) visibleTools(ctx context.Context, c *core.Core) ([]string, bool, error) {
-	snap, err := h.cores.Load(ctx, c.ID)
-	if err != nil {
-		return nil, false, err
-	}
-	cat, err := h.catalogs.Prepare(ctx, snap, effect.TurnContext{})
+	cat, err := h.catalogs.Prepare(ctx, turn.Snapshot{Core: c}, effect.TurnContext{})
 	if err != nil {
 		return nil, false, err
 	}
@@ -76,7 +73,9 @@ func (h *Host) visibleTools(ctx context.Context, c *core.Core) ([]string, bool, 
 	for _, e := range cat.Entries() {
 		ids = append(ids, e.Name)
 	}
-	return ids, hasMCPDeclarations(c), nil
+	// Declarations that do not parse still declare servers.
+	decls, err := mcp.LoadCore(c)
+	return ids, err != nil || len(decls) > 0, nil
 }
 
 // runChild runs a delegated child turn: a fresh session owned by the
@@ -158,29 +157,13 @@ func completionText(c controlplane.Completion) string {
 	return b.String()
 }
 
+// sourceTool is the tool that started the task, as its submission
+// recorded it (every submitter records one).
 func sourceTool(c controlplane.Completion) string {
 	if s, ok := c.Payload["source_tool"].(string); ok && s != "" {
 		return s
 	}
-	switch c.Task.Kind {
-	case controlplane.KindTerminalExec:
-		return "terminal"
-	case controlplane.KindAgentSpawn:
-		return "agents.spawn"
-	case controlplane.KindEvolverRun:
-		return "evolve_core"
-	}
 	return c.Task.Kind
-}
-
-// hasMCPDeclarations reports whether a core declares any MCP server.
-func hasMCPDeclarations(c *core.Core) bool {
-	for _, pat := range []string{"*.yaml", "*.yml"} {
-		if m, _ := filepath.Glob(filepath.Join(c.MCPDir(), pat)); len(m) > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // WaitTasks waits until this Host runs no task: those a turn started and

@@ -58,13 +58,10 @@ type conn struct {
 
 // dial constructs the client and connects it: spawns the stdio server or
 // opens the HTTP session, then runs the MCP handshake, all bounded by ctx.
-// dir is the stdio working directory, already checked. On error nothing
-// is left running (a spawned server is being ended in the background).
-func (m *Manager) dial(ctx context.Context, d Declaration, dir string) (*conn, error) {
-	secrets, err := resolveValues(d, m.opts.Getenv)
-	if err != nil {
-		return nil, err
-	}
+// secrets are d's interpolated env and header values; dir is the stdio
+// working directory, already checked. On error nothing is left running (a
+// spawned server is being ended in the background).
+func (m *Manager) dial(ctx context.Context, d Declaration, secrets resolvedSecrets, dir string) (*conn, error) {
 	life, stop := context.WithCancel(context.Background())
 	c := &conn{m: m, decl: d, secrets: secrets, life: life, stop: stop, closed: make(chan struct{})}
 	client := sdk.NewClient(clientInfo, &sdk.ClientOptions{
@@ -106,15 +103,13 @@ func (m *Manager) dial(ctx context.Context, d Declaration, dir string) (*conn, e
 		return nil, err
 	}
 	c.session = session
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
+	m.wg.Go(func() {
 		_ = session.Wait()
 		// The server went away (or the conn was closed): nothing can be
 		// called through it any more, and its process must be reaped.
 		c.dead.Store(true)
 		c.close()
-	}()
+	})
 	return c, nil
 }
 

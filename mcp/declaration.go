@@ -364,17 +364,6 @@ func serverFingerprint(id, rel string, raw []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// CatalogFingerprint is the hex SHA-256 over every declaration's identity,
-// disabled ones included.
-func CatalogFingerprint(decls []Declaration) string {
-	h := sha256.New()
-	for _, d := range decls {
-		h.Write([]byte(d.Fingerprint))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
 // declError is an ECONFIG error "invalid MCP server <rel>: [<rel>:<line>: ]<what>".
 func declError(rel string, line int, format string, args ...any) *demiurge.Error {
 	what := fmt.Sprintf(format, args...)

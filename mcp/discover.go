@@ -48,11 +48,7 @@ func (m *Manager) discoverAll(ctx context.Context, jobs []discovery) []discovere
 	out := make([]discovered, len(jobs))
 	var wg sync.WaitGroup
 	for i, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i] = m.discoverOne(ctx, j)
-		}()
+		wg.Go(func() { out[i] = m.discoverOne(ctx, j) })
 	}
 	wg.Wait()
 	return out
@@ -72,9 +68,14 @@ func (m *Manager) discoverOne(ctx context.Context, j discovery) discovered {
 	defer cancel()
 	c := j.conn
 	if c == nil {
-		var err error
-		if c, err = m.dial(cctx, j.decl, j.dir); err != nil {
-			return m.failed(ctx, cctx, res, err, nil)
+		// Interpolated once: a missing variable fails before any client
+		// exists, and a dial error is redacted with the same values.
+		secrets, err := resolveValues(j.decl, m.opts.Getenv)
+		if err != nil {
+			return failed(ctx, cctx, res, err, nil)
+		}
+		if c, err = m.dial(cctx, j.decl, secrets, j.dir); err != nil {
+			return failed(ctx, cctx, res, err, secrets.red)
 		}
 	} else {
 		c.stale.Store(false) // a notification from now on marks it again
@@ -82,7 +83,7 @@ func (m *Manager) discoverOne(ctx context.Context, j discovery) discovered {
 	listed, err := c.listTools(cctx)
 	if err != nil {
 		m.closeLater(c)
-		return m.failed(ctx, cctx, res, err, c.secrets.red)
+		return failed(ctx, cctx, res, err, c.secrets.red)
 	}
 	res.conn = c
 	res.tools, res.skipped = offeredTools(j.decl, listed)
@@ -91,21 +92,15 @@ func (m *Manager) discoverOne(ctx context.Context, j discovery) discovered {
 
 // failed fills res for a failed discovery: cancelled when the preparation
 // itself ended, a timeout message when the connect timeout passed, or the
-// error redacted with the server's env and header secrets.
-func (m *Manager) failed(ctx, cctx context.Context, res discovered, err error, red *redact.Redactor) discovered {
+// error redacted with the server's env and header secrets (nil when
+// interpolation itself failed: there are none yet).
+func failed(ctx, cctx context.Context, res discovered, err error, red *redact.Redactor) discovered {
 	switch {
 	case ctx.Err() != nil:
 		res.cancelled = true
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
 		res.err = fmt.Sprintf("MCP discovery timed out after %ss", formatSeconds(res.decl.ConnectTimeout.Seconds()))
 	default:
-		if red == nil {
-			// The dial failed before the conn existed; its secrets are
-			// the same interpolation, redone here only to redact.
-			if s, rerr := resolveValues(res.decl, m.opts.Getenv); rerr == nil {
-				red = s.red
-			}
-		}
 		res.err = redact.RedactError(err, red, redact.Operator).Error()
 	}
 	return res

@@ -148,11 +148,7 @@ func (m *Manager) closeLater(c *conn) {
 	if c == nil {
 		return
 	}
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
-		c.close()
-	}()
+	m.wg.Go(c.close)
 }
 
 // baseEnv is what a stdio server inherits from the Host.

@@ -66,6 +66,19 @@ func (n *namer) prefix(serverID string) string {
 	return unique(base, maxPrefixLen, n.prefixes)
 }
 
+// serverPrefixes reserves the prefix of every enabled server of decls, in
+// declaration order, so one server's failure never renames another's
+// tools. It maps server id to prefix.
+func (n *namer) serverPrefixes(decls []Declaration) map[string]string {
+	out := make(map[string]string, len(decls))
+	for _, d := range decls {
+		if d.Enabled {
+			out[d.ID] = n.prefix(d.ID)
+		}
+	}
+	return out
+}
+
 // tool reserves the catalog name of one tool of the server with prefix:
 // prefix + "__" + the sanitised tool name, at most 64 characters, unique
 // ignoring case among the names reserved so far.

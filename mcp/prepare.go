@@ -82,7 +82,7 @@ func (m *Manager) Definitions(ctx context.Context, req Request) ([]effect.Defini
 		return nil, nil
 	}
 	if req.Gate == nil || tc.Scope.PrincipalID == "" || tc.SessionID == "" {
-		return nil, denyAll(statuses, reasonUnbound)
+		return nil, markEnabled(statuses, StateDenied, reasonUnbound)
 	}
 	if !m.begin() {
 		return nil, markEnabled(statuses, StateNotConnected, errManagerClosed.Message)
@@ -96,7 +96,7 @@ func (m *Manager) Definitions(ctx context.Context, req Request) ([]effect.Defini
 		}
 		return nil, markEnabled(statuses, StateNotConnected, why)
 	}
-	policies := map[string]policy.Policy{}
+	policies := map[string]policy.Policy{} // keyed by every enabled server
 	var enabled []Declaration
 	for _, d := range req.Declarations {
 		if d.Enabled {
@@ -108,12 +108,8 @@ func (m *Manager) Definitions(ctx context.Context, req Request) ([]effect.Defini
 		m.closeAll(s)
 		s.authority = auth
 	}
-	declared := map[string]bool{}
-	for _, d := range enabled {
-		declared[d.ID] = true
-	}
 	for id, st := range s.servers {
-		if !declared[id] {
+		if _, declared := policies[id]; !declared {
 			m.closeLater(st.conn) // removed or disabled
 			delete(s.servers, id)
 		}
@@ -288,10 +284,7 @@ func (m *Manager) closeAll(s *scope) {
 // another's tools.
 func buildDefinitions(enabled []Declaration, servers map[string]*serverState, statuses []ServerStatus, all []Declaration) []effect.Definition {
 	nm := newNamer()
-	prefixes := make(map[string]string, len(enabled))
-	for _, d := range enabled {
-		prefixes[d.ID] = nm.prefix(d.ID)
-	}
+	prefixes := nm.serverPrefixes(enabled)
 	index := make(map[string]int, len(all))
 	for i, d := range all {
 		index[d.ID] = i
@@ -318,10 +311,6 @@ func buildDefinitions(enabled []Declaration, servers map[string]*serverState, st
 	}
 	sort.Slice(defs, func(i, j int) bool { return defs[i].Name < defs[j].Name })
 	return defs
-}
-
-func denyAll(statuses []ServerStatus, why string) []ServerStatus {
-	return markEnabled(statuses, StateDenied, why)
 }
 
 func markEnabled(statuses []ServerStatus, state, why string) []ServerStatus {

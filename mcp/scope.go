@@ -86,24 +86,18 @@ func (s *scope) evictLocked() {
 // preparation running in it (if any) has given up its token. The caller
 // holds Manager.mu, so Close cannot be waiting on an empty WaitGroup.
 func (m *Manager) retireLocked(s *scope) {
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
+	m.wg.Go(func() {
 		s.token <- struct{}{} // never given back: the scope is gone
 		var wg sync.WaitGroup
 		for _, st := range s.servers {
 			if st.conn != nil {
-				wg.Add(1)
-				go func(c *conn) {
-					defer wg.Done()
-					c.close()
-				}(st.conn)
+				wg.Go(st.conn.close)
 			}
 		}
 		wg.Wait()
 		s.servers = nil
 		close(s.retired)
-	}()
+	})
 }
 
 // evict removes every scope match selects and closes its connections. It

@@ -103,12 +103,7 @@ func (m *Manager) Check(ctx context.Context, decls []Declaration, opts CheckOpti
 	}
 	results := m.discoverAll(ctx, jobs)
 	nm := newNamer()
-	prefixes := map[string]string{}
-	for _, d := range decls {
-		if d.Enabled {
-			prefixes[d.ID] = nm.prefix(d.ID)
-		}
-	}
+	prefixes := nm.serverPrefixes(decls)
 	var wg sync.WaitGroup
 	for k, r := range results {
 		st := &out[idx[k]]
@@ -120,11 +115,7 @@ func (m *Manager) Check(ctx context.Context, decls []Declaration, opts CheckOpti
 			}
 			slices.Sort(st.ToolNames)
 			st.Tools = len(st.ToolNames)
-			wg.Add(1)
-			go func(c *conn) {
-				defer wg.Done()
-				c.close()
-			}(r.conn)
+			wg.Go(r.conn.close)
 		case r.cancelled:
 			st.State, st.Error = StateNotConnected, "check cancelled"
 		default:

@@ -81,16 +81,11 @@ func (m *Manager) startStdio(d Declaration, env []string, dir string) (*stdioPro
 		stdin: files[1], stdout: files[2], stderr: newStderrCapture(files[4]),
 		exited: make(chan struct{}),
 	}
-	m.wg.Add(2)
-	go func() {
-		defer m.wg.Done()
+	m.wg.Go(func() {
 		waitExited(pid)
 		close(p.exited)
-	}()
-	go func() {
-		defer m.wg.Done()
-		p.stderr.drain()
-	}()
+	})
+	m.wg.Go(p.stderr.drain)
 	return p, nil
 }
 

@@ -60,7 +60,9 @@ func (s *Scheduler) advanceStep(ctx context.Context, now time.Time, coreID strin
 		if next.IsZero() {
 			return true, next, demiurge.Errorf(demiurge.EINVALID, "schedule %s/%s: %q has no next occurrence", coreID, sc.ID, sc.Cron)
 		}
-		return false, next, s.enqueue(ctx, coreID, sc, sig, st, next, 0, rep)
+		// next is after now: once enqueued, there is nothing left to do.
+		err = s.enqueue(ctx, coreID, sc, sig, st, next, 0, rep)
+		return err == nil, next, err
 	}
 	if st.HeadDue.After(now) {
 		return true, st.HeadDue, nil
@@ -71,7 +73,9 @@ func (s *Scheduler) advanceStep(ctx context.Context, now time.Time, coreID strin
 		if next.IsZero() {
 			return true, next, nil
 		}
-		return false, next, s.enqueue(ctx, coreID, sc, sig, st, next, 0, rep)
+		// No occurrence lies in (head, now], so next is after now.
+		err = s.enqueue(ctx, coreID, sc, sig, st, next, 0, rep)
+		return err == nil, next, err
 	}
 	superseded, err := s.supersede(ctx, coreID, sc.ID, st.HeadDue, latest, rep)
 	if err != nil {

@@ -153,19 +153,5 @@ func (s *Scheduler) enqueueManual(ctx context.Context, coreID string, sc core.Sc
 	if err != nil {
 		return err
 	}
-	for attempt := 0; ; attempt++ {
-		st, err := s.readState(ctx, coreID, sc.ID)
-		if err != nil {
-			return err
-		}
-		batch := make([]demiurge.Event, len(events))
-		for i, e := range events {
-			e.Payload = copyMap(e.Payload)
-			batch[i] = e
-		}
-		err = s.commit(ctx, coreID, sc.ID, st, st, key, batch...)
-		if demiurge.ErrorCode(err) != demiurge.ECONFLICT || attempt == 7 {
-			return err
-		}
-	}
+	return s.recordAll(ctx, coreID, sc.ID, key, events, nil)
 }

@@ -307,6 +307,3 @@ func (s *Scheduler) signal() {
 	default:
 	}
 }
-
-// Location returns the runtime timezone of the scheduler.
-func (s *Scheduler) Location() *time.Location { return s.loc }

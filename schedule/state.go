@@ -145,6 +145,12 @@ func (s *Scheduler) commit(ctx context.Context, coreID, scheduleID string, prev,
 // re-reading and retrying when another writer got in between. Use it for
 // facts (a claim, an outcome) that stay true whatever else happened.
 func (s *Scheduler) record(ctx context.Context, coreID, scheduleID, key string, ev demiurge.Event, change func(*state)) error {
+	return s.recordAll(ctx, coreID, scheduleID, key, []demiurge.Event{ev}, change)
+}
+
+// recordAll is record for a batch whose last event is the schedule's; a nil
+// change leaves the state as it is.
+func (s *Scheduler) recordAll(ctx context.Context, coreID, scheduleID, key string, events []demiurge.Event, change func(*state)) error {
 	var err error
 	for attempt := 0; attempt < 8; attempt++ {
 		var st state
@@ -152,13 +158,21 @@ func (s *Scheduler) record(ctx context.Context, coreID, scheduleID, key string, 
 			return err
 		}
 		next := st
-		change(&next)
-		ev.Payload = copyMap(ev.Payload)
-		if err = s.commit(ctx, coreID, scheduleID, st, next, key, ev); demiurge.ErrorCode(err) != demiurge.ECONFLICT {
+		if change != nil {
+			change(&next)
+		}
+		// commit writes the state into the last payload: each attempt gets
+		// its own copies.
+		batch := make([]demiurge.Event, len(events))
+		for i, e := range events {
+			e.Payload = copyMap(e.Payload)
+			batch[i] = e
+		}
+		if err = s.commit(ctx, coreID, scheduleID, st, next, key, batch...); demiurge.ErrorCode(err) != demiurge.ECONFLICT {
 			return err
 		}
 	}
-	return fmt.Errorf("scheduler: record %s for %s: %w", ev.Type, aggregateID(coreID, scheduleID), err)
+	return fmt.Errorf("scheduler: record %s for %s: %w", events[len(events)-1].Type, aggregateID(coreID, scheduleID), err)
 }
 
 func copyMap(m map[string]any) map[string]any {

@@ -13,9 +13,9 @@ const deliverySelect = `SELECT delivery_id, owner_turn_id, channel, target_json,
 
 // Delivery returns one outbox row; ENOTFOUND "delivery not found: <id>".
 func (db *DB) Delivery(ctx context.Context, id string) (demiurge.Delivery, error) {
-	d, err := scanDelivery(db.reader.QueryRowContext(ctx, deliverySelect+` WHERE delivery_id = ?`, id))
+	d, err := scanDelivery(db.reader.QueryRowContext(ctx, sqlDeliveryByID, id))
 	if isNoRows(err) {
-		return d, demiurge.Errorf(demiurge.ENOTFOUND, "delivery not found: %s", id)
+		return d, deliveryNotFound(id)
 	}
 	return d, db.codeError(ctx, err)
 }
@@ -78,9 +78,13 @@ var sqlDeliveryByID = prep(deliverySelect + ` WHERE delivery_id = ?`)
 func (t *wtx) delivery(id string) (demiurge.Delivery, error) {
 	d, err := scanDelivery(t.queryRow(sqlDeliveryByID, id))
 	if isNoRows(err) {
-		return d, demiurge.Errorf(demiurge.ENOTFOUND, "delivery not found: %s", id)
+		return d, deliveryNotFound(id)
 	}
 	return d, err
+}
+
+func deliveryNotFound(id string) error {
+	return demiurge.Errorf(demiurge.ENOTFOUND, "delivery not found: %s", id)
 }
 
 // StartDeliverySend moves delivery deliveryID from queued to sending in ONE

@@ -13,7 +13,7 @@ const taskSelect = `SELECT task_id, kind, status, root_task_id, parent_task_id, 
 
 // Task returns one task; ENOTFOUND "task not found: <id>" when missing.
 func (db *DB) Task(ctx context.Context, id string) (demiurge.Task, error) {
-	tk, err := scanTask(db.reader.QueryRowContext(ctx, taskSelect+` WHERE task_id = ?`, id))
+	tk, err := scanTask(db.reader.QueryRowContext(ctx, sqlTaskByID, id))
 	if isNoRows(err) {
 		return tk, demiurge.Errorf(demiurge.ENOTFOUND, "task not found: %s", id)
 	}
