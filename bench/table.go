@@ -21,8 +21,9 @@ const (
 	figReadFile = "read_file, 20,000-char window of a 1 GiB file"
 	figSearch   = "search_files over 1 GiB"
 
-	figDrain = "drain of 256 MiB stdout (tails, artifact, redaction)"
-	figKill  = "timeout to whole tree gone (TERM-ignoring, setsid grandchild)"
+	figDrain = "drain of 256 MiB stdout, sandboxed (tails, artifact, redaction)"
+	figKill  = "timeout to whole tree gone, sandboxed (TERM-ignoring, setsid grandchild)"
+	figSpawn = "`true`, spawn to exit"
 	figURL   = "URL policy verdict for a literal address"
 
 	figTaskThroughput = "trivial tasks, submit to succeeded"

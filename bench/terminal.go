@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/demiurge/demiurge/process"
+	"github.com/demiurge/demiurge/sandbox"
 	"github.com/demiurge/demiurge/urlpolicy"
 )
 
@@ -18,10 +21,49 @@ const (
 	urlTarget        = 2 * time.Microsecond
 )
 
+// spawnOverheadTarget bounds what the sandbox adds to a command's start.
+const spawnOverheadTarget = 15 * time.Millisecond
+
+// benchSandbox is the sandbox the terminal figures run in: the default
+// profile, with a workspace of its own.
+func benchSandbox(dir string) (*sandbox.Policy, error) {
+	ws := filepath.Join(dir, "workspace")
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		return nil, err
+	}
+	p := sandbox.Profile{}.Policy(ws)
+	return &p, nil
+}
+
+// spawnRows measures `true`, spawn to exit, with and without the sandbox,
+// alternately in one run.
+func spawnRows(ctx context.Context, dir string, c counts) ([]row, error) {
+	box, err := benchSandbox(dir)
+	if err != nil {
+		return nil, err
+	}
+	plain, boxed, err := process.MeasureSpawn(ctx, *box, max(c.runs, 5))
+	if err != nil {
+		return nil, err
+	}
+	p, b := summarize(plain), summarize(boxed)
+	delta := b.median - p.median
+	return []row{
+		{figure: figSpawn + ", sandboxed − unsandboxed median", value: ms(delta), target: "≤ " + ms(spawnOverheadTarget), verdict: check(delta <= spawnOverheadTarget)},
+		{figure: figSpawn + ", unsandboxed median", value: ms(p.median)},
+		{figure: figSpawn + ", sandboxed median", value: ms(b.median)},
+	}, nil
+}
+
 // drainRows measures a command writing 256 MiB to stdout through tails,
-// artifact and redaction, against `cat` of the same bytes into /dev/null.
+// artifact and redaction, against `cat` of the same bytes into /dev/null,
+// inside the sandbox.
 func drainRows(ctx context.Context, dir string) ([]row, error) {
-	ratio, host, cat, rss, err := process.MeasureDrainRatio(ctx, dir, 256<<20)
+	box, err := benchSandbox(dir)
+	if err != nil {
+		return nil, err
+	}
+	ratio, host, cat, rss, err := process.MeasureDrainRatio(ctx, dir, 256<<20, box)
 	if err != nil {
 		return nil, err
 	}
@@ -34,12 +76,16 @@ func drainRows(ctx context.Context, dir string) ([]row, error) {
 }
 
 // killRows measures the time from a timeout to a TERM-ignoring tree
-// (setsid grandchild included) being gone and reaped.
-func killRows(ctx context.Context, c counts) ([]row, error) {
+// (setsid grandchild included) being gone and reaped, inside the sandbox.
+func killRows(ctx context.Context, dir string, c counts) ([]row, error) {
+	box, err := benchSandbox(dir)
+	if err != nil {
+		return nil, err
+	}
 	n := max(c.runs/4, 3)
 	samples := make([]time.Duration, 0, n)
 	for range n {
-		d, err := process.MeasureKillLatency(ctx)
+		d, err := process.MeasureKillLatency(ctx, box)
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/process"
+	"github.com/demiurge/demiurge/sandbox"
 	"github.com/demiurge/demiurge/schedule"
 	"github.com/demiurge/demiurge/urlpolicy"
 )
@@ -47,11 +48,18 @@ type Deps struct {
 
 	// PrivateHome returns the directory a session's terminal commands get
 	// as HOME (their TMPDIR is its tmp subdirectory). It must be private
-	// to the Host (the composition root uses
-	// <Home>/runtime/terminal-home/<sha256(session id)>); terminal creates
-	// it with mode 0700 after approval. Without it terminal is not
-	// available.
+	// to the Host and lie outside the runtime home, which the sandbox
+	// hides; terminal creates it with mode 0700 after approval. Without
+	// it terminal is not available.
 	PrivateHome func(sessionID string) string
+
+	// Sandbox is the OS sandbox every terminal command runs in: the
+	// operator's settings and the paths it hides (the composition root
+	// adds the runtime home and the root of the private homes). The zero
+	// value sandboxes, with network; Settings.Mode off runs commands
+	// unconfined. Where the kernel lacks a feature the sandbox needs,
+	// terminal refuses every command before approval.
+	Sandbox sandbox.Profile
 
 	// Getenv reads the Host environment for terminal secret bindings only:
 	// a bound value is read through it after approval, never before. The

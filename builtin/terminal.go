@@ -16,6 +16,7 @@ import (
 	"github.com/demiurge/demiurge/policy"
 	"github.com/demiurge/demiurge/process"
 	"github.com/demiurge/demiurge/redact"
+	"github.com/demiurge/demiurge/sandbox"
 )
 
 // Terminal timeouts in seconds (spec tool-runtime §7.1 step 5).
@@ -89,6 +90,7 @@ var (
 // terminalCall is a call that passed every pure check.
 type terminalCall struct {
 	command        string
+	root           string // the workspace root, every link resolved
 	cwd            target
 	timeoutSeconds int64
 	overlay        map[string]string
@@ -148,7 +150,7 @@ func (t *terminalTool) prepare(inv effect.Invocation) (*terminalCall, *effect.Ou
 	case !info.IsDir():
 		return refuse(invalid("cwd is not a directory: %s", tg.show))
 	}
-	c.cwd = tg
+	c.cwd, c.root = tg, w.root
 
 	overlay, out := parseEnvOverlay(inv.Args)
 	if out != nil {
@@ -171,6 +173,9 @@ func (t *terminalTool) prepare(inv effect.Invocation) (*terminalCall, *effect.Ou
 				"audit": c.audit(t.deps, inv, time.Time{}, nil),
 			},
 		})
+	}
+	if err := t.deps.Sandbox.Check(); err != nil {
+		return refuse(unavailable("terminal", err.Error()))
 	}
 	return c, nil
 }
@@ -206,11 +211,39 @@ func (t *terminalTool) ApprovalFacts(inv effect.Invocation) effect.ApprovalFacts
 		Summary: terminalSummaryPrefix + c.cwd.show,
 		RuleKey: c.ruleKey(),
 		OneShot: explicit,
+		Notes:   []string{t.deps.Sandbox.Settings.Describe()},
 	}
-	if c.verdict.Action != cmdguard.Allow || explicit {
+	switch {
+	case explicit:
 		facts.Baseline = policy.Prompt
+		facts.Notes = append(facts.Notes, "the call sets environment variables or binds secrets: an answer covers this call only")
+	case c.verdict.Action != cmdguard.Allow:
+		facts.Baseline = policy.Prompt
+		facts.Notes = append(facts.Notes, "\"allow for this session\" covers "+c.verdict.GrantCoverage())
+	default:
+		if why := c.repoPrograms(); why != "" {
+			// A read-only git command in this repository would run a
+			// program the repository names: that is project code.
+			facts.Baseline = policy.Prompt
+			facts.RuleKey = effect.RuleKey(cmdguard.CacheKeyFor(cmdguard.Verdict{RuleKey: "project-code-execution", Exact: true}, c.command,
+				cmdguard.Execution{Cwd: c.cwd.show, TimeoutSeconds: int(c.timeoutSeconds)}))
+			facts.Notes = append(facts.Notes, "git would run a program of this repository: "+why+"; an answer covers this exact command only")
+			break
+		}
+		// A literal read-only command runs without asking (spec
+		// tool-runtime §7.5) unless the folded policy says deny.
+		facts.Safe = true
 	}
 	return facts
+}
+
+// repoPrograms says why a git command of this call would run a program
+// its repository configures, "" when it names no git or runs none.
+func (c *terminalCall) repoPrograms() string {
+	if !strings.Contains(c.command, "git") {
+		return ""
+	}
+	return gitRunsRepoPrograms(c.root, c.cwd.abs)
 }
 
 // ruleKey is the session-grant key of the call (spec tool-runtime §4.5,
@@ -239,7 +272,7 @@ func (t *terminalTool) Invoke(ctx context.Context, inv effect.Invocation) (effec
 		if err != nil {
 			return invalid("terminal private home cannot be prepared: %s", ioReason(err)), nil
 		}
-		return t.deps.TerminalTasks.submit(ctx, inv, c, env, c.audit(t.deps, inv, time.Time{}, env)), nil
+		return t.deps.TerminalTasks.submit(ctx, inv, c, env, t.deps.sandboxPolicy(c.root, t.deps.PrivateHome(inv.Turn.SessionID)), c.audit(t.deps, inv, time.Time{}, env)), nil
 	}
 	anchor := time.Time{}
 	if len(c.bindings) > 0 {
@@ -281,6 +314,7 @@ func (t *terminalTool) Invoke(ctx context.Context, inv effect.Invocation) (effec
 		SessionID: inv.Turn.SessionID,
 		Redact:    bound.redact,
 		TailChars: terminalOutputChars,
+		Sandbox:   t.deps.sandboxPolicy(c.root, home),
 	})
 	switch {
 	case errors.Is(ctx.Err(), context.Canceled):
@@ -302,6 +336,9 @@ func (t *terminalTool) Invoke(ctx context.Context, inv effect.Invocation) (effec
 	}
 	if res.Resolved != "" {
 		audit["resolved_executable"] = res.Resolved
+	}
+	if res.Limit != "" {
+		audit["killed_by"] = "sandbox " + res.Limit
 	}
 	shown := formatTerminalResult(res, bound.redact)
 	data := map[string]any{
@@ -346,7 +383,19 @@ func (c *terminalCall) audit(d Deps, inv effect.Invocation, anchor time.Time, en
 		"env_keys":           envKeys(env),
 		"overlay_env_keys":   sortedKeys(c.overlay),
 		"secret_bindings":    bindingAudit(c.bindings, anchor),
+		"sandbox":            d.Sandbox.Settings.View(),
 	}
+}
+
+// sandboxPolicy is the sandbox of one command run in the workspace root
+// with the private home (its TMPDIR inside), nil when the operator turned
+// the sandbox off.
+func (d Deps) sandboxPolicy(root, home string) *sandbox.Policy {
+	if !d.Sandbox.Settings.Enabled() {
+		return nil
+	}
+	p := d.Sandbox.Policy(root, home)
+	return &p
 }
 
 // guardView is the command guard's verdict as results show it.

@@ -14,6 +14,7 @@ import (
 	"github.com/demiurge/demiurge/effect"
 	"github.com/demiurge/demiurge/process"
 	"github.com/demiurge/demiurge/redact"
+	"github.com/demiurge/demiurge/sandbox"
 )
 
 // TaskSubmitter is the task worker as the background terminal sees it.
@@ -46,6 +47,7 @@ type terminalExec struct {
 	timeout   time.Duration
 	sessionID string
 	redact    map[string]string
+	sandbox   *sandbox.Policy
 }
 
 // NewTerminalTasks returns the background terminal runner over deps
@@ -56,7 +58,7 @@ func NewTerminalTasks(d Deps, submit TaskSubmitter) *TerminalTasks {
 
 // submit hands an approved call to the worker and returns the tool outcome:
 // content and data exactly {"task_id": …}.
-func (tt *TerminalTasks) submit(ctx context.Context, inv effect.Invocation, c *terminalCall, env []string, audit map[string]any) effect.Outcome {
+func (tt *TerminalTasks) submit(ctx context.Context, inv effect.Invocation, c *terminalCall, env []string, box *sandbox.Policy, audit map[string]any) effect.Outcome {
 	if tt == nil || tt.tasks == nil {
 		return unavailable("background terminal", "no task worker is configured")
 	}
@@ -65,7 +67,7 @@ func (tt *TerminalTasks) submit(ctx context.Context, inv effect.Invocation, c *t
 	shownCommand := redact.ReplaceAll(c.command, known)
 	exec := terminalExec{
 		command: c.command, shell: c.shell, cwd: c.cwd.abs, env: env,
-		sessionID: inv.Turn.SessionID, redact: known,
+		sessionID: inv.Turn.SessionID, redact: known, sandbox: box,
 	}
 	if explicit := positiveInt(inv.Args, "timeout_seconds", 0, terminalMaxTimeout); explicit > 0 && hasArg(inv.Args, "timeout_seconds") {
 		exec.timeout = time.Duration(explicit) * time.Second
@@ -129,6 +131,7 @@ func (tt *TerminalTasks) Run(ctx context.Context, task demiurge.Task, h *control
 		SessionID: exec.sessionID,
 		Redact:    exec.redact,
 		TailChars: terminalOutputChars,
+		Sandbox:   exec.sandbox,
 		OnChunk: func(stream, text string) {
 			h.Log(stream, stream+": "+strings.TrimRight(text, " \t\r\n"))
 		},

@@ -117,6 +117,11 @@ func commandEnv(hostEnv []string, home, tmp string, overlay, bound map[string]st
 	for k, v := range bound {
 		env[k] = v
 	}
+	// Last, so no overlay undoes them: git's config-driven programs off.
+	for _, kv := range gitSafetyEnv() {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
 	out := make([]string, 0, len(env))
 	for _, k := range sortedKeys(env) {
 		out = append(out, k+"="+env[k])

@@ -76,6 +76,7 @@ type terminalOutput struct {
 //
 //	exit_code: N
 //	timed_out: true      (only when the timeout killed it)
+//	killed_by: sandbox <limit>  (only when a sandbox limit's signal ended it)
 //	stdout:
 //	<bounded stdout>     (only when the command wrote to stdout)
 //	stderr:
@@ -94,6 +95,9 @@ func formatTerminalResult(res process.Result, replacements map[string]string) te
 	fmt.Fprintf(&b, "exit_code: %d", out.exitCode)
 	if out.timedOut {
 		b.WriteString("\ntimed_out: true")
+	}
+	if res.Limit != "" {
+		fmt.Fprintf(&b, "\nkilled_by: sandbox %s", res.Limit)
 	}
 	render := func(name string, s process.Stream) map[string]any {
 		tail := s.Tail

@@ -80,12 +80,19 @@ func TestCommandEnv(t *testing.T) {
 		"OPENAI_API_KEY=sk-x", "AWS_SECRET_ACCESS_KEY=a", "HOME=/root", "TMPDIR=/tmp", "SSH_AUTH_SOCK=/s", "malformed",
 	}
 	got := commandEnv(host, "/h", "/h/tmp", map[string]string{"A": "1", "DEMIURGE_TIMEZONE": "x", "TERM": "dumb"}, map[string]string{"B": "secret"})
-	want := []string{"A=1", "B=secret", "HOME=/h", "LANG=C.UTF-8", "PATH=/first", "TEMP=/h/tmp", "TERM=dumb", "TMP=/h/tmp", "TMPDIR=/h/tmp", "lc_all=C"}
+	want := append([]string{"A=1", "B=secret", "HOME=/h", "LANG=C.UTF-8", "PATH=/first", "TEMP=/h/tmp", "TERM=dumb", "TMP=/h/tmp", "TMPDIR=/h/tmp", "lc_all=C"}, gitSafetyEnv()...)
+	slices.SortFunc(want, func(a, b string) int {
+		ka, _, _ := strings.Cut(a, "=")
+		kb, _, _ := strings.Cut(b, "=")
+		return strings.Compare(ka, kb)
+	})
 	if !slices.Equal(got, want) {
 		t.Fatalf("env\n got %q\nwant %q", got, want)
 	}
-	if keys := envKeys(got); !slices.Equal(keys, []string{"A", "B", "HOME", "LANG", "PATH", "TEMP", "TERM", "TMP", "TMPDIR", "lc_all"}) {
-		t.Fatalf("keys %q", keys)
+	// An overlay cannot undo git's safety settings.
+	got = commandEnv(host, "/h", "/h/tmp", map[string]string{"GIT_CONFIG_COUNT": "0", "GIT_PAGER": "less"}, nil)
+	if envLookup(got, "GIT_PAGER") != "cat" || envLookup(got, "GIT_CONFIG_COUNT") == "0" {
+		t.Fatalf("overlay overrode git safety: %q", got)
 	}
 }
 

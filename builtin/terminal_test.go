@@ -135,7 +135,8 @@ func wantStatus(t *testing.T, res demiurge.EffectResult, status, view string) {
 
 // TestTerminalGuardAndApproval: a blocked command never reaches the
 // operator, a command the guard does not allow always asks, and a command
-// the guard allows asks only when the folded policy is not auto.
+// the guard allows runs without asking unless the folded policy is deny
+// or the call carries an overlay (spec tool-runtime §7.5).
 func TestTerminalGuardAndApproval(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
@@ -149,7 +150,9 @@ func TestTerminalGuardAndApproval(t *testing.T) {
 		{"block never asks under auto", effect.ApprovalAuto, "rm -rf /", demiurge.EffectDenied, "", 0},
 		{"prompt asks", effect.ApprovalPrompt, "printf hi > out.txt", demiurge.EffectSucceeded, "exit_code: 0", 1},
 		{"prompt asks even under auto", effect.ApprovalAuto, "printf hi > out.txt", demiurge.EffectSucceeded, "exit_code: 0", 1},
-		{"allow asks under prompt", effect.ApprovalPrompt, "echo hi", demiurge.EffectSucceeded, "exit_code: 0\nstdout:\nhi\n", 1},
+		{"allow runs under prompt", effect.ApprovalPrompt, "echo hi", demiurge.EffectSucceeded, "exit_code: 0\nstdout:\nhi\n", 0},
+		{"allow pipeline runs under prompt", effect.ApprovalPrompt, "printf 'b\\na\\n' | sort | head -1", demiurge.EffectSucceeded, "exit_code: 0\nstdout:\na\n", 0},
+		{"unknown command asks under prompt", effect.ApprovalPrompt, "id -u", demiurge.EffectSucceeded, "", 1},
 		{"allow runs under auto", effect.ApprovalAuto, "echo hi", demiurge.EffectSucceeded, "exit_code: 0\nstdout:\nhi\n", 0},
 		{"deny policy never runs", effect.ApprovalDeny, "echo hi", demiurge.EffectDenied, "approval denied: terminal command in .", 0},
 	} {

@@ -10,22 +10,26 @@ import (
 )
 
 // fingerprintedKeys are the rule keys whose approval is bound to the exact
-// command (§7.5), plus filename-expansion and environment-overlay: a glob or
-// an inline LD_PRELOAD=... can stand for anything, so one approval must not
-// cover the next command that happens to share the key. The other keys are
-// coarse: one session approval covers every command with that key.
+// command (§7.5), plus filename-expansion and environment-overlay (a glob or
+// an inline LD_PRELOAD=... can stand for anything) and the path keys
+// (sensitive-path, path-outside-workspace: the operator approved that path,
+// not every path), so one approval never covers the next command that
+// happens to share the key. The other keys are coarse: one session approval
+// covers every single-segment command with that key (see GrantCoverage).
 var fingerprintedKeys = map[string]bool{
-	"command-substitution": true,
-	"complex-shell":        true,
-	"pipeline":             true,
-	"process-substitution": true,
-	"script-eval":          true,
-	"shell-eval":           true,
-	"shell-expansion":      true,
-	"shell-redirection":    true,
-	"unknown-command":      true,
-	"filename-expansion":   true,
-	"environment-overlay":  true,
+	"command-substitution":   true,
+	"complex-shell":          true,
+	"pipeline":               true,
+	"process-substitution":   true,
+	"script-eval":            true,
+	"shell-eval":             true,
+	"shell-expansion":        true,
+	"shell-redirection":      true,
+	"unknown-command":        true,
+	"filename-expansion":     true,
+	"environment-overlay":    true,
+	"sensitive-path":         true,
+	"path-outside-workspace": true,
 }
 
 // Execution is what identifies one terminal call besides its command text
@@ -40,11 +44,13 @@ type Execution struct {
 }
 
 // BindingAudit is the audit form of one secret binding: never its value.
+// The fields are in the order of their JSON keys, so the fingerprint's
+// JSON has its keys sorted at every level as §7.5 has it.
 type BindingAudit struct {
-	Source     string `json:"source"`
-	Target     string `json:"target"`
 	Capability string `json:"capability"`
 	ExpiresAt  string `json:"expires_at"`
+	Source     string `json:"source"`
+	Target     string `json:"target"`
 }
 
 // Fingerprint returns the first 16 hex digits of

@@ -9,13 +9,28 @@ const (
 	maxBraceWord  = 4096 // longer words are not brace-expanded
 )
 
-// isAssignment reports a NAME=value word.
+// isAssignment reports an assignment word: NAME=value, NAME+=value, or
+// an array element NAME[subscript]=value (bash takes all of them before a
+// command, so "a[1]=2 rm -rf /" runs rm).
 func isAssignment(s string) bool {
 	i := 0
 	for i < len(s) && isNameByte(s[i], i == 0) {
 		i++
 	}
-	return i > 0 && i < len(s) && s[i] == '='
+	if i == 0 {
+		return false
+	}
+	if i < len(s) && s[i] == '[' {
+		end := strings.IndexByte(s[i:], ']')
+		if end < 0 {
+			return false
+		}
+		i += end + 1
+	}
+	if i < len(s) && s[i] == '+' {
+		i++
+	}
+	return i < len(s) && s[i] == '='
 }
 
 // baseName is the last component of a slash path ("/usr/bin/rm" -> "rm",
@@ -110,8 +125,19 @@ func isNameByte(c byte, first bool) bool {
 }
 
 // recordAssignments remembers NAME=value words at the start of a command
-// (also after export/declare/local/readonly/typeset).
+// (also after export/declare/local/readonly/typeset) and the words a for or
+// select loop gives its variable.
 func recordAssignments(words []word, vars map[string]string) {
+	if len(words) >= 3 && (words[0].text == "for" || words[0].text == "select") && words[2].text == "in" {
+		// The loop body sees NAME as each word in turn; recorded joined,
+		// an unquoted $NAME expands to all of them.
+		vals := make([]string, 0, len(words)-3)
+		for _, v := range words[3:] {
+			vals = append(vals, v.text)
+		}
+		vars[words[1].text] = strings.Join(vals, " ")
+		return
+	}
 	i := 0
 	if i < len(words) && !words[i].quoted {
 		switch words[i].text {
@@ -128,6 +154,9 @@ func recordAssignments(words []word, vars map[string]string) {
 			return
 		}
 		name, value, _ := strings.Cut(t, "=")
+		if strings.ContainsAny(name, "[+") {
+			continue // an element or an append: not a literal value of NAME
+		}
 		if !words[i].single {
 			value, _ = substituteParams(value, vars)
 		}

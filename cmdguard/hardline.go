@@ -29,9 +29,15 @@ type analysis struct {
 func newAnalysis() *analysis { return &analysis{memo: make(map[string]hardline)} }
 
 // hardlineIn searches text for a destructive command: first inside the
-// bodies of its substitutions, then in the text itself.
+// bodies of its substitutions, then in the text itself. Going deeper than
+// maxDepth exhausts the budget like too many texts do: the nesting was not
+// followed to its end, so the candidate cannot be trusted.
 func (a *analysis) hardlineIn(text string, depth int) hardline {
-	if depth > maxDepth || a.exhausted {
+	if a.exhausted {
+		return hardline{}
+	}
+	if depth > maxDepth {
+		a.exhausted = true
 		return hardline{}
 	}
 	if h, ok := a.memo[text]; ok {
@@ -60,22 +66,44 @@ func (a *analysis) search(text string, depth int) hardline {
 	return a.commandsHardline(lexCommands(text), depth)
 }
 
-// flattenedHardline reads cmd with every quote, backtick and parenthesis
-// turned into a space, without recursion: a last look at a command too
-// nested to analyse properly.
+// flatWindow bounds the arguments one command of a flattened reading is
+// judged with, so the last look stays linear in the size of the text.
+const flatWindow = 64
+
+// flattenedHardline is the last look at a command too large or too nested
+// to analyse: without recursion, quotes become spaces and every backtick
+// and parenthesis a command separator (so "echo $(rm -rf /)" reads as
+// "echo ; rm -rf /"), and every word of every command is tried as the
+// start of a command ("eval eval rm -rf /", "sh -c sh -c rm -rf /").
 func (a *analysis) flattenedHardline(cmd string) hardline {
 	flat := strings.Map(func(r rune) rune {
 		switch r {
-		case '\'', '"', '`', '(', ')', '$':
+		case '\'', '"', '$':
 			return ' '
+		case '`', '(', ')':
+			return ';'
 		}
 		return r
 	}, cmd)
-	if h := textHardline(flat); h.found() {
+	if h := textHardline(cmd); h.found() {
 		return h
 	}
-	b := &analysis{memo: make(map[string]hardline)}
-	return b.commandsHardline(lexCommands(flat), maxDepth)
+	for _, c := range lexCommands(flat) {
+		words := make([]string, len(c.words))
+		for i, w := range c.words {
+			words[i] = w.text
+		}
+		for k, w := range words {
+			window := words[k:min(len(words), k+1+flatWindow)]
+			if baseName(w) == "sudo" && containsSudoStdin(window) {
+				return hardline{"sudo password guessing via stdin", "sudo-stdin"}
+			}
+			if h := destructive(strings.ToLower(baseName(w)), window[1:]); h.found() {
+				return h
+			}
+		}
+	}
+	return hardline{}
 }
 
 var (
@@ -128,64 +156,143 @@ func selfSpawningFunction(text string) bool {
 }
 
 // commandsHardline checks each simple command, tracking literal variable
-// assignments so "a=/; rm -rf $a" is read as "rm -rf /".
+// assignments so "a=/; rm -rf $a" is read as "rm -rf /", and following
+// what one command pipes into the next when the guard can know it
+// ("echo 'rm -rf /' | sh", "echo / | xargs rm -rf").
 func (a *analysis) commandsHardline(cmds []simpleCommand, depth int) hardline {
 	vars := map[string]string{}
-	var prev []string
+	var prev simpleCommand
+	var prevWords []string
 	for _, c := range cmds {
+		if h := a.evaluatedWords(c, depth); h.found() {
+			return h
+		}
+		words := expandWords(c.words, vars)
+		recordAssignments(c.words, vars)
 		for _, r := range c.redirects {
 			if writesTarget(r.op) && rawDeviceRe.MatchString(cleanPath(r.target.text)) {
 				return hardline{"write to raw block device", "raw-block-device"}
 			}
-		}
-		words := expandWords(c.words, vars)
-		recordAssignments(c.words, vars)
-		if h := a.wordsHardline(words, depth); h.found() {
-			return h
-		}
-		if c.sep == "|" && depth < maxDepth {
-			if script := pipedScript(prev, words); script != "" {
-				if h := a.hardlineIn(script, depth+1); h.found() {
+			if r.op == "<<<" {
+				if h := a.stdinHardline(words, r.target.text, depth); h.found() {
 					return h
 				}
 			}
 		}
-		prev = words
+		if h := a.wordsHardline(words, depth); h.found() {
+			return h
+		}
+		if c.sep == "|" && prevWords != nil {
+			if input, ok := pipedInput(prev, prevWords); ok {
+				if h := a.stdinHardline(words, input, depth); h.found() {
+					return h
+				}
+			}
+		}
+		prev, prevWords = c, words
+	}
+	return hardline{}
+}
+
+// evaluatedWords checks the substitutions bash runs inside words it
+// evaluates as code after quote removal: array subscripts and arithmetic
+// in the names and values given to printf -v, read, declare, let, unset,
+// test -v, [[ ]], (( )), in assignments ("a['$(cmd)']=1", "x='a[$(cmd)]';
+// echo $((x))"), and in the bodies of ${...}, where single quotes do not
+// protect a subscript. Quoting such a payload hides it from the text scan,
+// not from bash, so quotes are dropped before it is scanned.
+func (a *analysis) evaluatedWords(c simpleCommand, depth int) hardline {
+	check := func(w word) hardline {
+		t := w.text
+		if !w.quoted && !strings.Contains(t, "${") && !strings.Contains(t, "$((") && !strings.Contains(t, "$[") {
+			return hardline{}
+		}
+		if !strings.ContainsAny(t, "$`") {
+			return hardline{}
+		}
+		unquoted := strings.NewReplacer("'", "", `"`, "").Replace(t)
+		for _, p := range scanExpansions(unquoted).payloads {
+			if h := a.hardlineIn(p, depth+1); h.found() {
+				return h
+			}
+		}
+		return hardline{}
+	}
+	for _, w := range c.words {
+		if h := check(w); h.found() {
+			return h
+		}
+	}
+	return hardline{}
+}
+
+// stdinHardline checks what the command words do with input on their
+// standard input.
+func (a *analysis) stdinHardline(words []string, input string, depth int) hardline {
+	scripts, commands := stdinScripts(words, input)
+	for _, s := range scripts {
+		if h := a.hardlineIn(s, depth+1); h.found() {
+			return h
+		}
+	}
+	for _, cmd := range commands {
+		if h := a.wordsHardline(cmd, depth+1); h.found() {
+			return h
+		}
 	}
 	return hardline{}
 }
 
 // wordsHardline checks one simple command's words.
 func (a *analysis) wordsHardline(words []string, depth int) hardline {
+	// Each command judged counts against the budget too, so no shape of
+	// nesting (find -exec chains, keyword lists) can multiply the work.
+	a.texts++
+	if depth > maxDepth || a.texts > maxTexts {
+		a.exhausted = true
+		return hardline{}
+	}
 	if containsSudoStdin(words) {
 		return hardline{"sudo password guessing via stdin", "sudo-stdin"}
 	}
 	words = normalizeGrouping(words)
 	idx, name, scripts := hardlineEffective(words)
-	if depth < maxDepth {
-		for _, s := range scripts {
-			if h := a.hardlineIn(s, depth+1); h.found() {
+	for _, s := range scripts {
+		if h := a.hardlineIn(s, depth+1); h.found() {
+			return h
+		}
+	}
+	// A compound command's body can start after a keyword or brace that
+	// the lexer left inside the word list ("coproc NAME { rm -rf /; }").
+	for k := idx + 1; k < len(words); k++ {
+		if bodyOpeners[words[k]] {
+			if h := a.wordsHardline(words[k+1:], depth+1); h.found() {
 				return h
 			}
+			break
 		}
 	}
 	if name == "" {
 		return hardline{}
 	}
 	args := words[idx+1:]
-	if depth < maxDepth {
-		for _, s := range nestedScripts(name, args) {
-			if h := a.hardlineIn(s, depth+1); h.found() {
-				return h
-			}
+	for _, s := range nestedScripts(name, args) {
+		if h := a.hardlineIn(s, depth+1); h.found() {
+			return h
 		}
-		for _, sub := range nestedCommands(name, args) {
-			if h := a.wordsHardline(sub, depth+1); h.found() {
-				return h
-			}
+	}
+	for _, sub := range nestedCommands(name, args) {
+		if h := a.wordsHardline(sub, depth+1); h.found() {
+			return h
 		}
 	}
 	return destructive(name, args)
+}
+
+// bodyOpeners are the words after which a command starts.
+var bodyOpeners = map[string]bool{
+	"{": true, "if": true, "then": true, "else": true, "elif": true, "do": true,
+	"while": true, "until": true, "!": true, "coproc": true,
 }
 
 // destructive checks one effective command name and its arguments.
@@ -241,292 +348,12 @@ func containsSudoStdin(words []string) bool {
 			if arg == "--" {
 				return false
 			}
-			if arg == "--stdin" || (strings.HasPrefix(arg, "-") && strings.Contains(arg[1:], "S")) {
+			if isLong(arg, "--stdin") || (strings.HasPrefix(arg, "-") && !strings.HasPrefix(arg, "--") && strings.Contains(arg[1:], "S")) {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// normalizeGrouping drops grouping syntax around a command: leading "(",
-// "{", "!" words, a "(" glued to the first word, trailing ")" and "}".
-func normalizeGrouping(words []string) []string {
-	for len(words) > 0 && (words[0] == "(" || words[0] == "{" || words[0] == "!") {
-		words = words[1:]
-	}
-	if len(words) > 0 {
-		if t := strings.TrimLeft(words[0], "("); t != words[0] {
-			words = append([]string{t}, words[1:]...)
-			if t == "" {
-				words = words[1:]
-			}
-		}
-	}
-	for len(words) > 0 && (words[len(words)-1] == ")" || words[len(words)-1] == "}") {
-		words = words[:len(words)-1]
-	}
-	if n := len(words); n > 0 {
-		if t := strings.TrimRight(words[n-1], ")}"); t != words[n-1] {
-			words = append(append([]string(nil), words[:n-1]...), t)
-			if t == "" {
-				words = words[:n-1]
-			}
-		}
-	}
-	return words
-}
-
-// shellKeywords start compound commands; the command follows them.
-var shellKeywords = map[string]bool{
-	"if": true, "then": true, "else": true, "elif": true, "do": true, "while": true,
-	"until": true, "!": true, "{": true, "}": true, "fi": true, "done": true, "esac": true,
-}
-
-// wrapper describes a command that runs another command given after its
-// options (and after a fixed number of operands).
-type wrapper struct {
-	valueOpts []string // options that take the next word as their value
-	plus      bool     // "+x" is an option too
-	operands  int      // operands before the wrapped command (timeout's duration)
-}
-
-var wrappers = map[string]wrapper{
-	"command": {},
-	"builtin": {},
-	"nohup":   {},
-	"setsid":  {},
-	"busybox": {},
-	"env":     {valueOpts: []string{"-a", "--argv0", "-C", "--chdir", "-S", "--split-string", "-u", "--unset"}},
-	"exec":    {valueOpts: []string{"-a"}},
-	"nice":    {valueOpts: []string{"-n", "--adjustment"}},
-	"sudo": {valueOpts: []string{"-C", "--close-from", "-D", "--chdir", "-g", "--group", "-h", "--host",
-		"-p", "--prompt", "-R", "--chroot", "-r", "--role", "-T", "--command-timeout", "-t", "--type",
-		"-u", "--user", "-U", "--other-user"}},
-	"doas":    {valueOpts: []string{"-a", "-C", "-u"}},
-	"time":    {valueOpts: []string{"-f", "--format", "-o", "--output"}, plus: true},
-	"timeout": {valueOpts: []string{"-s", "--signal", "-k", "--kill-after"}, operands: 1},
-	"xargs": {valueOpts: []string{"-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "--max-lines",
-		"-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"}},
-	"stdbuf":  {valueOpts: []string{"-i", "--input", "-o", "--output", "-e", "--error"}},
-	"ionice":  {valueOpts: []string{"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"}},
-	"chroot":  {valueOpts: []string{"--userspec", "--groups"}, operands: 1},
-	"runuser": {valueOpts: []string{"-u", "--user", "-g", "--group", "-G", "--supp-group"}},
-	"unshare": {valueOpts: []string{"-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd", "--propagation"}},
-}
-
-// hardlineEffective finds the command a simple command really runs: past
-// assignments, compound-command keywords and wrappers (with their
-// options). It also returns the scripts env -S/--split-string would run.
-// "command -v/-V" only looks a name up, so it is its own command.
-func hardlineEffective(words []string) (int, string, []string) {
-	var scripts []string
-	i := 0
-	for i < len(words) && (isAssignment(words[i]) || shellKeywords[words[i]]) {
-		i++
-	}
-	for i < len(words) {
-		name := baseName(words[i])
-		w, ok := wrappers[name]
-		if !ok {
-			return i, name, scripts
-		}
-		at := i
-		i++
-		if name == "command" {
-			for _, arg := range words[i:] {
-				if !strings.HasPrefix(arg, "-") {
-					break
-				}
-				if arg == "-v" || arg == "-V" {
-					return at, name, scripts
-				}
-			}
-		}
-		for i < len(words) {
-			arg := words[i]
-			if arg == "--" {
-				i++
-				break
-			}
-			isOpt := strings.HasPrefix(arg, "-") || (w.plus && strings.HasPrefix(arg, "+"))
-			if !isOpt || arg == "-" || arg == "+" {
-				break
-			}
-			if name == "env" {
-				if s, ok := envSplitString(words, i); ok {
-					scripts = append(scripts, s)
-				}
-			}
-			if contains(w.valueOpts, arg) {
-				i += 2
-			} else {
-				i++
-			}
-		}
-		for n := 0; n < w.operands && i < len(words); n++ {
-			i++
-		}
-		for i < len(words) && isAssignment(words[i]) {
-			i++
-		}
-	}
-	return i, "", scripts
-}
-
-// envSplitString returns the script of env's -S/--split-string at words[i].
-func envSplitString(words []string, i int) (string, bool) {
-	arg := words[i]
-	switch {
-	case arg == "-S" || arg == "--split-string":
-		if i+1 < len(words) {
-			return words[i+1], true
-		}
-	case strings.HasPrefix(arg, "--split-string="):
-		return strings.TrimPrefix(arg, "--split-string="), true
-	case strings.HasPrefix(arg, "-S"):
-		return arg[2:], true
-	case !strings.HasPrefix(arg, "--") && strings.Contains(arg, "S"):
-		// -vS 'cmd': S ends the cluster and takes the rest or the next word.
-		rest := arg[strings.IndexByte(arg, 'S')+1:]
-		if rest != "" {
-			return rest, true
-		}
-		if i+1 < len(words) {
-			return words[i+1], true
-		}
-	}
-	return "", false
-}
-
-var shells = map[string]bool{
-	"sh": true, "bash": true, "zsh": true, "ksh": true, "dash": true, "ash": true,
-	"mksh": true, "yash": true, "fish": true, "rbash": true,
-}
-
-// nestedScripts returns the shell text a command would evaluate: sh -c
-// SCRIPT, eval ARGS, su/runuser/script -c SCRIPT, watch ARGS.
-func nestedScripts(name string, args []string) []string {
-	switch {
-	case shells[name]:
-		if s, ok := shellEvalScript(args); ok {
-			return []string{s}
-		}
-	case name == "eval" && len(args) > 0:
-		return []string{strings.Join(args, " ")}
-	case name == "su" || name == "runuser" || name == "script":
-		return dashCScripts(args)
-	case name == "watch":
-		i := 0
-		for i < len(args) && strings.HasPrefix(args[i], "-") {
-			if args[i] == "-n" || args[i] == "--interval" {
-				i++
-			}
-			i++
-		}
-		if i < len(args) {
-			return []string{strings.Join(args[i:], " ")}
-		}
-	}
-	return nil
-}
-
-// shellEvalScript returns the script of sh -c (any short cluster with c)
-// among a shell's options; ok is false when the shell runs a file or reads
-// standard input instead.
-func shellEvalScript(args []string) (string, bool) {
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if arg == "--" {
-			return "", false
-		}
-		if arg == "-O" || arg == "+O" || arg == "--init-file" || arg == "--rcfile" || arg == "-o" || arg == "+o" {
-			i++
-			continue
-		}
-		if (!strings.HasPrefix(arg, "-") && !strings.HasPrefix(arg, "+")) || arg == "-" || arg == "+" {
-			return "", false
-		}
-		if !strings.HasPrefix(arg, "--") && strings.Contains(arg[1:], "c") {
-			if i+1 < len(args) {
-				return args[i+1], true
-			}
-			return "", true
-		}
-	}
-	return "", false
-}
-
-// dashCScripts returns the values of -c/--command (a short cluster
-// containing c takes the next word).
-func dashCScripts(args []string) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		switch {
-		case arg == "--":
-			return out
-		case strings.HasPrefix(arg, "--command="):
-			out = append(out, strings.TrimPrefix(arg, "--command="))
-		case arg == "--command" || (strings.HasPrefix(arg, "-") && !strings.HasPrefix(arg, "--") && strings.Contains(arg, "c")):
-			if i+1 < len(args) {
-				out = append(out, args[i+1])
-				i++
-			}
-		}
-	}
-	return out
-}
-
-// nestedCommands returns the commands find runs with -exec, -execdir, -ok
-// and -okdir (up to ";" or "+").
-func nestedCommands(name string, args []string) [][]string {
-	if name != "find" {
-		return nil
-	}
-	var out [][]string
-	for i := 0; i < len(args); i++ {
-		switch args[i] {
-		case "-exec", "-execdir", "-ok", "-okdir":
-			j := i + 1
-			for j < len(args) && args[j] != ";" && args[j] != "+" {
-				j++
-			}
-			if j > i+1 {
-				out = append(out, args[i+1:j])
-			}
-			i = j
-		}
-	}
-	return out
-}
-
-// pipedScript returns what a shell reading standard input would run when
-// prev is echo or printf piped into it: "echo 'rm -rf /' | sh".
-func pipedScript(prev, words []string) string {
-	if len(prev) == 0 {
-		return ""
-	}
-	words = normalizeGrouping(words)
-	idx, name, _ := hardlineEffective(words)
-	if !shells[name] {
-		return ""
-	}
-	if _, ok := shellEvalScript(words[idx+1:]); ok {
-		return ""
-	}
-	for _, arg := range words[idx+1:] {
-		if !strings.HasPrefix(arg, "-") && !strings.HasPrefix(arg, "+") {
-			return "" // runs a script file
-		}
-	}
-	prev = normalizeGrouping(prev)
-	pidx, pname, _ := hardlineEffective(prev)
-	if pname != "echo" && pname != "printf" {
-		return ""
-	}
-	text := strings.Join(prev[pidx+1:], " ")
-	return strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\r`, "\r").Replace(text)
 }
 
 func contains(list []string, s string) bool {

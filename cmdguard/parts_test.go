@@ -182,6 +182,7 @@ func TestReviewBoundedWork(t *testing.T) {
 		"long line":       strings.Repeat("ls $x ", 40000),
 		"backtick storm":  strings.Repeat("`", 50001),
 		"unclosed quotes": strings.Repeat(`"'`, 20000),
+		"quoted nesting":  "echo \"" + strings.Repeat(`$("`, 100000),
 	}
 	for name, in := range inputs {
 		start := time.Now()

@@ -69,12 +69,12 @@ func reviewCandidate(cmd string) Verdict {
 	}
 	split := splitShell(cmd)
 	if a.exhausted {
-		// Too much nesting to review within budget: look at the text with
-		// every quote and substitution flattened, then ask.
+		// Too large or too nested to review within budget: look at the
+		// text with every quote and substitution flattened, then ask.
 		if h := a.flattenedHardline(cmd); h.found() {
 			return blockVerdict(h)
 		}
-		v := promptVerdict("command is too deeply nested to review", "complex-shell")
+		v := promptVerdict("command is too large or too deeply nested to review", "complex-shell")
 		v.Exact = true
 		return v
 	}
@@ -106,12 +106,14 @@ func reviewCandidate(cmd string) Verdict {
 		}
 		parsed = append(parsed, words)
 	}
+	// Paths before any rule key: a command naming a sensitive file or a
+	// path outside the workspace is bound to itself (steps 9's
+	// sensitive-path, 10 and 12's path-outside-workspace, moved first).
+	if reason, key := pathRules(parsed, cmd); key != "" {
+		return exact(promptVerdict(reason, key), true)
+	}
 	// 9. Per-command token rules.
 	if reason, key := promptableTokens(parsed); key != "" {
-		return exact(promptVerdict(reason, key), compound)
-	}
-	// 10. Sensitive files named anywhere in the text.
-	if reason, key := promptableText(cmd); key != "" {
 		return exact(promptVerdict(reason, key), compound)
 	}
 	// 11. Pipelines only between read-only commands.
@@ -122,11 +124,8 @@ func reviewCandidate(cmd string) Verdict {
 			}
 		}
 	}
-	// 12. Paths, project code, unknown commands.
+	// 12. Project code, unknown commands.
 	for _, words := range parsed {
-		if reason := unsafePathReason(words); reason != "" {
-			return exact(promptVerdict(reason, "path-outside-workspace"), compound)
-		}
 		switch safeKind(words) {
 		case kindRead:
 		case kindDev:

@@ -138,7 +138,7 @@ var reviewCases = []reviewCase{
 
 	// File mutations and other effects.
 	ask("rm -rf build", "file-delete", "delete files"),
-	ask("rm -rf /tmp/x", "file-delete", "delete files"),
+	ask("rm -rf /tmp/x", "path-outside-workspace", rsAbs),
 	ask("unlink a.txt", "file-delete", "delete files"),
 	ask("cp a b", "file-write", "write or mutate files"),
 	ask("mkdir out", "file-write", "write or mutate files"),
@@ -147,7 +147,8 @@ var reviewCases = []reviewCase{
 	ask("sort -o sorted.txt input.txt", "file-write", "sort writes output"),
 	ask("sort --output=sorted.txt input.txt", "file-write", "sort writes output"),
 	allow("sort -rko2 input.txt"), // -k takes "o2": no output file
-	ask("sort -T/tmp input.txt", "file-write", "sort writes temporary"),
+	ask("sort -T/tmp input.txt", "path-outside-workspace", rsAbs),
+	ask("sort -Ttmp input.txt", "file-write", "sort writes temporary"),
 	ask("tree -o tree.txt .", "file-write", "tree writes output"),
 	ask("uniq input.txt output.txt", "file-write", "uniq writes output"),
 	ask("file --compile", "file-write", "file compiles"),
@@ -161,7 +162,8 @@ var reviewCases = []reviewCase{
 	ask("sed -n 'R .netrc' README.md", "file-read", "sed reads a file"),
 	ask("sed -i 's/a/b/' x.txt", "in-place-edit", "in-place file edit"),
 	ask("sed -n --in-place=.bak 's/a/b/p' x.txt", "in-place-edit", "in-place file edit"),
-	ask("git diff --output=/tmp/demiurge.diff", "file-write", "git command writes output"),
+	ask("git diff --output=/tmp/demiurge.diff", "path-outside-workspace", rsAbs),
+	ask("git diff --output=demiurge.diff", "file-write", "git command writes output"),
 	ask("git log --output=history.txt -1", "file-write", "git command writes output"),
 	ask("date --set='2026-07-13 12:00:00'", "system-time", "date changes the system clock"),
 	ask("date -s '2026-07-13 12:00:00'", "system-time", "date changes the system clock"),
@@ -169,7 +171,8 @@ var reviewCases = []reviewCase{
 
 	// Working directory, environment, network, dependencies, services.
 	ask("cd linked && cat passwd", "cwd-change", "shell working-directory"),
-	ask("env -C/etc cat passwd", "cwd-change", "env working-directory"),
+	ask("env -C/etc cat passwd", "path-outside-workspace", rsAbs),
+	ask("env -Cetc cat passwd", "cwd-change", "env working-directory"),
 	ask("env --chdir=linked cat passwd", "cwd-change", "env working-directory"),
 	ask("TRACE=1 printf hello", "environment-overlay", "inline environment assignments"),
 	ask("env TRACE=1 printf hello", "environment-overlay", "inline environment assignments"),
@@ -229,7 +232,7 @@ var reviewCases = []reviewCase{
 	ask(`echo "prefix\"$(whoami)"`, "command-substitution", rsCmdSub),
 	ask(`echo "$(printf missing"`, "command-substitution", rsCmdSub),
 	ask("echo safe#$(printf active)", "command-substitution", rsCmdSub),
-	ask("echo "+strings.Repeat("$(", 64)+"printf nested"+strings.Repeat(")", 64), "command-substitution", rsCmdSub),
+	ask("echo "+strings.Repeat("$(", 64)+"printf nested"+strings.Repeat(")", 64), "complex-shell", "command is too large or too deeply nested"),
 	ask("echo <(printf process)", "process-substitution", rsProcSub),
 	ask("echo >(cat)", "process-substitution", rsProcSub),
 	ask(`echo "$HOME"`, "shell-expansion", rsExpand),

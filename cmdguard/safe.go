@@ -121,26 +121,3 @@ func isSafeGit(args []string) bool {
 	}
 	return false
 }
-
-// unsafePathReason: an absolute or home-relative path, or a ".." component,
-// in any word (or --opt=value).
-func unsafePathReason(words []string) string {
-	for _, w := range words {
-		if w == "|" || w == "&&" || w == ";" {
-			continue
-		}
-		cand, ok := pathCandidate(w)
-		if !ok {
-			continue
-		}
-		if strings.HasPrefix(cand, "/") || strings.HasPrefix(cand, "~") {
-			return "absolute or home-relative paths are not auto-approved in terminal commands"
-		}
-		for _, p := range strings.Split(cand, "/") {
-			if p == ".." {
-				return "parent-directory paths are not auto-approved in terminal commands"
-			}
-		}
-	}
-	return ""
-}

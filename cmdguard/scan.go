@@ -145,17 +145,10 @@ func parenEnd(cmd string, start int) (int, bool) {
 			continue
 		}
 		if quote == '"' {
-			// Inside double quotes only a nested substitution opens a
-			// level; its closing parenthesis is seen outside those quotes
-			// once the nested body's own quotes balance.
+			// Inside double quotes only a nested substitution counts; it
+			// is skipped whole, its own quotes and parentheses with it.
 			if c == '$' && at(cmd, i+1) == '(' {
-				if at(cmd, i+2) == '(' {
-					depth += 2
-					i += 3
-				} else {
-					depth++
-					i += 2
-				}
+				i, _ = parenEnd(cmd, i)
 				continue
 			}
 			i++

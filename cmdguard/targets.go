@@ -131,7 +131,7 @@ func permissionTargetsCritical(args []string) bool {
 			break
 		}
 		switch {
-		case arg == "--recursive":
+		case isLong(arg, "--recursive"):
 			recursive = true
 		case strings.HasPrefix(arg, "--"):
 		case strings.HasPrefix(arg, "-") && len(arg) > 1:
@@ -162,33 +162,24 @@ func ddWritesRawDevice(args []string) bool {
 	return false
 }
 
-// writesRawDevice: tee, shred, wipefs or blkdiscard naming a raw block
-// device anywhere, or cp/mv/install copying onto one.
+// copySpec: the value-taking options of cp, mv and install.
+var copySpec = optSpec{short: "tSgmo", long: []string{"--target-directory", "--suffix", "--group", "--mode", "--owner", "--backup", "--reflink", "--sparse", "--preserve", "--no-preserve"}}
+
+// writesRawDevice: tee, shred, wipefs, blkdiscard, sgdisk or sfdisk naming
+// a raw block device anywhere, or cp/mv/install copying onto one.
 func writesRawDevice(name string, args []string) bool {
-	switch name {
-	case "tee", "shred", "wipefs", "blkdiscard", "sgdisk", "sfdisk", "cp", "mv", "install":
-	default:
-		return false
-	}
-	var operands []string
-	for _, arg := range args {
-		if !strings.HasPrefix(arg, "-") {
-			operands = append(operands, arg)
-		} else if v, ok := strings.CutPrefix(arg, "--target-directory="); ok {
-			operands = append(operands, v)
-		}
-	}
+	var targets []string
 	switch name {
 	case "tee", "shred", "wipefs", "blkdiscard", "sgdisk", "sfdisk":
+		_, targets = parseOpts(args, optSpec{})
 	case "cp", "mv", "install":
-		if len(operands) == 0 {
-			return false
+		opts, operands := parseOpts(args, copySpec)
+		targets = values(opts, "-t", "--target-directory")
+		if len(operands) > 0 {
+			targets = append(targets, operands[len(operands)-1])
 		}
-		operands = operands[len(operands)-1:]
-	default:
-		return false
 	}
-	for _, o := range operands {
+	for _, o := range targets {
 		if rawDeviceRe.MatchString(cleanPath(o)) {
 			return true
 		}
@@ -196,53 +187,30 @@ func writesRawDevice(name string, args []string) bool {
 	return false
 }
 
+var (
+	pkillSpec = optSpec{short: "gGPstuUF", long: []string{"--signal", "--pgroup", "--group", "--parent",
+		"--session", "--terminal", "--euid", "--uid", "--pidfile", "--ns", "--nslist"}}
+	killallSpec = optSpec{short: "suoynZ", long: []string{"--signal", "--user", "--older-than",
+		"--younger-than", "--ns", "--context"}}
+)
+
 // killsEverything: pkill or killall matching every process name, or
 // killing every process of a user.
 func killsEverything(name string, args []string) bool {
-	var valueOpts []string
+	var opts []opt
+	var patterns []string
 	switch name {
 	case "pkill":
-		valueOpts = []string{"-g", "-G", "-P", "-s", "-t", "-u", "-U", "-F", "--signal", "--pgroup",
-			"--group", "--parent", "--session", "--terminal", "--euid", "--uid", "--pidfile", "--ns", "--nslist"}
+		opts, patterns = parseOpts(args, pkillSpec)
 	case "killall":
-		valueOpts = []string{"-s", "--signal", "-u", "--user", "-o", "--older-than", "-y", "--younger-than",
-			"-n", "--ns", "-Z", "--context"}
+		opts, patterns = parseOpts(args, killallSpec)
 	default:
 		return false
 	}
-	byUser, regex := false, name == "pkill"
-	var patterns []string
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if arg == "--" {
-			patterns = append(patterns, args[i+1:]...)
-			break
-		}
-		if !strings.HasPrefix(arg, "-") || arg == "-" {
-			patterns = append(patterns, arg)
-			continue
-		}
-		opt := arg
-		if k, _, ok := strings.Cut(arg, "="); ok && strings.HasPrefix(arg, "--") {
-			opt = k
-		}
-		switch opt {
-		case "-u", "-U", "--uid", "--euid", "--user":
-			byUser = true
-		case "-r", "--regexp":
-			regex = true
-		}
-		if strings.HasPrefix(arg, "-u") || strings.HasPrefix(arg, "-U") {
-			byUser = true
-		}
-		if contains(valueOpts, arg) {
-			i++
-		}
-	}
 	if len(patterns) == 0 {
-		return byUser
+		return has(opts, "-u", "-U", "--uid", "--euid", "--user")
 	}
-	if !regex {
+	if name == "killall" && !has(opts, "-r", "--regexp") {
 		return false
 	}
 	for _, p := range patterns {

@@ -5,40 +5,6 @@ import (
 	"strings"
 )
 
-// effectiveCommand skips leading assignments and the env/time/command
-// wrappers with their dash options and assignments (§7.4 step 9).
-func effectiveCommand(words []string) (int, string) {
-	i := 0
-	for i < len(words) && isAssignment(words[i]) {
-		i++
-	}
-	for i < len(words) {
-		switch baseName(words[i]) {
-		case "env", "time", "command":
-		default:
-			return i, baseName(words[i])
-		}
-		i++
-		for i < len(words) && (strings.HasPrefix(words[i], "-") || isAssignment(words[i])) {
-			i++
-		}
-	}
-	return i, ""
-}
-
-func commandName(words []string) string {
-	if _, name := effectiveCommand(words); name != "" {
-		return name
-	}
-	return "<empty>"
-}
-
-// isBareExecutable reports a command word the shell looks up on PATH
-// rather than a path to a file (which could be workspace code).
-func isBareExecutable(w string) bool {
-	return w != "" && w != "." && w != ".." && !strings.ContainsAny(w, `/\`)
-}
-
 // promptableTokens is §7.4 step 9: the first rule that matches any segment,
 // segments in order.
 func promptableTokens(segments [][]string) (string, string) {
@@ -81,9 +47,6 @@ func promptableSegment(words []string) (string, string) {
 	if reason, key := promptableOptions(name, args); key != "" {
 		return reason, key
 	}
-	if reason, key := promptableEmbeddedPath(name, args); key != "" {
-		return reason, key
-	}
 	if name == "find" {
 		if findDeletes(args) {
 			return "find deleting files", "find-delete"
@@ -95,10 +58,13 @@ func promptableSegment(words []string) (string, string) {
 			return "find executes workspace or project code", "project-code-execution"
 		}
 	}
-	if name == "rg" {
-		if opts, _ := parseOpts(args, rgSpec); has(opts, "--pre") {
-			return "ripgrep executes a preprocessor command", "project-code-execution"
-		}
+	if name == "rg" && has(optsOf(args, rgSpec), "--pre", "--hostname-bin") {
+		return "ripgrep executes a preprocessor command", "project-code-execution"
+	}
+	if _, opts := skipWrapper(args, 0, wrapper{spec: printfSpec}); name == "printf" && has(opts, "-v") {
+		// bash evaluates an array subscript in the name as arithmetic,
+		// running any substitution in it, and the variable can be PATH.
+		return "printf -v assigns a shell variable and evaluates its subscript", "complex-shell"
 	}
 	if name == "git" {
 		if reason, key := promptableGit(args); key != "" {
@@ -150,11 +116,6 @@ func promptableSegment(words []string) (string, string) {
 	case overlay:
 		return "inline environment assignments require approval", "environment-overlay"
 	}
-	for _, w := range words {
-		if isSensitiveToken(w) {
-			return "touches sensitive path", "sensitive-path"
-		}
-	}
 	return "", ""
 }
 
@@ -196,7 +157,8 @@ func promptableOptions(name string, args []string) (string, string) {
 			return "sort writes output to a file", "file-write"
 		}
 	case "tree":
-		if opts, _ := parseOpts(args, treeSpec); has(opts, "-o", "--output") {
+		// -R reruns tree with "-o 00Tree.html" in every directory.
+		if opts, _ := parseOpts(args, treeSpec); has(opts, "-o", "--output", "-R") {
 			return "tree writes output to a file", "file-write"
 		}
 	case "uniq":
@@ -219,150 +181,23 @@ func promptableOptions(name string, args []string) (string, string) {
 	return "", ""
 }
 
-// promptableEmbeddedPath: options whose value is a file the tool reads.
-func promptableEmbeddedPath(name string, args []string) (string, string) {
-	var vals []string
-	switch name {
-	case "rg":
-		opts, _ := parseOpts(args, rgSpec)
-		vals = values(opts, "-f", "--file", "--exclude-from", "--ignore-file")
-	case "grep":
-		opts, _ := parseOpts(args, grepSpec)
-		vals = values(opts, "-f", "--file", "--exclude-from")
-	case "file":
-		opts, _ := parseOpts(args, fileSpec)
-		vals = values(opts, "-f", "-m", "--files-from", "--magic-file")
-	case "date":
-		opts, _ := parseOpts(args, dateSpec)
-		vals = values(opts, "-f", "-r", "--file", "--reference")
-	case "du":
-		opts, _ := parseOpts(args, duSpec)
-		vals = values(opts, "-X", "--exclude-from", "--files0-from")
-	case "sort":
-		opts, _ := parseOpts(args, sortSpec)
-		vals = values(opts, "--random-source", "--files0-from")
-	case "wc":
-		opts, _ := parseOpts(args, wcSpec)
-		vals = values(opts, "--files0-from")
-	case "git":
-		if len(args) == 0 {
-			return "", ""
-		}
-		sub := args[1:]
-		switch args[0] {
-		case "grep":
-			opts, _ := parseOpts(sub, gitGrepSpec)
-			vals = values(opts, "-f", "--file")
-		case "diff", "log", "show":
-			opts, _ := parseOpts(sub, gitDiffSpec)
-			vals = values(opts, "-O")
-		case "ls-files":
-			opts, _ := parseOpts(sub, gitLsSpec)
-			vals = values(opts, "-X", "--exclude-from", "--pathspec-from-file")
-		}
-	}
-	for _, v := range vals {
-		if isSensitiveToken(v) {
-			return "option reads a sensitive path", "sensitive-path"
-		}
-		if reason := unsafePathReason([]string{v}); reason != "" {
-			return reason, "path-outside-workspace"
-		}
-	}
-	return "", ""
-}
-
 // uniqWritesFile: uniq INPUT OUTPUT writes OUTPUT.
 func uniqWritesFile(args []string) bool {
-	_, operands := parseOpts(args, optSpec{short: "fsw", long: []string{"--skip-fields", "--skip-chars", "--check-chars", "--group", "--all-repeated"}})
+	_, operands := parseOpts(args, uniqSpec)
 	return len(operands) >= 2 && operands[1] != "-"
 }
 
-func promptableGit(args []string) (string, string) {
-	if len(args) == 0 {
-		return "", ""
-	}
-	for _, a := range args {
-		if abbrev(a, "--ext-diff", 5) || abbrev(a, "--textconv", 7) ||
-			abbrev(a, "--show-signature", 8) || abbrev(a, "--open-files-in-pager", 4) {
-			return "git executes a configured external command", "project-code-execution"
-		}
-	}
-	sub, rest := args[0], args[1:]
-	if sub == "grep" {
-		if opts, _ := parseOpts(rest, gitGrepSpec); has(opts, "-O") {
-			return "git executes a configured external command", "project-code-execution"
-		}
-	}
-	switch {
-	case sub == "reset" && anyOf(rest, "--hard"):
-		return "git reset --hard destroys worktree changes", "git-destructive"
-	case sub == "clean" && anyDashContains(rest, "f"):
-		return "git clean force deletes untracked files", "git-destructive"
-	case sub == "push" && pushForces(rest):
-		return "git force push rewrites remote history", "git-force-push"
-	case sub == "branch" && anyOf(rest, "-D"):
-		return "git branch -D force deletes a branch", "git-destructive"
-	}
-	for _, a := range rest {
-		if abbrev(a, "--output", 5) {
-			return "git command writes output to a file", "file-write"
-		}
-	}
-	switch {
-	case sub == "clone" || sub == "fetch" || sub == "pull" || sub == "push" || sub == "ls-remote":
-		return "git command accesses a remote repository", "network-command"
-	case sub == "remote" && len(rest) > 0 && (rest[0] == "update" || rest[0] == "prune" || rest[0] == "show"):
-		return "git remote command accesses a remote repository", "network-command"
-	case (sub == "remote" || sub == "branch" || sub == "tag" || sub == "worktree") && !isSafeGit(args):
-		return "git command mutates repository state", "repository-mutation"
-	}
-	return "", ""
-}
-
-// abbrev reports whether the word a is the long option canonical, with or
-// without "=value", or an abbreviation of it at least minLen long (git and
-// GNU tools accept unambiguous abbreviations).
-func abbrev(a, canonical string, minLen int) bool {
-	if !strings.HasPrefix(a, "--") {
-		return false
-	}
-	name, _, _ := strings.Cut(a, "=")
-	return name == canonical || (len(name) >= minLen && strings.HasPrefix(canonical, name))
-}
-
-func anyDashContains(args []string, letters string) bool {
-	for _, a := range args {
-		if strings.HasPrefix(a, "-") && strings.ContainsAny(a, letters) {
-			return true
-		}
-	}
-	return false
-}
-
-func pushForces(args []string) bool {
-	for _, a := range args {
-		if a == "--force" || a == "-f" || strings.HasPrefix(a, "--force-") ||
-			(strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "f")) ||
-			(strings.HasPrefix(a, "+") && len(a) > 1) {
-			return true
-		}
-	}
-	return false
-}
-
 // hasShortFlag reports a short-option cluster containing one of letters;
-// for "i" also --in-place (with or without a suffix).
+// for "i" also --in-place (with or without a suffix, abbreviated or not:
+// sed takes "--i" for --in-place).
 func hasShortFlag(args []string, letters ...string) bool {
 	for _, a := range args {
 		if !strings.HasPrefix(a, "-") || a == "--" {
 			continue
 		}
 		if strings.HasPrefix(a, "--") {
-			if contains(letters, "i") {
-				if abbrev(a, "--in-place", 4) {
-					return true
-				}
+			if contains(letters, "i") && isLong(a, "--in-place") {
+				return true
 			}
 			continue
 		}
@@ -408,52 +243,6 @@ func nodeChangesDependencies(args []string) bool {
 		return true
 	}
 	return hasPrefix(args, "audit", "fix")
-}
-
-// Credential locations (§10.2): any component starting ".env" or equal to
-// config.yaml or a credential directory, or a credential file name.
-var (
-	credentialDirs  = map[string]bool{".ssh": true, ".aws": true, ".kube": true}
-	credentialFiles = map[string]bool{".netrc": true, ".npmrc": true, ".pgpass": true, ".pypirc": true}
-)
-
-// isSensitiveToken reports a word (or the value of --opt=value) naming a
-// credential or configuration file.
-func isSensitiveToken(w string) bool {
-	cand, ok := pathCandidate(w)
-	if !ok {
-		return false
-	}
-	parts := pathParts(cand)
-	for _, p := range parts {
-		p = strings.ToLower(p)
-		if strings.HasPrefix(p, ".env") || p == "config.yaml" || credentialDirs[p] {
-			return true
-		}
-	}
-	return credentialFiles[strings.ToLower(baseName(cand))]
-}
-
-// pathCandidate is the part of a word that may be a path: the word, or the
-// value of a --opt=value word; plain options have none.
-func pathCandidate(w string) (string, bool) {
-	if !strings.HasPrefix(w, "-") {
-		return w, true
-	}
-	_, v, ok := strings.Cut(w, "=")
-	return v, ok
-}
-
-// pathParts splits a path into its components, dropping empty and "."
-// ones.
-func pathParts(p string) []string {
-	var out []string
-	for _, c := range strings.Split(p, "/") {
-		if c != "" && c != "." {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // sensitiveTextRes is §7.4 step 10, over the whole candidate.

@@ -17,6 +17,7 @@
 //	    refs/demiurge/runs/<run_id>     a reviewed evolve proposal
 //	    demiurge/{checkout,live.index,txn.json}  checkout head, stat index, journal
 //	<home>/runtime/core.lock            mutation lock (Paths.Lock)
+//	<home>/runtime/host.key             Host secret key, 0600 (Paths.HostKey)
 //	<home>/runtime/evolve/<run_id>/     run tree agents/, request.json, result.json,
 //	                                    review.json, proposal.json, gates.json, report.md
 //
@@ -54,17 +55,21 @@
 // against the run's base. mcp_security and approval_security pass but
 // require manual review: the review then carries a secret-safe description
 // (MCP summaries with environment and header names only, redacted
-// arguments and URLs) and a token "mcp-review:<sha256>" over the changed
-// paths, the changes and the exact contents (before and after) of the
-// files involved. Promote needs that exact token; any later edit changes
-// it. Untracked Python caches and runtime directories are removed from a
-// run tree before review (cleaned_artifacts); other artifacts fail.
+// arguments and URLs) and a review token (see Confirmation tokens) for
+// exactly this proposal. Promote needs a valid one; any later edit of the
+// run tree makes a new proposal, which the old token does not confirm.
+// The files written to the run directory (review.json, gates.json,
+// report.md, promote.json) never hold the token. Untracked Python caches
+// and runtime directories are removed from a run tree before review
+// (cleaned_artifacts); other artifacts fail.
 //
 // # Approval is never self-service
 //
 // An edit that loosens approval or grants authority needs the operator's
-// token, for local saves (Save with SaveOptions.Confirm; the refusal
-// prints "run `demiurge core save --confirm <token>`") as for promotion.
+// token, for local saves (Save with SaveOptions.Confirm; Save's refusal
+// prints "run `demiurge core save --confirm <token>`", EnsureSaved's, which
+// can reach a model through a turn, only "run `demiurge core save` to
+// confirm it") as for promotion.
 // Judged from old and new files decoded with core's manifest types:
 // approval default/tools/capabilities/risks moving to a looser policy
 // (deny > prompt > auto; unset looser than all), an entry removed that was
@@ -75,6 +80,41 @@
 // required capability; a disabled tool re-enabled. The global fallback's
 // approval section counts too. Local MCP edits that do not loosen need no
 // token (connecting still needs mcp.connect:<id> and connect approval).
+//
+// # Confirmation tokens
+//
+// The tokens `demiurge core save --confirm` and `demiurge core evolve
+// promote RUN --manual-review-token` take are
+//
+//	confirm-save:<cores>:<expiry>:<mac>     (SaveTokenPrefix, valid 1 hour)
+//	mcp-review:<run_id>:<expiry>:<mac>      (TokenPrefix, valid 24 hours)
+//
+// with <cores> the cores the save's security changes touch (comma-separated,
+// "global" for agents/agent.yaml), <expiry> UTC as 20060102T150405Z, and
+// <mac> hex HMAC-SHA256, under the Host secret key, of the purpose, the
+// subject, the expiry and what exactly is confirmed: for a save the live
+// revision it is on, a digest of the exact tree it commits and a digest
+// of its security changes; for a promotion the run's target core, base
+// revision, proposal revision and security changes. Knowing every file and
+// revision is not enough to make one: a token of one change confirms no
+// other change, core, run or purpose, and is refused once expired. The
+// check is constant-time; a refusal says why ("confirmation token does not
+// confirm this change", "… is for changes to assistant, not evolver",
+// "confirmation token expired at <time>; run `demiurge core save` again for
+// a new one", "review token expired at …; run `demiurge core evolve review
+// <run>` again for a new one") and, for a save, carries a fresh token.
+//
+// The key (HostKey) is 32 random bytes in Paths.HostKey (HomePaths:
+// <home>/runtime/host.key, mode 0600), created on first use by an
+// exclusive hard link of a private temporary file, so concurrent first
+// uses agree, and read on every later use; Options.HostKey overrides it.
+// A key file that is not a regular 32-byte file, or is readable by group
+// or others, is ECONFIG "host key file <path> …" naming the fix, and is
+// never replaced behind the operator's back (a new key voids outstanding
+// tokens). The key never appears in output, logs, events, reports or
+// errors; HostKey formats as "[host key]". Its secrecy rests on the
+// runtime home being out of reach of commands, MCP servers and authored
+// modules (the terminal sandbox).
 //
 // # Concurrency
 //

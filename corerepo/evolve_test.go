@@ -198,8 +198,17 @@ func TestPromoteRequiresTokenForMCPChange(t *testing.T) {
 	base := mustLive(t, r)
 	for _, tok := range []string{"", TokenPrefix + strings.Repeat("0", 64)} {
 		pr, err := r.Promote(ctx, run.ID, PromoteOptions{Token: tok})
-		if err != nil || pr.Promoted || pr.Summary != "evolve run "+run.ID+" requires manual MCP security review" {
+		want := "evolve run " + run.ID + " requires manual MCP security review"
+		if tok != "" {
+			want += ": review token is malformed: want mcp-review:<subject>:<expiry>:<mac>"
+		}
+		if err != nil || pr.Promoted || pr.Summary != want {
 			t.Fatalf("Promote(%q) = %+v, %v", tok, pr, err)
+		}
+	}
+	for _, name := range []string{"review.json", "report.md", "gates.json"} {
+		if s := readFile(t, run.Dir, name); strings.Contains(s, TokenPrefix) {
+			t.Fatalf("%s holds the review token", name)
 		}
 	}
 	if mustLive(t, r) != base {
@@ -208,7 +217,7 @@ func TestPromoteRequiresTokenForMCPChange(t *testing.T) {
 	// A change after review changes the token: the old one no longer fits.
 	writeFile(t, run.AgentsDir, "assistant/agent/mcp/everything.yaml", strings.Replace(mcpDecl, "npx", "bunx", 1))
 	pr, err := r.Promote(ctx, run.ID, PromoteOptions{Token: rv.ReviewToken})
-	if err != nil || pr.Promoted {
+	if err != nil || pr.Promoted || !strings.HasSuffix(pr.Summary, ": review token does not confirm this proposal") {
 		t.Fatalf("Promote with a stale token = %+v, %v", pr, err)
 	}
 	if pr.Review.ReviewToken == rv.ReviewToken {

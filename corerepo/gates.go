@@ -365,11 +365,11 @@ func failedGates(gates []Gate) []Gate {
 }
 
 // GateError is the cause carried by a gate refusal: every gate that ran
-// and, when an approval change needs the operator, the token that confirms
-// it.
+// and, when an approval change needs the operator and the refusal is
+// Save's, a fresh token that confirms it (`demiurge core save --confirm`).
 type GateError struct {
 	Gates []Gate
-	Token string // "" unless approval_security asked for confirmation
+	Token string // "" unless Save's approval_security asked for confirmation
 }
 
 func (e *GateError) Error() string { return "gates failed" }

@@ -2,6 +2,7 @@ package corerepo
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,6 +69,12 @@ type SaveOptions struct {
 	Confirm string
 	// Reason is added to the commit message when set.
 	Reason string
+
+	// issueToken puts a fresh token in an approval_security refusal: only
+	// Save, the operator's command, does; EnsureSaved, whose errors can
+	// reach a model (a delegated turn, evolve_core), names the command
+	// instead.
+	issueToken bool
 }
 
 // SaveResult says what Save did.
@@ -90,15 +97,19 @@ type SaveResult struct {
 // mutation runs, ECONFLICT "core repository consistency check failed: …"
 // on a broken repository, ECONFIG "local agent edits failed gates:
 // <phase>: <detail>; …" (cause *GateError) when a gate fails; a loosening
-// approval edit without opts.Confirm fails approval_security with the
-// token-bearing instruction. On any error live and the files are
-// untouched.
+// approval edit without a valid opts.Confirm fails approval_security with
+// "…; operator confirmation required: run `demiurge core save --confirm
+// <token>`" (GateError.Token is that token, valid for SaveTokenTTL), after
+// why a given token does not confirm it (another change, another core,
+// expired). On any error live and the files are untouched. An error
+// reading the Host key file (LoadHostKey) fails the save.
 func (r *Repo) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error) {
 	l, err := r.begin()
 	if err != nil {
 		return nil, err
 	}
 	defer l.unlock()
+	opts.issueToken = true
 	return r.saveLocked(ctx, opts, nil)
 }
 
@@ -106,8 +117,10 @@ func (r *Repo) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error) 
 // local edits it returns the live revision (the turn's core_revision) at
 // the cost of a directory scan; otherwise it saves them as Save does and
 // returns the new live revision. A failed gate is the Save error and no
-// turn should run. It waits up to two seconds for a concurrent mutation
-// instead of failing at once.
+// turn should run; an edit that needs the operator's confirmation is
+// refused with "run `demiurge core save` to confirm it" and no token, so no
+// token ever reaches a turn. It waits up to two seconds for a concurrent
+// mutation instead of failing at once.
 func (r *Repo) EnsureSaved(ctx context.Context) (string, error) {
 	if _, err := os.Stat(r.paths.journal()); err != nil {
 		head, hok, herr := readCheckoutHead(r.paths)
@@ -159,7 +172,11 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, only func(p str
 	}
 	newTree, problems, content := newTreeFromScan(res)
 	in := &gateInput{root: r.paths.Agents, old: res.base, new: newTree, problems: problems, content: content}
-	gates, token, err := r.runLocalGates(in, only == nil, opts.Confirm)
+	var approval *localApproval
+	if only == nil {
+		approval = &localApproval{base: live.String(), confirm: opts.Confirm, issue: opts.issueToken}
+	}
+	gates, token, err := r.runLocalGates(in, approval)
 	if err != nil {
 		return nil, err
 	}
@@ -194,34 +211,60 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, only func(p str
 	return out, nil
 }
 
+// localApproval asks runLocalGates for the approval_security gate.
+type localApproval struct {
+	base    string // the live revision the save is on
+	confirm string // the operator's token, "" when none
+	issue   bool   // put a fresh token in a refusal
+}
+
 // runLocalGates runs the gates of a local save (and of init): path_safety,
 // artifact, dependency, core_load:<core>…, then, when approval is set,
-// approval_security (passes only with confirm equal to the token), then
-// cross_core_references. It returns the token when one is needed.
-func (r *Repo) runLocalGates(in *gateInput, approval bool, confirm string) ([]Gate, string, error) {
+// approval_security (passes only with a token that confirms exactly this
+// change), then cross_core_references. It returns the token it issued for
+// a refusal, if any.
+func (r *Repo) runLocalGates(in *gateInput, approval *localApproval) ([]Gate, string, error) {
 	in.prepare()
 	gates := []Gate{in.gatePathSafety(), in.gateArtifact(), in.gateDependency()}
 	gates = append(gates, in.gatesCoreLoad()...)
 	token := ""
-	if approval {
+	if approval != nil {
 		sr, err := r.reviewSecurity(in, false)
 		if err != nil {
 			return nil, "", err
 		}
 		g := Gate{Phase: PhaseApprovalSecurity, Passed: true}
 		if len(sr.Approval) > 0 {
-			token = sr.Token
 			data := map[string]any{"manual_review_required": true, "changes": sr.Approval}
 			g.Data = data
-			if confirm != sr.Token {
+			c := saveConfirmation(approval.base, in.new, sr)
+			why := ""
+			if approval.confirm != "" {
+				err := r.checkToken(approval.confirm, c)
+				var te *tokenError
+				switch {
+				case err == nil:
+					data["confirmed"] = true
+				case errors.As(err, &te):
+					why = te.msg + "; "
+				default:
+					return nil, "", err
+				}
+			}
+			if data["confirmed"] != true {
 				g.Passed = false
 				parts := make([]string, len(sr.Approval))
 				for i, a := range sr.Approval {
 					parts[i] = a.String()
 				}
-				g.Detail = strings.Join(parts, ", ") + "; operator confirmation required: run `demiurge core save --confirm " + sr.Token + "`"
-			} else {
-				data["confirmed"] = true
+				instruction := "run `demiurge core save` to confirm it"
+				if approval.issue {
+					if token, err = r.issueToken(c); err != nil {
+						return nil, "", err
+					}
+					instruction = "run `demiurge core save --confirm " + token + "`"
+				}
+				g.Detail = strings.Join(parts, ", ") + "; " + why + "operator confirmation required: " + instruction
 			}
 		}
 		gates = append(gates, g)

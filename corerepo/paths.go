@@ -10,15 +10,19 @@ type Paths struct {
 	GitDir string // bare repository: <home>/runtime/core.git
 	Lock   string // mutation lock file: <home>/runtime/core.lock
 	Evolve string // evolve run trees: <home>/runtime/evolve
+	// HostKey is the Host secret key file: <home>/runtime/host.key (see
+	// LoadHostKey). Options.HostKey, when set, is used instead.
+	HostKey string
 }
 
 // HomePaths returns the standard layout of the runtime home dir.
 func HomePaths(home string) Paths {
 	return Paths{
-		Agents: filepath.Join(home, "agents"),
-		GitDir: filepath.Join(home, "runtime", "core.git"),
-		Lock:   filepath.Join(home, "runtime", "core.lock"),
-		Evolve: filepath.Join(home, "runtime", "evolve"),
+		Agents:  filepath.Join(home, "agents"),
+		GitDir:  filepath.Join(home, "runtime", "core.git"),
+		Lock:    filepath.Join(home, "runtime", "core.lock"),
+		Evolve:  filepath.Join(home, "runtime", "evolve"),
+		HostKey: filepath.Join(home, "runtime", "host.key"),
 	}
 }
 

@@ -3,6 +3,7 @@ package corerepo
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,9 +16,10 @@ import (
 
 // PromoteOptions qualify Promote.
 type PromoteOptions struct {
-	// Token is the operator's confirmation: it must equal the review's
-	// ReviewToken when the proposal changes MCP declarations or loosens
-	// approval configuration.
+	// Token is the operator's confirmation, needed when the proposal
+	// changes MCP declarations or loosens approval configuration: a review
+	// token (Review.ReviewToken) of this run, issued for the proposal as it
+	// is now and not expired.
 	Token  string
 	Reason string
 }
@@ -38,9 +40,12 @@ type PromoteResult struct {
 // any later change of the run tree), then:
 //   - no proposal: Promoted false, "evolve run <id> has no proposal changes";
 //   - a failed gate: Promoted false, "evolve run <id> failed gates";
-//   - manual review required and opts.Token differs from the review token:
-//     Promoted false, "evolve run <id> requires manual MCP security review"
-//     (or "… manual approval security review" for approval changes alone);
+//   - manual review required and opts.Token is not a valid review token
+//     for this proposal: Promoted false, "evolve run <id> requires manual
+//     MCP security review" (or "… manual approval security review" for
+//     approval changes alone), followed, when a token was given, by ": "
+//     and why it does not confirm the proposal (another run or proposal,
+//     expired, malformed);
 //   - base no longer live: ECONFLICT "stale core proposal: run_id=<id>
 //     base=<base> current=<live>; review or rebase the evolve run before
 //     promoting";
@@ -81,11 +86,25 @@ func (r *Repo) promote(ctx context.Context, run *Run, opts PromoteOptions) (*Pro
 	if len(res.changes) > 0 {
 		return nil, dirtyError(res.changes)
 	}
-	rv, err := r.reviewHeld(ctx, run, ReviewOptions{Reason: opts.Reason})
+	rv, conf, err := r.reviewHeld(ctx, run, ReviewOptions{Reason: opts.Reason})
 	if err != nil {
 		return nil, err
 	}
 	out := &PromoteResult{RunID: run.ID, Review: rv, AffectedCores: []string{}}
+	why := ""
+	confirmed := !rv.ManualReviewRequired
+	if rv.ManualReviewRequired && opts.Token != "" && conf != nil {
+		err := r.checkToken(opts.Token, *conf)
+		var te *tokenError
+		switch {
+		case err == nil:
+			confirmed = true
+		case errors.As(err, &te):
+			why = ": " + te.msg
+		default:
+			return nil, err
+		}
+	}
 	switch {
 	case rv.ProposalRevision == nil && len(failedGates(rv.Gates)) == 0:
 		out.Summary = "evolve run " + run.ID + " has no proposal changes"
@@ -93,10 +112,10 @@ func (r *Repo) promote(ctx context.Context, run *Run, opts PromoteOptions) (*Pro
 	case !rv.Passed:
 		out.Summary = "evolve run " + run.ID + " failed gates"
 		return out, nil
-	case rv.ManualReviewRequired && opts.Token != rv.ReviewToken:
-		out.Summary = "evolve run " + run.ID + " requires manual MCP security review"
+	case !confirmed:
+		out.Summary = "evolve run " + run.ID + " requires manual MCP security review" + why
 		if len(rv.MCPChanges) == 0 {
-			out.Summary = "evolve run " + run.ID + " requires manual approval security review"
+			out.Summary = "evolve run " + run.ID + " requires manual approval security review" + why
 		}
 		return out, nil
 	}
@@ -119,7 +138,9 @@ func (r *Repo) promote(ctx context.Context, run *Run, opts PromoteOptions) (*Pro
 	out.Previous = live.String()
 	out.AffectedCores = affected
 	out.Summary = "evolve promoted " + run.ID + "@" + proposal.String()[:12]
-	_ = writeJSON(filepath.Join(run.Dir, runPromoteFile), out)
+	onDisk := *out
+	onDisk.Review = out.Review.WithoutToken()
+	_ = writeJSON(filepath.Join(run.Dir, runPromoteFile), &onDisk)
 	return out, nil
 }
 

@@ -19,6 +19,10 @@ type Options struct {
 	// of those cores must be dropped). It runs on the caller's goroutine
 	// after the lock is released.
 	OnSwitch func(cores []string)
+	// HostKey, when set, is the secret key of confirmation tokens;
+	// otherwise the key is read from Paths.HostKey (created on first use)
+	// whenever a token is issued or checked.
+	HostKey *HostKey
 }
 
 // Repo is the core repository of one runtime home. Its methods are safe
@@ -29,6 +33,7 @@ type Repo struct {
 	store    *store
 	now      func() time.Time
 	onSwitch func([]string)
+	hostKey  *HostKey
 }
 
 // Open opens the existing repository of paths and resolves a transaction
@@ -52,7 +57,7 @@ func Open(paths Paths, opts Options) (*Repo, error) {
 }
 
 func newRepo(paths Paths, opts Options) *Repo {
-	r := &Repo{paths: paths, store: newStore(paths.GitDir), now: opts.Now, onSwitch: opts.OnSwitch}
+	r := &Repo{paths: paths, store: newStore(paths.GitDir), now: opts.Now, onSwitch: opts.OnSwitch, hostKey: opts.HostKey}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -114,7 +119,7 @@ func Init(ctx context.Context, paths Paths, opts Options, reason string) (*Repo,
 	}
 	newTree, problems, content := newTreeFromScan(res)
 	in := &gateInput{root: paths.Agents, old: flatTree{}, new: newTree, problems: problems, content: content, all: true}
-	gates, _, err := r.runLocalGates(in, false, "")
+	gates, _, err := r.runLocalGates(in, nil)
 	if err != nil {
 		return nil, InitResult{}, err
 	}

@@ -16,7 +16,7 @@ func startReport(res *StartResult) string {
 }
 
 // reviewReport renders report.md after a review. Everything in it comes
-// from the secret-safe review.
+// from the secret-safe review, given without its token (WithoutToken).
 func reviewReport(rv *Review) string {
 	var b strings.Builder
 	b.WriteString("# Evolve Review Report\n\n")
@@ -30,7 +30,7 @@ func reviewReport(rv *Review) string {
 		fmt.Fprintf(&b, "- stale: live is now %s; promotion will be refused\n", rv.LiveRevision[:12])
 	}
 	if rv.ManualReviewRequired {
-		fmt.Fprintf(&b, "- manual security review required: promote with token `%s`\n", rv.ReviewToken)
+		fmt.Fprintf(&b, "- manual security review required: `demiurge core evolve review %s` shows the review token to promote with (`demiurge core evolve promote %s --manual-review-token <token>`)\n", rv.RunID, rv.RunID)
 	}
 	if len(rv.Gates) > 0 {
 		b.WriteString("\n## Gates\n\n| phase | passed | detail |\n|---|---|---|\n")

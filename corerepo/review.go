@@ -2,6 +2,7 @@ package corerepo
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 
 	"github.com/demiurge/demiurge"
@@ -42,7 +43,10 @@ type ReviewOptions struct {
 // Gates, in order: path_safety, artifact, dependency, core_load:<core>…,
 // mcp_security, approval_security, cross_core_references. The two
 // security gates pass but set manual_review_required; ReviewToken is then
-// the token Promote requires.
+// a fresh token Promote accepts (for ReviewTokenTTL, and only for this
+// run's proposal as reviewed). The files written in the run directory
+// never hold the token: the operator gets it from Review's result
+// (`demiurge core evolve review`).
 //
 // Errors: ENOTFOUND "evolve run not found: <id>"; ECONFLICT "evolve run is
 // still running: <id>" while its start holds it.
@@ -56,58 +60,60 @@ func (r *Repo) Review(ctx context.Context, runID string, opts ReviewOptions) (*R
 		return nil, err
 	}
 	defer l.unlock()
-	return r.reviewHeld(ctx, run, opts)
+	rv, _, err := r.reviewHeld(ctx, run, opts)
+	return rv, err
 }
 
-// reviewHeld reviews a run whose lock the caller holds.
-func (r *Repo) reviewHeld(ctx context.Context, run *Run, opts ReviewOptions) (*Review, error) {
+// reviewHeld reviews a run whose lock the caller holds. When manual review
+// is required it also returns what the review token confirms.
+func (r *Repo) reviewHeld(ctx context.Context, run *Run, opts ReviewOptions) (*Review, *confirmation, error) {
 	base := plumbing.NewHash(run.BaseRevision)
 	head, err := run.head()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cleaned, res, err := r.cleanArtifacts(run, head)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	idx := filepath.Join(run.Dir, runIndexFile)
 	newTree, problems, content := newTreeFromScan(res)
 	if len(res.changes) > 0 && len(problems) == 0 {
 		tree, err := r.storeTree(newTree, content)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		msg := "evolve proposal " + run.ID + "\n\nReason: " + oneLine(opts.Reason, "evolve goal: "+oneLine(run.Goal, "")) + "\n"
 		c, err := r.store.writeCommit(tree, []plumbing.Hash{head}, msg, r.now())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := writeRef(r.paths.GitDir, runRef(run.ID), c); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := writeFileAtomic(filepath.Join(run.Dir, runHeadFile), []byte(c.String()+"\n")); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := writeIndex(idx, indexFor(c, newTree, res.files, r.now())); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		head, content = c, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, demiurge.WrapError(demiurge.ECANCELED, err, "review cancelled")
+		return nil, nil, demiurge.WrapError(demiurge.ECANCELED, err, "review cancelled")
 	}
 	oldTree, _, err := r.store.flatOf(base)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(problems) == 0 {
 		if newTree, _, err = r.store.flatOf(head); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	live, err := r.liveHash()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rv := &Review{
 		RunID: run.ID, TargetCoreID: run.CoreID, BaseRevision: run.BaseRevision, LiveRevision: live.String(),
@@ -126,27 +132,36 @@ func (r *Repo) reviewHeld(ctx context.Context, run *Run, opts ReviewOptions) (*R
 	if len(in.changed) == 0 {
 		rv.ChangedFiles = []FileChange{}
 		rv.Summary = "evolve run " + run.ID + " made no changes"
-		return rv, r.writeReview(run, rv)
+		return rv, nil, r.writeReview(run, rv)
 	}
 	rv.Gates = append(rv.Gates, in.gatePathSafety(), in.gateArtifact(), in.gateDependency())
 	rv.Gates = append(rv.Gates, in.gatesCoreLoad()...)
 	sr, err := r.reviewSecurity(in, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var conf *confirmation
+	token := ""
+	if sr.Digest != "" {
+		c := promoteConfirmation(run, rv.ProposalRevision, sr)
+		if token, err = r.issueToken(c); err != nil {
+			return nil, nil, err
+		}
+		conf = &c
 	}
 	mcp := Gate{Phase: PhaseMCPSecurity, Passed: true}
 	if len(sr.MCP) > 0 {
-		mcp.Data = map[string]any{"manual_review_required": true, "changed_paths": mcpChangedPaths(sr.MCP), "changes": sr.MCP, "review_token": sr.Token}
+		mcp.Data = map[string]any{"manual_review_required": true, "changed_paths": mcpChangedPaths(sr.MCP), "changes": sr.MCP, "review_token": token}
 		rv.MCPChanges = sr.MCP
 	}
 	approval := Gate{Phase: PhaseApprovalSecurity, Passed: true}
 	if len(sr.Approval) > 0 {
-		approval.Data = map[string]any{"manual_review_required": true, "changes": sr.Approval, "review_token": sr.Token}
+		approval.Data = map[string]any{"manual_review_required": true, "changes": sr.Approval, "review_token": token}
 		rv.ApprovalChanges = sr.Approval
 	}
 	rv.Gates = append(rv.Gates, mcp, approval, in.gateCrossCore())
-	rv.ManualReviewRequired = sr.Token != ""
-	rv.ReviewToken = sr.Token
+	rv.ManualReviewRequired = token != ""
+	rv.ReviewToken = token
 	rv.Passed = rv.ProposalRevision != nil && len(failedGates(rv.Gates)) == 0
 	rv.Diff = secretSafeDiff(in.changed, r.oldReader(in), r.newReader(in))
 	switch {
@@ -157,7 +172,7 @@ func (r *Repo) reviewHeld(ctx context.Context, run *Run, opts ReviewOptions) (*R
 	default:
 		rv.Summary = "evolve run " + run.ID + " passed gates"
 	}
-	return rv, r.writeReview(run, rv)
+	return rv, conf, r.writeReview(run, rv)
 }
 
 // proposalFile is proposal.json.
@@ -170,7 +185,34 @@ type proposalFile struct {
 	Gates        []Gate         `json:"gates"`
 }
 
+// WithoutToken returns a copy of the review without the operator's token,
+// wherever the review carries it (its own field and the data of the
+// security gates): the review as it is written to the run directory, and
+// as a model may see it.
+func (rv *Review) WithoutToken() *Review {
+	if rv == nil {
+		return nil
+	}
+	view := *rv
+	view.ReviewToken = ""
+	view.Gates = make([]Gate, len(rv.Gates))
+	for i, g := range rv.Gates {
+		if data, ok := g.Data.(map[string]any); ok {
+			if _, has := data["review_token"]; has {
+				clean := maps.Clone(data)
+				delete(clean, "review_token")
+				g.Data = clean
+			}
+		}
+		view.Gates[i] = g
+	}
+	return &view
+}
+
+// writeReview writes review.json, proposal.json, gates.json and report.md,
+// without the review token.
 func (r *Repo) writeReview(run *Run, rv *Review) error {
+	rv = rv.WithoutToken()
 	paths := make([]string, len(rv.ChangedFiles))
 	for i, c := range rv.ChangedFiles {
 		paths[i] = c.Path

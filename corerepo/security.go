@@ -12,15 +12,13 @@ import (
 	"github.com/demiurge/demiurge/internal/yamlx"
 )
 
-// TokenPrefix starts every operator confirmation token.
-const TokenPrefix = "mcp-review:"
-
 // securityReview is what an edit changes of MCP declarations and approval
-// configuration, and the token that confirms exactly these contents.
+// configuration, and a digest of exactly these changes and contents, which
+// the operator's confirmation token binds (see confirm.go).
 type securityReview struct {
 	MCP      []MCPChange
 	Approval []ApprovalChange
-	Token    string // "" when nothing needs the operator
+	Digest   string // "" when nothing needs the operator
 }
 
 // fileReader reads a file of a tree by path; ok is false when absent.
@@ -267,7 +265,7 @@ func (r *Repo) reviewSecurity(in *gateInput, withMCP bool) (*securityReview, err
 		Files           []prints         `json:"files"`
 	}{paths, mcpPrints, sr.Approval, files})
 	sum := sha256.Sum256(canonical)
-	sr.Token = TokenPrefix + hex.EncodeToString(sum[:])
+	sr.Digest = hex.EncodeToString(sum[:])
 	return sr, nil
 }
 

@@ -83,6 +83,9 @@ type ApprovalQuestion struct {
 	Capability string
 	Provenance string
 	Preview    map[string]any
+	// Notes are facts the operator should weigh, in words: how the effect
+	// is confined, what an "allow for this session" answer covers.
+	Notes []string
 
 	// Policy is the effective (folded) policy of this call.
 	Policy policy.Policy
@@ -538,8 +541,20 @@ func (q ApprovalQuestion) operatorRequest() ApprovalRequest {
 		SessionID: q.SessionID, TurnID: q.TurnID, CallID: q.CallID,
 		Tool: q.Tool, Provenance: q.Provenance, Risk: q.Risk, Capability: q.Capability,
 		Summary: q.summary(), Action: q.Action, Target: TruncateText(RedactText(q.Target), 1000),
-		Preview: sanitizePreview(q.Preview),
+		Preview: sanitizePreview(q.Preview), Notes: q.notes(),
 	}
+}
+
+// notes are the redacted, bounded Notes.
+func (q ApprovalQuestion) notes() []string {
+	if len(q.Notes) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(q.Notes))
+	for _, n := range q.Notes {
+		out = append(out, TruncateText(RedactText(n), 500))
+	}
+	return out
 }
 
 // AuditView is the redacted form of q for approval.* events (spec §4.4
@@ -556,5 +571,6 @@ func (q ApprovalQuestion) AuditView() map[string]any {
 		"summary":    q.summary(), "target": TruncateText(RedactText(q.Target), 1000),
 		"arguments_preview": sanitizePreview(q.Preview),
 		"policy":            string(q.Policy), "session_cacheable": !q.Options.OneShot,
+		"notes": q.notes(),
 	}
 }

@@ -51,6 +51,9 @@ type ApprovalRequest struct {
 	Capability string
 	Summary    string
 	Preview    map[string]any
+	// Notes say how the effect is confined and what an "allow for this
+	// session" answer would cover.
+	Notes []string
 }
 
 // Decisions an Approver returns.
@@ -83,6 +86,13 @@ type ApprovalFacts struct {
 	// entry's policy (adapters raise it, e.g. for a sensitive path).
 	Baseline policy.Policy
 	OneShot  bool
+	// Safe marks a call the adapter judged harmless (a literal read-only
+	// terminal command): it runs without asking unless the folded policy
+	// is deny. Baseline, when set, still applies.
+	Safe bool
+	// Notes are shown to the operator with the question (see
+	// ApprovalQuestion.Notes).
+	Notes []string
 }
 
 // Approvable is implemented by adapters that describe their approvals
@@ -189,6 +199,9 @@ func (r *Runtime) approve(ctx context.Context, e *Entry, inv Invocation) (Outcom
 		}
 	}
 	effective := policy.Policy(e.ApprovalPolicy)
+	if facts.Safe && effective.Valid() && effective != policy.Deny {
+		effective = policy.Auto
+	}
 	if facts.Baseline != "" {
 		effective = policy.Stricter(effective, facts.Baseline)
 	}
@@ -210,7 +223,7 @@ func (r *Runtime) approve(ctx context.Context, e *Entry, inv Invocation) (Outcom
 		d, err = r.approvals.Decide(ctx, ApprovalQuestion{
 			PrincipalID: inv.Turn.Scope.PrincipalID, SessionID: inv.Turn.SessionID, TurnID: inv.Turn.TurnID, CallID: inv.CallID,
 			Tool: e.Name, Action: facts.Action, Target: facts.Target, Summary: facts.Summary,
-			Risk: e.Risk, Capability: capability, Provenance: e.Provenance, Preview: Preview(inv.Args, 0),
+			Risk: e.Risk, Capability: capability, Provenance: e.Provenance, Preview: Preview(inv.Args, 0), Notes: facts.Notes,
 			Policy: effective, CoreID: e.CoreID, CoreRevision: e.CoreRevision,
 			CapabilityFingerprint: inv.Turn.Grants.Fingerprint(), AdapterKey: e.AdapterKey, RuleKey: facts.RuleKey,
 			Options: QuestionOptions{OneShot: facts.OneShot},

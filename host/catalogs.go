@@ -171,7 +171,7 @@ func (h *Host) builtinDeps() builtin.Deps {
 		Processes: h.Processes,
 		PrivateHome: func(sessionID string) string {
 			sum := sha256.Sum256([]byte(sessionID))
-			return filepath.Join(h.Home.RuntimeDir(), "terminal-home", hex.EncodeToString(sum[:16]))
+			return filepath.Join(h.Home.PrivateDir(), "terminal-home", hex.EncodeToString(sum[:16]))
 		},
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/internal/yamlx"
 	"github.com/demiurge/demiurge/provider"
+	"github.com/demiurge/demiurge/sandbox"
 )
 
 // Config is config.yaml of the runtime home. Unknown keys are rejected.
@@ -20,7 +21,21 @@ type Config struct {
 	UI        UIConfig        `yaml:"ui"`
 	Debug     DebugConfig     `yaml:"debug"`
 	Providers provider.Config `yaml:"providers"`
+	Sandbox   SandboxConfig   `yaml:"sandbox"`
 }
+
+// SandboxConfig is the sandbox section: how terminal commands and MCP
+// stdio servers are confined. Only the operator's config.yaml sets it.
+type SandboxConfig struct {
+	Mode string `yaml:"mode"`
+	// Network is on or off; YAML 1.1 booleans are taken too.
+	Network any `yaml:"network"`
+
+	settings sandbox.Settings
+}
+
+// Settings are the validated settings.
+func (c SandboxConfig) Settings() sandbox.Settings { return c.settings }
 
 // RuntimeConfig is the runtime section.
 type RuntimeConfig struct {
@@ -57,6 +72,9 @@ ui:
   user_theme_color: "#9cc9ff"
 debug:
   show_system_prompt: false
+sandbox:
+  mode: workspace-write   # or off: run terminal commands and MCP servers unconfined
+  network: "on"           # "off": no network at all for them, loopback included
 providers:
   # default: openai        # used when neither --provider nor the core names one
   # custom:
@@ -115,5 +133,24 @@ func (c *Config) validate(path string) error {
 		}
 		*v = "#" + strings.ToLower(h)
 	}
+	mode, err := sandbox.ParseMode(c.Sandbox.Mode)
+	if err != nil {
+		return bad("sandbox.mode", "workspace-write or off", c.Sandbox.Mode)
+	}
+	network := ""
+	switch v := c.Sandbox.Network.(type) {
+	case nil:
+	case string:
+		network = v
+	case bool:
+		network = map[bool]string{true: "on", false: "off"}[v]
+	default:
+		return bad("sandbox.network", "on or off", fmt.Sprint(v))
+	}
+	off, err := sandbox.ParseNetwork(network)
+	if err != nil {
+		return bad("sandbox.network", "on or off", network)
+	}
+	c.Sandbox.settings = sandbox.Settings{Mode: mode, NoNetwork: off}
 	return nil
 }

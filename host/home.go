@@ -22,6 +22,12 @@ func (h Home) ArtifactsDir() string     { return filepath.Join(h.Dir, "runtime",
 func (h Home) LogsDir() string          { return filepath.Join(h.Dir, "logs") }
 func (h Home) WorkspaceDir() string     { return filepath.Join(h.Dir, "workspace") }
 
+// PrivateDir holds the private HOMEs of terminal commands and MCP servers.
+// It lies beside the runtime home, not inside it: the sandbox hides the
+// runtime home from every command, and hides this directory too except
+// for the one private home a command gets.
+func (h Home) PrivateDir() string { return filepath.Clean(h.Dir) + ".private" }
+
 // InitReport says what Init created.
 type InitReport struct {
 	Home          string   `json:"home"`

@@ -149,15 +149,17 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	interp := starlark.NewRuntime(starlark.Options{})
 	deps := h.builtinDeps()
 	deps.Getenv, deps.URLPolicy, deps.Timezone = opts.Getenv, opts.URLPolicy, h.Timezone
+	deps.Sandbox = SandboxProfile(h.Home, h.Config, opts.Getenv)
 	h.MCP = mcp.NewManager(mcp.Options{
 		URLPolicy: opts.URLPolicy,
 		BaseEnv:   func() []string { return builtin.AllowlistedEnv(os.Environ()) },
 		Getenv:    opts.Getenv,
 		PrivateHome: func(server string) string {
-			return filepath.Join(h.Home.RuntimeDir(), "mcp-home", server)
+			return filepath.Join(h.Home.PrivateDir(), "mcp-home", server)
 		},
-		LogDir: filepath.Join(h.Home.LogsDir(), "mcp"),
-		Logger: opts.Logger,
+		Sandbox: deps.Sandbox,
+		LogDir:  filepath.Join(h.Home.LogsDir(), "mcp"),
+		Logger:  opts.Logger,
 	})
 	h.catalogs = &catalogs{starlark: interp, global: approvalConfig(global.Approval), mcp: h.MCP, approvals: h.Approvals, logger: opts.Logger, audit: h.Store.Append,
 		decls: &declCache{cores: map[string]cachedDecls{}}}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -61,7 +62,7 @@ type conn struct {
 // secrets are d's interpolated env and header values; dir is the stdio
 // working directory, already checked. On error nothing is left running (a
 // spawned server is being ended in the background).
-func (m *Manager) dial(ctx context.Context, d Declaration, secrets resolvedSecrets, dir string) (*conn, error) {
+func (m *Manager) dial(ctx context.Context, d Declaration, secrets resolvedSecrets, dir, root string) (*conn, error) {
 	life, stop := context.WithCancel(context.Background())
 	c := &conn{m: m, decl: d, secrets: secrets, life: life, stop: stop, closed: make(chan struct{})}
 	client := sdk.NewClient(clientInfo, &sdk.ClientOptions{
@@ -78,7 +79,12 @@ func (m *Manager) dial(ctx context.Context, d Declaration, secrets resolvedSecre
 			stop()
 			return nil, err
 		}
-		p, err := m.startStdio(d, env, dir)
+		box, err := m.sandboxPolicy(d.ID, root)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		p, err := m.startStdio(d, env, dir, box)
 		if err != nil {
 			stop()
 			return nil, err
@@ -153,6 +159,25 @@ func cutEnv(kv string) (string, string, bool) {
 		}
 	}
 	return "", "", false
+}
+
+// sandboxPolicy is the sandbox of a stdio server run for the workspace
+// root: it may write in the workspace and its private home; nil when the
+// operator turned the sandbox off.
+func (m *Manager) sandboxPolicy(serverID, root string) (*sandbox.Policy, error) {
+	if !m.opts.Sandbox.Settings.Enabled() {
+		return nil, nil
+	}
+	home, err := m.privateHome(serverID)
+	if err != nil {
+		return nil, err
+	}
+	writable := []string{home}
+	if root != "" {
+		writable = append(writable, root)
+	}
+	p := m.opts.Sandbox.Policy(writable...)
+	return &p, nil
 }
 
 // privateHome returns the server's private home, created 0700.

@@ -16,6 +16,7 @@ import (
 type discovery struct {
 	decl Declaration
 	dir  string // stdio working directory, checked
+	root string // the workspace, links resolved: writable in the sandbox
 	conn *conn
 }
 
@@ -74,7 +75,7 @@ func (m *Manager) discoverOne(ctx context.Context, j discovery) discovered {
 		if err != nil {
 			return failed(ctx, cctx, res, err, nil)
 		}
-		if c, err = m.dial(cctx, j.decl, secrets, j.dir); err != nil {
+		if c, err = m.dial(cctx, j.decl, secrets, j.dir, j.root); err != nil {
 			return failed(ctx, cctx, res, err, secrets.red)
 		}
 	} else {

@@ -18,6 +18,7 @@ import (
 	"github.com/demiurge/demiurge/effect"
 	"github.com/demiurge/demiurge/mcp"
 	"github.com/demiurge/demiurge/policy"
+	"github.com/demiurge/demiurge/sandbox"
 )
 
 // serverDir holds the test server binary, built on first use.
@@ -93,6 +94,9 @@ func newEnv(t *testing.T, tweak ...func(*mcp.Options)) *env {
 		PrivateHome: func(id string) string { return filepath.Join(e.homes, id) },
 		CloseGrace:  300 * time.Millisecond,
 		BaseEnv:     func() []string { return []string{"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8"} },
+		// These tests watch the server's pids and state files from the
+		// Host's side; sandbox_linux_test.go runs servers sandboxed.
+		Sandbox: sandbox.Profile{Settings: sandbox.Settings{Mode: sandbox.ModeOff}},
 	}
 	for _, f := range tweak {
 		f(&opts)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/sandbox"
 	"github.com/demiurge/demiurge/urlpolicy"
 )
 
@@ -36,6 +37,10 @@ type Options struct {
 	// (created 0700 if missing). Nil uses a directory under the system
 	// temporary directory that Close removes.
 	PrivateHome func(serverID string) string
+	// Sandbox confines every stdio server (package sandbox): the zero
+	// value sandboxes with network; Settings.Mode off runs servers
+	// unconfined.
+	Sandbox sandbox.Profile
 	// LogDir receives mcp-stderr.log (directory 0700, file 0600); "" keeps
 	// no stderr.
 	LogDir string

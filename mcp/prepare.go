@@ -144,7 +144,7 @@ func (m *Manager) Definitions(ctx context.Context, req Request) ([]effect.Defini
 			s.servers[d.ID] = &serverState{decl: d, policy: policies[d.ID], state: StateDenied, err: why}
 			continue
 		}
-		jobs = append(jobs, discovery{decl: d, dir: dir})
+		jobs = append(jobs, discovery{decl: d, dir: dir, root: workspaceRoot(tc.Workspace)})
 	}
 
 	for _, r := range m.discoverAll(bctx, jobs) {
@@ -207,6 +207,9 @@ func (m *Manager) authorise(ctx context.Context, d Declaration, tc effect.TurnCo
 func (m *Manager) precheck(ctx context.Context, d Declaration, tc effect.TurnContext) (dir, why string) {
 	switch d.Transport {
 	case TransportStdio:
+		if err := m.opts.Sandbox.Check(); err != nil {
+			return "", err.Error()
+		}
 		return resolveCwd(d.Cwd, tc.Workspace)
 	case TransportStreamableHTTP:
 		if dec := m.opts.URLPolicy.Evaluate(ctx, d.URL); !dec.Allowed {
@@ -214,6 +217,16 @@ func (m *Manager) precheck(ctx context.Context, d Declaration, tc effect.TurnCon
 		}
 	}
 	return "", ""
+}
+
+// workspaceRoot is the workspace with its links resolved ("" if it
+// cannot be).
+func workspaceRoot(ws string) string {
+	root, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		return ""
+	}
+	return root
 }
 
 // resolveCwd resolves a declared working directory against the

@@ -98,7 +98,7 @@ func (m *Manager) Check(ctx context.Context, decls []Declaration, opts CheckOpti
 			out[i].State, out[i].Error = StateDenied, why
 			continue
 		}
-		jobs = append(jobs, discovery{decl: d, dir: dir})
+		jobs = append(jobs, discovery{decl: d, dir: dir, root: workspaceRoot(tc.Workspace)})
 		idx = append(idx, i)
 	}
 	results := m.discoverAll(ctx, jobs)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/process"
+	"github.com/demiurge/demiurge/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -35,7 +36,7 @@ type stdioProc struct {
 }
 
 // startStdio starts the server's command with exactly env, in dir.
-func (m *Manager) startStdio(d Declaration, env []string, dir string) (*stdioProc, error) {
+func (m *Manager) startStdio(d Declaration, env []string, dir string, box *sandbox.Policy) (*stdioProc, error) {
 	path, err := lookExecutable(d.Command, dir, env)
 	if err != nil {
 		return nil, err
@@ -60,13 +61,36 @@ func (m *Manager) startStdio(d Declaration, env []string, dir string) (*stdioPro
 			Pdeathsig: syscall.SIGKILL,
 		},
 	}
+	var launch *sandbox.Launch
+	if box != nil {
+		if launch, err = sandbox.Wrap(cmd, *box); err != nil {
+			closeFiles(files[:]...)
+			return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "MCP server %s: %v", d.ID, err)
+		}
+	}
 	err = m.spawner.run(cmd.Start)
 	closeFiles(files[0], files[3], files[5])
 	if err != nil {
 		closeFiles(files[1], files[2], files[4])
+		if launch != nil {
+			launch.Abort()
+		}
 		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "MCP server %s: start %s: %s", d.ID, d.Command, reason(err))
 	}
 	pid := cmd.Process.Pid
+	if launch != nil {
+		err := launch.Started()
+		if err != nil {
+			// Nothing of the server ran: end the helper.
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+		}
+		launch.Release() // the helper's later reports are not needed
+		if err != nil {
+			closeFiles(files[1], files[2], files[4])
+			return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "MCP server %s: %v", d.ID, err)
+		}
+	}
 	marker, err := process.StartMarker(pid)
 	if err != nil {
 		// A process that cannot be identified cannot be owned: its group is

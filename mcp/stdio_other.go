@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/sandbox"
 )
 
 // errStdioUnsupported refuses stdio servers where the Host cannot own the
@@ -18,7 +19,7 @@ type stdioProc struct {
 	stdin, stdout *os.File
 }
 
-func (m *Manager) startStdio(Declaration, []string, string) (*stdioProc, error) {
+func (m *Manager) startStdio(Declaration, []string, string, *sandbox.Policy) (*stdioProc, error) {
 	return nil, errStdioUnsupported
 }
 

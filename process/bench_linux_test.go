@@ -13,7 +13,7 @@ func BenchmarkDrain256MiB(b *testing.B) {
 	var ratio, host, cat, rss float64
 	n := 0
 	for b.Loop() {
-		r, h, c, g, err := MeasureDrainRatio(context.Background(), b.TempDir(), 256<<20)
+		r, h, c, g, err := MeasureDrainRatio(context.Background(), b.TempDir(), 256<<20, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -32,7 +32,7 @@ func BenchmarkKillLatency(b *testing.B) {
 	var total, worst time.Duration
 	n := 0
 	for b.Loop() {
-		d, err := MeasureKillLatency(context.Background())
+		d, err := MeasureKillLatency(context.Background(), nil)
 		if err != nil {
 			b.Fatal(err)
 		}

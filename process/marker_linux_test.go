@@ -76,6 +76,9 @@ func TestStartMarkerSelf(t *testing.T) {
 }
 
 func TestAliveChildLifecycle(t *testing.T) {
+	// Start times count clock ticks (10 ms): a child started in the same
+	// tick as the test process would share its start time.
+	time.Sleep(30 * time.Millisecond)
 	cmd := exec.Command("sleep", "60")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/sandbox"
 )
 
 // drainRounds is how many times MeasureDrainRatio measures each side; the
@@ -33,8 +34,8 @@ const drainRounds = 3
 // ratio (host/cat; the target is at least 0.5) and how much the resident
 // set of this process grew over all rounds, in MiB (the target is at most
 // 32). It is the measurement behind the bench driver's drain figure and
-// BenchmarkDrain256MiB.
-func MeasureDrainRatio(ctx context.Context, dir string, bytes int64) (ratio, hostMBps, catMBps float64, rssGrowthMiB float64, err error) {
+// BenchmarkDrain256MiB. A non-nil box runs the command inside the sandbox.
+func MeasureDrainRatio(ctx context.Context, dir string, bytes int64, box *sandbox.Policy) (ratio, hostMBps, catMBps float64, rssGrowthMiB float64, err error) {
 	if bytes <= 0 {
 		return 0, 0, 0, 0, demiurge.Errorf(demiurge.EINVALID, "measure drain: bytes must be positive, got %d", bytes)
 	}
@@ -62,7 +63,7 @@ func MeasureDrainRatio(ctx context.Context, dir string, bytes int64) (ratio, hos
 	peak, stop := sampleResident()
 	hostBest, catBest := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
 	for range drainRounds {
-		d, err := timeHostDrain(ctx, m, head, env, bytes)
+		d, err := timeHostDrain(ctx, m, head, env, bytes, box)
 		if err != nil {
 			stop()
 			return 0, 0, 0, 0, err
@@ -110,13 +111,14 @@ func sampleResident() (peak *atomic.Int64, stop func()) {
 }
 
 // timeHostDrain runs head through m and checks the counts and the artifact.
-func timeHostDrain(ctx context.Context, m *Manager, head string, env []string, bytes int64) (time.Duration, error) {
+func timeHostDrain(ctx context.Context, m *Manager, head string, env []string, bytes int64, box *sandbox.Policy) (time.Duration, error) {
 	t0 := time.Now()
 	res, err := m.Run(ctx, Spec{
 		Argv:      []string{head, "-c", strconv.FormatInt(bytes, 10), "/dev/zero"},
 		Env:       env,
 		SessionID: "measure-drain",
 		Redact:    map[string]string{"measure-drain-secret-value": "<redacted:MEASURE>"},
+		Sandbox:   box,
 	})
 	d := time.Since(t0)
 	if err != nil {
@@ -176,8 +178,9 @@ func residentMiB() (float64, error) {
 // ignored, a child inheriting that, and a grandchild that left the session
 // with setsid — under a 300 ms timeout, and returns the time from the
 // timeout to the whole tree being gone and reaped (the target is at most
-// 400 ms). It checks that none of the tree's processes survived.
-func MeasureKillLatency(ctx context.Context) (time.Duration, error) {
+// 400 ms). It checks that none of the tree's processes survived. A non-nil
+// box runs the tree inside the sandbox.
+func MeasureKillLatency(ctx context.Context, box *sandbox.Policy) (time.Duration, error) {
 	m, err := NewManager(ManagerOptions{})
 	if err != nil {
 		return 0, err
@@ -188,6 +191,7 @@ func MeasureKillLatency(ctx context.Context) (time.Duration, error) {
 		Argv:    []string{"/bin/sh", "-c", `trap '' TERM; setsid sleep 1000 & echo $!; sleep 1000 & echo $!; wait`},
 		Env:     []string{"PATH=" + os.Getenv("PATH")},
 		Timeout: timeout,
+		Sandbox: box,
 	})
 	if err != nil {
 		return 0, err
@@ -199,6 +203,14 @@ func MeasureKillLatency(ctx context.Context) (time.Duration, error) {
 	if len(pids) != 2 {
 		return 0, demiurge.Errorf(demiurge.EINTERNAL, "measure kill latency: want two descendant pids, got %q", res.Stdout.Tail)
 	}
+	if box != nil {
+		// Inside the sandbox the printed pids are the namespace's own:
+		// look for any process still carrying the tree's spawn id.
+		if pid := treeMember(res.SpawnID); pid != 0 {
+			return 0, demiurge.Errorf(demiurge.EINTERNAL, "measure kill latency: pid %d of the sandboxed tree survived", pid)
+		}
+		pids = nil
+	}
 	for _, s := range append(pids, strconv.Itoa(res.PID)) {
 		pid, err := strconv.Atoi(s)
 		if err != nil {
@@ -209,4 +221,40 @@ func MeasureKillLatency(ctx context.Context) (time.Duration, error) {
 		}
 	}
 	return res.Duration - timeout, nil
+}
+
+// MeasureSpawn runs `true` n times, alternately without and with the
+// sandbox box, and returns the spawn-to-exit times of both, side by side.
+func MeasureSpawn(ctx context.Context, box sandbox.Policy, n int) (plain, boxed []time.Duration, err error) {
+	m, err := NewManager(ManagerOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer m.Close(context.WithoutCancel(ctx))
+	env := []string{"PATH=" + os.Getenv("PATH")}
+	tr, err := lookPath("true", "", env)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range 2 * n {
+		spec := Spec{Argv: []string{tr}, Env: env}
+		if i%2 == 1 {
+			spec.Sandbox = &box
+		}
+		t0 := time.Now()
+		res, err := m.Run(ctx, spec)
+		d := time.Since(t0)
+		if err != nil {
+			return nil, nil, err
+		}
+		if res.ExitCode != 0 {
+			return nil, nil, demiurge.Errorf(demiurge.EINTERNAL, "measure spawn: true exited %d", res.ExitCode)
+		}
+		if i%2 == 1 {
+			boxed = append(boxed, d)
+		} else {
+			plain = append(plain, d)
+		}
+	}
+	return plain, boxed, nil
 }

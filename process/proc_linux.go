@@ -185,3 +185,22 @@ func leftInTree(pid int, spawnID string) bool {
 	}
 	return environValue(pid, TreeEnv) == spawnID
 }
+
+// treeMember returns a live process whose environment carries spawnID as
+// its TreeEnv value, 0 when there is none.
+func treeMember(spawnID string) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if environValue(pid, TreeEnv) == spawnID && leftInTree(pid, spawnID) {
+			return pid
+		}
+	}
+	return 0
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -47,6 +48,7 @@ type spawned struct {
 	pipes      [2]*os.File      // read ends
 	drains     [2]*drain
 	artFailed  chan struct{}
+	launch     *sandbox.Launch // nil for an unsandboxed command
 }
 
 // spawn starts the command in a new session (so in its own process group,
@@ -78,6 +80,14 @@ func (m *Manager) spawn(spec Spec, resolved string, foreground bool) (*Handle, e
 			Pdeathsig: syscall.SIGKILL,
 		},
 	}
+	var launch *sandbox.Launch
+	if spec.Sandbox != nil {
+		var err error
+		if launch, err = sandbox.Wrap(cmd, *spec.Sandbox); err != nil {
+			closeAll(r[:], w[:])
+			return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "%v", err)
+		}
+	}
 	s := &m.sys
 	// The leader is registered before any scan can see it: its environment
 	// carries the tree's TreeEnv value, and a scan must never take it for
@@ -96,6 +106,9 @@ func (m *Manager) spawn(spec Spec, resolved string, foreground bool) (*Handle, e
 	closeAll(nil, w[:])
 	if err != nil {
 		closeAll(r[:], nil)
+		if launch != nil {
+			launch.Abort()
+		}
 		code := demiurge.EINTERNAL
 		if os.IsNotExist(err) || os.IsPermission(err) {
 			code = demiurge.ENOTFOUND
@@ -103,12 +116,29 @@ func (m *Manager) spawn(spec Spec, resolved string, foreground bool) (*Handle, e
 		return nil, demiurge.WrapError(code, err, "start %s: %v", resolved, err)
 	}
 	pid := cmd.Process.Pid
+	if launch != nil {
+		if err := launch.Started(); err != nil {
+			// The sandbox was not built: the command never ran, and the
+			// helper is ended like any process that cannot be owned.
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+			launch.Exit()
+			closeAll(r[:], nil)
+			s.mu.Lock()
+			delete(s.leaders, pid)
+			s.mu.Unlock()
+			return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "%v", err)
+		}
+	}
 	marker, merr := StartMarker(pid)
 	if leader.pid == 0 || merr != nil {
 		// An unidentifiable process cannot be owned: kill its group (still
 		// its own: it is not reaped yet) and report.
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		_ = cmd.Wait()
+		if launch != nil {
+			launch.Exit()
+		}
 		closeAll(r[:], nil)
 		s.mu.Lock()
 		delete(s.leaders, pid)
@@ -120,8 +150,8 @@ func (m *Manager) spawn(spec Spec, resolved string, foreground bool) (*Handle, e
 	h.pid, h.marker = pid, marker
 	p := &spawned{
 		h: h, cmd: cmd, spec: spec, resolved: resolved, started: started, foreground: foreground,
-		pipes: r,
-		tree:  &tree{cookie: spawnID, leader: pid, leaderStart: leader.start, members: make(map[int]member)},
+		pipes: r, launch: launch,
+		tree: &tree{cookie: spawnID, leader: pid, leaderStart: leader.start, members: make(map[int]member)},
 	}
 	var outArt, errArt *artifactFile
 	p.artDir, outArt, errArt = m.openArtifacts(spec.SessionID, spawnID)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/sandbox"
 )
 
 // DefaultTailChars is the number of characters each stream's tail keeps
@@ -49,6 +50,10 @@ type Spec struct {
 	// or "stderr", from the goroutine draining that stream. It must not
 	// block long: the command stalls on a full pipe while it runs.
 	OnChunk func(stream string, text string)
+	// Sandbox, when set, runs the command and its whole tree inside the
+	// OS sandbox with this policy (see package sandbox). A sandbox that
+	// cannot be built fails the start (EUNAVAILABLE) and nothing runs.
+	Sandbox *sandbox.Policy
 }
 
 // Stream is what a command wrote to one of its streams, after redaction.
@@ -78,6 +83,9 @@ type Result struct {
 	// conventional code (124) map TimedOut themselves.
 	ExitCode int
 	Signal   string
+	// Limit names the sandbox resource limit whose signal ended the
+	// command (e.g. "file size limit (8192 MiB)"), "" for none.
+	Limit string
 	// TimedOut reports that Spec.Timeout passed; Cancelled that Cancel,
 	// the context of Run or Manager.Close ended the command.
 	TimedOut, Cancelled bool

@@ -121,6 +121,13 @@ wait:
 				res.Signal = unix.SignalName(ws.Signal())
 			}
 		}
+		if p.launch != nil {
+			// The helper exits with 128+signal for a command a signal
+			// ended; it says which, and which limit the signal means.
+			if sig, limit := p.launch.Exit(); sig != 0 && res.Signal == "" {
+				res.Signal, res.Limit = unix.SignalName(sig), limit
+			}
+		}
 	} else if termErr == nil {
 		termErr = demiurge.WrapError(demiurge.EINTERNAL, waitErr, "process %d: no exit status: %v", t.leader, waitErr)
 	}

@@ -67,6 +67,9 @@ func (a *promptApprover) Approve(ctx context.Context, req effect.ApprovalRequest
 			fmt.Fprintf(a.streams.Err, "  arguments: %s\n", b)
 		}
 	}
+	for _, n := range req.Notes {
+		fmt.Fprintf(a.streams.Err, "  note: %s\n", n)
+	}
 	fmt.Fprintf(a.streams.Err, "  [1] allow once  [2] allow for this session  [3] deny\n> ")
 	type answer struct {
 		line string

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/demiurge/demiurge/corerepo"
 	"github.com/demiurge/demiurge/host"
 	"github.com/demiurge/demiurge/process"
+	"github.com/demiurge/demiurge/sandbox"
 	"github.com/demiurge/demiurge/schedule"
 	"github.com/demiurge/demiurge/store"
 )
@@ -69,6 +71,7 @@ type doctorReport struct {
 	// opening the home reconciles them).
 	ActiveTasks int             `json:"active_tasks"`
 	Timezone    doctorTimezone  `json:"timezone"`
+	Sandbox     sandbox.Report  `json:"sandbox"`
 	Counts      doctorCounts    `json:"counts"`
 	Findings    []doctorFinding `json:"findings"`
 }
@@ -158,8 +161,32 @@ func diagnose(ctx context.Context, g *globals) (*doctorReport, error) {
 		rep.Timezone = doctorTimezone{Name: tz.Name, Source: tz.Source}
 		rep.pass()
 	}
+	diagnoseSandbox(h, cfg, rep)
 	rep.OK = rep.Counts.Error == 0
 	return rep, nil
+}
+
+// diagnoseSandbox builds a probe sandbox the way a terminal command gets
+// one, and reports every kernel feature it lacks. A sandbox the operator
+// turned off is reported, not a finding.
+func diagnoseSandbox(h host.Home, cfg host.Config, rep *doctorReport) {
+	prof := host.SandboxProfile(h, cfg, os.Getenv)
+	if !prof.Settings.Enabled() {
+		rep.Sandbox = sandbox.Report{Mode: sandbox.ModeOff, Network: cfg.Sandbox.Settings().View()["network"].(string)}
+		rep.pass()
+		return
+	}
+	rep.Sandbox = sandbox.Probe(prof.Settings, prof.Policy(h.WorkspaceDir()))
+	if rep.Sandbox.Working {
+		rep.pass()
+		return
+	}
+	for _, m := range rep.Sandbox.Missing {
+		rep.failMsg("sandbox.missing_feature", "the terminal sandbox needs "+m, "use a kernel with it, or set sandbox.mode: off in "+h.ConfigPath()+" to run commands unsandboxed")
+	}
+	if len(rep.Sandbox.Missing) == 0 {
+		rep.failMsg("sandbox.unavailable", rep.Sandbox.Error, "check the kernel's namespace and Landlock support, or set sandbox.mode: off in "+h.ConfigPath())
+	}
 }
 
 func diagnoseDatabase(ctx context.Context, h host.Home, rep *doctorReport) {
@@ -271,6 +298,7 @@ func printDoctor(streams IO, rep *doctorReport) {
 	}
 	printf(streams, "active tasks: %d\n", rep.ActiveTasks)
 	printf(streams, "timezone: %s (%s)\n", orNone(rep.Timezone.Name), orNone(rep.Timezone.Source))
+	printf(streams, "sandbox: %s\n", sandboxLine(rep.Sandbox))
 	for _, f := range rep.Findings {
 		printf(streams, "%s %s: %s\n  fix: %s\n", f.Severity, f.Code, f.Message, f.Remediation)
 	}
@@ -279,4 +307,17 @@ func printDoctor(streams IO, rep *doctorReport) {
 	} else {
 		printf(streams, "%d problem(s) found\n", rep.Counts.Error)
 	}
+}
+
+// sandboxLine is the sandbox's state in one line.
+func sandboxLine(r sandbox.Report) string {
+	switch {
+	case r.Mode == sandbox.ModeOff:
+		return "off (sandbox.mode: off): terminal commands and MCP servers run unconfined"
+	case r.Working:
+		return fmt.Sprintf("working (%s, network %s, Landlock ABI %d)", r.Mode, r.Network, r.Landlock)
+	case len(r.Missing) > 0:
+		return "UNAVAILABLE: missing " + strings.Join(r.Missing, ", ")
+	}
+	return "UNAVAILABLE: " + r.Error
 }

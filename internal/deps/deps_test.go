@@ -24,6 +24,7 @@ var layers = map[string]string{
 	"provider":          "adapter",
 	"starlark":          "adapter",
 	"process":           "adapter",
+	"sandbox":           "adapter",
 	"gitrepo":           "adapter",
 	"session":           "engine",
 	"turn":              "engine",
@@ -71,7 +72,8 @@ var allowed = map[string][]string{
 // exceptions are single edges allowed across the rules above, each with its
 // reason.
 var exceptions = map[[2]string]string{
-	{"slot", "starlark"}: "the slot runtime is the slot ABI over the Starlark interpreter; authored code reaches nothing else",
+	{"process", "sandbox"}: "every command the process manager starts may run inside the OS sandbox",
+	{"slot", "starlark"}:   "the slot runtime is the slot ABI over the Starlark interpreter; authored code reaches nothing else",
 	{"mcp/internal/testserver/cmd/mcptestserver", "mcp/internal/testserver"}: "the MCP test server's command runs the test server",
 }
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-var confirmInstruction = regexp.MustCompile("run `demiurge core save --confirm (mcp-review:[0-9a-f]{64})`")
+var confirmInstruction = regexp.MustCompile("run `demiurge core save --confirm (confirm-save:assistant:[0-9]{8}T[0-9]{6}Z:[0-9a-f]{64})`")
 
 func TestCoreLocalEditsSavedByTheNextTurn(t *testing.T) {
 	e := newEnv(t)
@@ -65,13 +65,14 @@ func TestCoreLocalGrantNeedsConfirmToken(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The next turn refuses to run on an unconfirmed grant, naming the token.
+	// The next turn refuses to run on an unconfirmed grant, naming the
+	// command that confirms it but no token: a turn's errors can reach a
+	// model.
 	r := e.run("", "run", "--json", "hello")
-	m := confirmInstruction.FindStringSubmatch(r.stderr)
-	if r.code != 2 || m == nil || !strings.Contains(r.stderr, "local agent edits failed gates: approval_security: assistant/agent.yaml: capabilities.defaults.secret.bind:DEPLOY_TOKEN") {
+	if r.code != 2 || strings.Contains(r.stderr, "confirm-save:") || !strings.Contains(r.stderr, "local agent edits failed gates: approval_security: assistant/agent.yaml: capabilities.defaults.secret.bind:DEPLOY_TOKEN") ||
+		!strings.Contains(r.stderr, "operator confirmation required: run `demiurge core save` to confirm it") {
 		t.Fatalf("run over a grant: exit %d stderr %q", r.code, r.stderr)
 	}
-	token := m[1]
 
 	var refusal struct {
 		Saved        bool   `json:"saved"`
@@ -83,11 +84,21 @@ func TestCoreLocalGrantNeedsConfirmToken(t *testing.T) {
 		} `json:"gates"`
 		Error *struct{ Code, Message string } `json:"error"`
 	}
-	if r := e.coreJSON(&refusal, "save"); r.code != 1 || refusal.Saved || refusal.ConfirmToken != token || refusal.Revision != first.CoreRevision || refusal.Error == nil {
+	r = e.coreJSON(&refusal, "save")
+	m := confirmInstruction.FindStringSubmatch(r.stderr)
+	if r.code != 1 || refusal.Saved || m == nil || refusal.ConfirmToken != m[1] || refusal.Revision != first.CoreRevision || refusal.Error == nil {
 		t.Fatalf("save without --confirm: exit %d %+v %s", r.code, refusal, r.stderr)
 	}
-	if r := e.coreJSON(nil, "save", "--confirm", "mcp-review:"+strings.Repeat("0", 64)); r.code != 1 || !strings.Contains(r.stderr, token) {
+	token := m[1]
+	// A token made of public facts (the old plain digest form) is refused,
+	// with a fresh token.
+	r = e.coreJSON(nil, "save", "--confirm", "mcp-review:"+strings.Repeat("0", 64))
+	if r.code != 1 || !strings.Contains(r.stderr, "confirmation token is an evolve review token") || !confirmInstruction.MatchString(r.stderr) {
 		t.Fatalf("save with a wrong token: exit %d %s", r.code, r.stderr)
+	}
+	forged := token[:len(token)-64] + strings.Repeat("0", 64)
+	if r := e.coreJSON(nil, "save", "--confirm", forged); r.code != 1 || !strings.Contains(r.stderr, "confirmation token does not confirm this change") {
+		t.Fatalf("save with a forged token: exit %d %s", r.code, r.stderr)
 	}
 	if st := e.coreStatus(); st.Clean || st.Revision != first.CoreRevision {
 		t.Fatalf("a refused save changed live: %+v", st)

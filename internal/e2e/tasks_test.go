@@ -107,25 +107,27 @@ func TestBackgroundTerminalRefusalsAndDenial(t *testing.T) {
 
 func TestRunExitCancelsItsTasks(t *testing.T) {
 	e := newEnv(t)
-	out := e.scripted("all", backgroundCall("echo $$ > bg.pid; exec sleep 60"))
+	marker := taskMarker(t)
+	out := e.scripted("all", backgroundCall("exec -a "+marker+" sleep 60"))
 	if len(out.Tasks) != 1 || out.Tasks[0]["status"] != "cancelled" {
 		t.Fatalf("tasks = %v, want one cancelled", out.Tasks)
 	}
-	if pid := readPID(t, filepath.Join(e.workspace, "bg.pid"), 0); pid > 0 && alive(pid) {
-		t.Fatalf("process %d of a cancelled task survived", pid)
+	if left := pgrepMarker(marker); left != "" {
+		t.Fatalf("the process of a cancelled task survived: %s", left)
 	}
 }
 
 func TestSIGKILLDuringBackgroundTaskLeavesLostTaskAndNoProcess(t *testing.T) {
 	e := newEnv(t)
-	script := e.writeFile("bg.json", `[{"tool_calls":`+backgroundCall("echo started >> runs.log; echo $$ > bg.pid; exec sleep 60")+`},{"content":"waiting"}]`)
+	marker := taskMarker(t)
+	script := e.writeFile("bg.json", `[{"tool_calls":`+backgroundCall("echo started >> runs.log; exec -a "+marker+" sleep 60")+`},{"content":"waiting"}]`)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := e.cmd(ctx, "", "run", "--approve", "all", "--wait-tasks", "--json", "--fake-script", script, "go")
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pid := readPID(t, filepath.Join(e.workspace, "bg.pid"), 30*time.Second)
+	pid := markerPID(marker, 30*time.Second)
 	if pid <= 0 {
 		c.Process.Kill()
 		c.Wait()
@@ -169,7 +171,8 @@ func TestSIGKILLDuringBackgroundTaskLeavesLostTaskAndNoProcess(t *testing.T) {
 
 func TestTasksCancelFromAnotherProcess(t *testing.T) {
 	e := newEnv(t)
-	script := e.writeFile("bg.json", `[{"tool_calls":`+backgroundCall("echo $$ > bg.pid; exec sleep 60")+`},{"content":"waiting"}]`)
+	marker := taskMarker(t)
+	script := e.writeFile("bg.json", `[{"tool_calls":`+backgroundCall("exec -a "+marker+" sleep 60")+`},{"content":"waiting"}]`)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := e.cmd(ctx, "", "run", "--approve", "all", "--wait-tasks", "--json", "--fake-script", script, "go")
@@ -179,7 +182,7 @@ func TestTasksCancelFromAnotherProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { c.Process.Kill(); c.Wait() }()
-	pid := readPID(t, filepath.Join(e.workspace, "bg.pid"), 30*time.Second)
+	pid := markerPID(marker, 30*time.Second)
 	if pid <= 0 {
 		t.Fatal("the background command never started")
 	}
@@ -253,13 +256,20 @@ func TestDelegateTaskRunsChildAgent(t *testing.T) {
 	}
 }
 
-// readPID waits up to wait for a pid file and returns its pid (0 if none).
-func readPID(t *testing.T, path string, wait time.Duration) int {
-	t.Helper()
+// taskMarker is a name a test's command runs under (exec -a), unique to
+// the test: inside the sandbox a command sees only its own PID namespace,
+// so the Host finds it by name.
+func taskMarker(t *testing.T) string {
+	return "e2e-task-" + strconv.Itoa(os.Getpid()) + "-" + strings.ReplaceAll(t.Name(), "/", "-")
+}
+
+// markerPID waits up to wait for a process running as marker and returns
+// its Host pid, 0 if none appeared.
+func markerPID(marker string, wait time.Duration) int {
 	deadline := time.Now().Add(wait)
 	for {
-		if b, err := os.ReadFile(path); err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+		if fields := strings.Fields(pgrepMarker(marker)); len(fields) > 0 {
+			if pid, err := strconv.Atoi(fields[0]); err == nil {
 				return pid
 			}
 		}
