@@ -3,6 +3,7 @@ package builtin
 import (
 	"errors"
 	"fmt"
+	"github.com/demiurge/demiurge/cmdguard"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -30,14 +31,6 @@ const (
 var (
 	errSymlinkLoop = errors.New("too many levels of symbolic links")
 	errNoWorkspace = errors.New("no workspace is configured for this turn")
-)
-
-// Sensitive names (spec tool-runtime §10.2), lowercased.
-var (
-	sensitiveDirs       = map[string]bool{".git": true, ".venv": true, ".demiurge": true, ".ssh": true, ".aws": true, ".kube": true}
-	credentialFiles     = map[string]bool{".netrc": true, ".npmrc": true, ".pgpass": true, ".pypirc": true}
-	privateKeyFiles     = map[string]bool{"id_rsa": true, "id_dsa": true, "id_ecdsa": true, "id_ed25519": true}
-	writeSensitiveFiles = map[string]bool{"pyproject.toml": true, "uv.lock": true}
 )
 
 // workspace is the scope of one tool call: the turn's workspace directory,
@@ -219,36 +212,13 @@ func within(root, p string) bool {
 }
 
 // isSensitive reports whether the workspace-relative slash path rel is
-// sensitive (spec tool-runtime §10.2): a credential or VCS directory on the
-// way, an .env file, credential files, private keys; for writes also the
-// package manifests the Host must not rewrite.
-func isSensitive(rel string, write bool) bool {
-	if rel == "" || rel == "." {
-		return false
-	}
-	parts := strings.Split(strings.ToLower(rel), "/")
-	for _, p := range parts {
-		if sensitiveDir(p) {
-			return true
-		}
-	}
-	name := parts[len(parts)-1]
-	switch {
-	case credentialFiles[name], privateKeyFiles[name]:
-		return true
-	case strings.HasSuffix(name, ".pem"), strings.HasSuffix(name, ".key"):
-		return true
-	case strings.Contains(name, "private") && strings.Contains(name, "key"):
-		return true
-	}
-	return write && writeSensitiveFiles[name]
-}
+// sensitive (spec tool-runtime §10.2). The command guard decides with the
+// same function, so the terminal and the file tools never disagree.
+func isSensitive(rel string, write bool) bool { return cmdguard.SensitivePath(rel, write) }
 
 // sensitiveDir reports whether everything below a directory called name
 // (lowercased) is sensitive.
-func sensitiveDir(name string) bool {
-	return sensitiveDirs[name] || strings.HasPrefix(name, ".env")
-}
+func sensitiveDir(name string) bool { return cmdguard.SensitiveDir(name) }
 
 // ioReason is the part of an I/O error worth showing: the system's reason
 // without the absolute path it was about.

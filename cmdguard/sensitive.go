@@ -2,14 +2,12 @@ package cmdguard
 
 import "strings"
 
-// The sensitive names of tool-runtime §10.2, lowercased. They are the same
-// table the file tools use (builtin/workspace.go): a path the file tools
-// refuse must not be readable through the terminal without the operator
-// seeing it. cmdguard cannot import builtin, so the table is replicated here
-// and pinned by tests on both sides.
+// The sensitive names of tool-runtime §10.2, lowercased. The file tools
+// decide with SensitivePath and SensitiveDir too, so a path they refuse is
+// never readable through the terminal without the operator seeing it.
 var (
 	sensitiveDirs       = map[string]bool{".git": true, ".venv": true, ".demiurge": true, ".ssh": true, ".aws": true, ".kube": true}
-	credentialFiles     = map[string]bool{".netrc": true, ".npmrc": true, ".pgpass": true, ".pypirc": true}
+	credentialFiles     = map[string]bool{".netrc": true, ".npmrc": true, ".pgpass": true, ".pypirc": true, ".git-credentials": true}
 	privateKeyFiles     = map[string]bool{"id_rsa": true, "id_dsa": true, "id_ecdsa": true, "id_ed25519": true}
 	writeSensitiveFiles = map[string]bool{"pyproject.toml": true, "uv.lock": true}
 )
@@ -18,7 +16,7 @@ var (
 // (tool-runtime §10.2), exactly as the file tools decide it: any component
 // is a credential or VCS directory (.git .venv .demiurge .ssh .aws .kube) or
 // starts with ".env"; or the last component is a credential file (.netrc
-// .npmrc .pgpass .pypirc), a private key (id_rsa id_dsa id_ecdsa
+// .npmrc .pgpass .pypirc .git-credentials), a private key (id_rsa id_dsa id_ecdsa
 // id_ed25519, *.pem, *.key, any name containing both "private" and "key");
 // and, when write is set, a package manifest the Host must not rewrite
 // (pyproject.toml, uv.lock). Matching is case-insensitive. "" and "." are
@@ -29,7 +27,7 @@ func SensitivePath(p string, write bool) bool {
 	}
 	parts := strings.Split(strings.ToLower(p), "/")
 	for _, c := range parts {
-		if sensitiveDirs[c] || strings.HasPrefix(c, ".env") {
+		if SensitiveDir(c) {
 			return true
 		}
 	}
@@ -43,6 +41,14 @@ func SensitivePath(p string, write bool) bool {
 		return true
 	}
 	return write && writeSensitiveFiles[name]
+}
+
+// SensitiveDir reports whether everything below a directory called name
+// is sensitive: a credential or VCS directory, or a name starting with
+// ".env" (case-insensitive).
+func SensitiveDir(name string) bool {
+	name = strings.ToLower(name)
+	return sensitiveDirs[name] || strings.HasPrefix(name, ".env")
 }
 
 // guardSensitive is SensitivePath plus the one name §7.4 adds for the

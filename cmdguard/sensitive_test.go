@@ -7,10 +7,8 @@ import (
 	"testing"
 )
 
-// TestSensitiveTablePinned pins the §10.2 table. builtin/workspace.go holds
-// the same table for the file tools; a change to one must be made to both
-// (the cross-package test compares SensitivePath with builtin's
-// isSensitive).
+// TestSensitiveTablePinned pins the §10.2 table (plus .git-credentials).
+// The file tools decide with SensitivePath too.
 func TestSensitiveTablePinned(t *testing.T) {
 	sorted := func(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }
 	for name, tt := range map[string]struct {
@@ -18,7 +16,7 @@ func TestSensitiveTablePinned(t *testing.T) {
 		want []string
 	}{
 		"dirs":        {sensitiveDirs, []string{".aws", ".demiurge", ".git", ".kube", ".ssh", ".venv"}},
-		"credentials": {credentialFiles, []string{".netrc", ".npmrc", ".pgpass", ".pypirc"}},
+		"credentials": {credentialFiles, []string{".git-credentials", ".netrc", ".npmrc", ".pgpass", ".pypirc"}},
 		"keys":        {privateKeyFiles, []string{"id_dsa", "id_ecdsa", "id_ed25519", "id_rsa"}},
 		"write-only":  {writeSensitiveFiles, []string{"pyproject.toml", "uv.lock"}},
 	} {
@@ -31,7 +29,7 @@ func TestSensitiveTablePinned(t *testing.T) {
 func TestSensitivePath(t *testing.T) {
 	sensitive := []string{".git", ".git/config", "sub/.git/HEAD", ".GIT/config", ".venv/bin/x", ".demiurge/x",
 		".ssh/id_ed25519", "a/.ssh", ".aws/credentials", ".kube/config", ".env", ".env.local", ".envrc",
-		"app/.ENV", ".env/x", ".netrc", "a/.npmrc", ".pgpass", ".pypirc", "id_rsa", "keys/id_dsa", "id_ecdsa",
+		"app/.ENV", ".env/x", ".netrc", "a/.npmrc", ".pgpass", ".pypirc", ".git-credentials", "a/.GIT-CREDENTIALS", "id_rsa", "keys/id_dsa", "id_ecdsa",
 		"ID_ED25519", "server.pem", "tls/server.KEY", "x.key", "private_key.txt", "my-privatekey",
 		"PrivateKey.json", "keyprivate"}
 	benign := []string{"", ".", "README.md", ".gitignore", ".github/workflows/ci.yml", "git/config", "env",

@@ -89,8 +89,10 @@ func applyOp(op mountOp, fds map[string]int) error {
 		if err := os.MkdirAll(op.Path, 0o755); err != nil {
 			return fmt.Errorf("writable directory %s: mount point: %v", op.Path, err)
 		}
+		// Not recursive: a recursive bind would carry along the tmpfs
+		// that hid this very path, and the directory would stay hidden.
 		src := "/proc/self/fd/" + strconv.Itoa(fds[op.Path])
-		if err := unix.Mount(src, op.Path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		if err := unix.Mount(src, op.Path, "", unix.MS_BIND, ""); err != nil {
 			return fmt.Errorf("writable directory %s: bind: %v", op.Path, err)
 		}
 	default:

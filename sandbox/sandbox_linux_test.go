@@ -320,3 +320,14 @@ func TestSandboxStartFailures(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// A writable directory that is itself a hidden one (a workspace at the
+// runtime home) is visible, and what is hidden inside it stays hidden.
+func TestSandboxWritableEqualToHidden(t *testing.T) {
+	f := newFixture(t)
+	p := Profile{Hidden: []string{f.home, filepath.Join(f.home, "config.yaml"), filepath.Join(f.home, "runtime")}}.Policy(f.home, f.private)
+	r := run(t, p, f.home, "ls -A; cat config.yaml; ls -A runtime")
+	if strings.Contains(r.stdout, "runtime:") || strings.Contains(r.stdout, "runtime.sqlite3") || !strings.Contains(r.stdout, "workspace") {
+		t.Fatalf("stdout %q stderr %q", r.stdout, r.stderr)
+	}
+}

@@ -30,11 +30,12 @@ func everythingEntry(t *testing.T) string {
 }
 
 // declareEverything declares server-everything for the assistant core,
-// wrapped so that every start of the server leaves a line in spawns.log,
+// wrapped so that every start of the server leaves a line in spawns.log
+// (in the workspace: the sandboxed server may write nowhere else),
 // and grants the core its connect and call capabilities.
 func (e *env) declareEverything(t *testing.T) string {
 	entry := everythingEntry(t)
-	spawns := filepath.Join(filepath.Dir(e.home), "spawns.log")
+	spawns := filepath.Join(e.workspace, "spawns.log")
 	node, _ := exec.LookPath("node")
 	if r := e.run("", "init"); r.code != 0 {
 		t.Fatalf("init: %s", r.stderr)

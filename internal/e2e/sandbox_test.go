@@ -473,3 +473,21 @@ func TestHostileRepositoryProgramsDoNotRun(t *testing.T) {
 		t.Fatalf("git diff with a textconv driver under deny: %+v", c)
 	}
 }
+
+// A workspace that is the runtime home itself still keeps the home's
+// configuration, database, cores and logs hidden.
+func TestSandboxWorkspaceAtTheHomeKeepsItsSecretsHidden(t *testing.T) {
+	e := newEnv(t)
+	e.run("", "init")
+	e.workspace = e.home
+	out := e.scripted("all", terminalCalls("ls -A; cat config.yaml; ls -A runtime agents logs; head -c 64 runtime/runtime.sqlite3"))
+	c := out.ToolCalls[0]
+	for _, leak := range []string{"default_core", "SQLite format", "core.git", "evolver", "host.log"} {
+		if strings.Contains(c.Content, leak) {
+			t.Fatalf("the home's %s is visible:\n%s", leak, c.Content)
+		}
+	}
+	if !strings.Contains(c.Content, "workspace") {
+		t.Fatalf("the home's other entries should be listed:\n%s", c.Content)
+	}
+}
