@@ -167,8 +167,7 @@ wait:
 func (m *Manager) terminate(t *tree) error {
 	const fullSweepEvery = 5
 	s := &m.sys
-	live, err := s.sweep(t)
-	if !live {
+	if live, _ := s.sweep(t); !live {
 		return nil
 	}
 	s.signal(t, syscall.SIGTERM)
@@ -179,7 +178,7 @@ func (m *Manager) terminate(t *tree) error {
 		if i%fullSweepEvery != 0 && s.quickLive(t) {
 			continue
 		}
-		if live, err = s.sweep(t); !live {
+		if live, _ := s.sweep(t); !live {
 			return nil
 		}
 	}
@@ -187,7 +186,8 @@ func (m *Manager) terminate(t *tree) error {
 	for {
 		s.signal(t, syscall.SIGKILL)
 		time.Sleep(time.Millisecond)
-		if live, err = s.sweep(t); !live {
+		live, err := s.sweep(t)
+		if !live {
 			return nil
 		}
 		if time.Now().After(deadline) {

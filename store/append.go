@@ -134,9 +134,3 @@ func (t *wtx) eventsByKey(key string) ([]demiurge.Event, error) {
 	return scanEvents(rows)
 }
 
-// lastSeq is LastSeq inside a write transaction.
-func (t *wtx) lastSeq(aggType, aggID string) (int64, error) {
-	var n int64
-	err := t.queryRow(sqlLastSeq, aggType, aggID).Scan(&n)
-	return n, err
-}

@@ -68,7 +68,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 	add(plan{name: "claim due by kind", index: "idx_runtime_work_due", sortOK: true}, q, a)
 	q, a = claimDueQuery("", "2026-01-01T00:00:00.000Z", 1)
 	add(plan{name: "claim due of any kind", index: "idx_runtime_work_status", sortOK: true}, q, a)
-	for _, p := range []plan{
+	plans = append(plans, []plan{
 		{name: "list turns", q: sqlListTurns, args: []any{"s", 10}, index: "idx_turns_session"},
 		{name: "tool calls", q: sqlToolCalls, args: []any{"t", 10}, index: "idx_tool_calls_turn"},
 		{name: "running turns", q: sqlRunningTurns, index: "idx_turns_running"},
@@ -78,9 +78,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		{name: "idempotency key", q: sqlEventsByKey, args: []any{"k"}, index: "idx_runtime_events_idempotency"},
 		{name: "last seq", q: sqlLastSeq, args: []any{"a", "b"}, index: "idx_runtime_events_aggregate"},
 		{name: "owned session", q: sessionSelect + ` WHERE s.session_id = ? AND s.session_id IN (?, ?)`, args: []any{"a", "a", "b"}, index: "sqlite_autoindex_sessions_1"},
-	} {
-		plans = append(plans, p)
-	}
+	}...)
 
 	for _, p := range plans {
 		rows, err := db.reader.Query("EXPLAIN QUERY PLAN "+p.q, p.args...)

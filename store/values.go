@@ -215,14 +215,6 @@ func nullable(s string) any {
 	return s
 }
 
-// ntimeOf formats t for storage, or nil for the zero time.
-func ntimeOf(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return demiurge.FormatTime(t)
-}
-
 // ns reads a nullable TEXT column.
 type ns = sql.NullString
 
