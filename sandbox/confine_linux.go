@@ -47,6 +47,11 @@ func confine(cfg helperConfig) error {
 	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("landlock restrict: %v", err)
 	}
+	// A session keyring of its own: the Host's keys stay the Host's.
+	// (a nil name makes it anonymous: it cannot be joined by name.)
+	if _, _, errno := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); errno != 0 && errno != unix.ENOSYS {
+		return fmt.Errorf("session keyring: %v", errno)
+	}
 	return dropCapabilities()
 }
 

@@ -29,7 +29,10 @@
 //     process in the namespace, double-forked daemons and setsid children
 //     included;
 //   - has no network at all, loopback included, when Policy.Network is
-//     false (a new network namespace whose only interface is down).
+//     false (a new network namespace whose only interface is down);
+//   - has its own session keyring, and resource limits (DefaultLimits: file
+//     size, CPU time, processes); a command a limit's signal ended is
+//     reported with the limit's name.
 //
 // # Mechanism
 //

@@ -7,10 +7,14 @@ type Limits struct {
 	FileBytes uint64 `json:"file_bytes"`
 	// CPUSeconds bounds the CPU time of each process (RLIMIT_CPU; SIGXCPU).
 	CPUSeconds uint64 `json:"cpu_seconds"`
+	// Processes bounds the processes and threads of the sandbox
+	// (RLIMIT_NPROC, counted per user namespace): a fork bomb fails with
+	// EAGAIN instead of exhausting the Host's pids.
+	Processes uint64 `json:"processes"`
 }
 
 // DefaultLimits are generous: they stop runaway commands, not real work.
-var DefaultLimits = Limits{FileBytes: 8 << 30, CPUSeconds: 600}
+var DefaultLimits = Limits{FileBytes: 8 << 30, CPUSeconds: 600, Processes: 4096}
 
 // Report is the sandbox's state on this machine, for doctor.
 type Report struct {

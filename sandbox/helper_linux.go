@@ -135,6 +135,11 @@ func setLimits(l Limits) error {
 			return err
 		}
 	}
+	if l.Processes > 0 {
+		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: l.Processes, Max: l.Processes}); err != nil {
+			return err
+		}
+	}
 	if l.CPUSeconds > 0 {
 		if err := unix.Setrlimit(unix.RLIMIT_CPU, &unix.Rlimit{Cur: l.CPUSeconds, Max: l.CPUSeconds}); err != nil {
 			return err

@@ -331,3 +331,14 @@ func TestSandboxWritableEqualToHidden(t *testing.T) {
 		t.Fatalf("stdout %q stderr %q", r.stdout, r.stderr)
 	}
 }
+
+func TestSandboxLimitsAndPrivileges(t *testing.T) {
+	f := newFixture(t)
+	p := f.profile().Policy(f.workspace, f.private)
+	r := run(t, p, f.workspace, "ulimit -u; ulimit -f; grep -E '^(NoNewPrivs|CapEff|CapBnd)' /proc/self/status")
+	// ulimit -f counts 1024-byte blocks: 8 GiB.
+	want := "4096\n8388608\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nNoNewPrivs:\t1\n"
+	if r.stdout != want {
+		t.Fatalf("stdout %q, want %q (stderr %q)", r.stdout, want, r.stderr)
+	}
+}
