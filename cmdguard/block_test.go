@@ -204,6 +204,9 @@ var bypassCorpus = []string{
 	"pkill --euid root",
 	"RM -RF /",
 	"flock x -c 'rm -rf /'",
+	"ls >; rm -rf /",
+	"ls; \x1dsudo -S",
+	"ls; r\x01m -rf /",
 }
 
 // TestBlockNearMisses: commands next to a block rule that must not block.

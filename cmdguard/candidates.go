@@ -91,14 +91,17 @@ func foldConfusables(s string) string {
 }
 
 // invisible reports whether r renders as nothing: format characters
-// (zero-width spaces and joiners, bidi controls, soft hyphen, BOM) and the
-// blank fillers that are letters by category.
+// (zero-width spaces and joiners, bidi controls, soft hyphen, BOM), control
+// characters other than tab and line breaks, and the blank fillers that are
+// letters by category.
 func invisible(r rune) bool {
 	switch r {
 	case 0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0:
 		return true
+	case '\t', '\n', '\r':
+		return false
 	}
-	return unicode.Is(unicode.Cf, r)
+	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Cc, r)
 }
 
 // confusables maps characters that read as ASCII but are not. NFKC already

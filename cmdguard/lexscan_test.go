@@ -48,6 +48,9 @@ func TestScanExpansions(t *testing.T) {
 		{"echo $(a `)` b)", "command-substitution", false, []string{"a `)` b"}},
 		{`echo $(a "$(b)" c)`, "command-substitution", false, []string{`a "$(b)" c`}},
 		{`echo $(a "$((1))" c)`, "command-substitution", false, []string{`a "$((1))" c`}},
+		{`echo $(a "$(b ")")" c)`, "command-substitution", false, []string{`a "$(b ")")" c`}},
+		{"echo <(a)$(b)", "command-substitution", false, []string{"a", "b"}},
+		{"echo `a`$(b)", "command-substitution", false, []string{"a", "b"}},
 	}
 	for _, tt := range tests {
 		s := scanExpansions(tt.in)
@@ -92,7 +95,7 @@ func TestScanHelpers(t *testing.T) {
 	if _, ok := backtickEnd("`ab", 0); ok {
 		t.Error("unterminated backtick reported terminated")
 	}
-	for in, want := range map[string]int{"$(a)b": 4, "$(a(b))c": 7, "$(a')'b)": 8, `$(a"x)"b)`: 9, "$(a": 3, `$(a\)b)`: 7} {
+	for in, want := range map[string]int{"$(a)b": 4, "$(a(b))c": 7, "$(a')'b)": 8, `$(a"x)"b)`: 9, "$(a": 3, `$(a\)b)`: 7, `$(a "")b`: 7, `$(a "(b" c)x`: 11, "$(a `b`)c": 8} {
 		if got, _ := parenEnd(in, 0); got != want {
 			t.Errorf("parenEnd(%q) = %d, want %d", in, got, want)
 		}
@@ -199,6 +202,9 @@ func TestLexerDetails(t *testing.T) {
 		"a$(b c)d":               {{"a$(b c)d"}},
 		"a`b c`d":                {{"a`b c`d"}},
 		"a$ b":                   {{"a$", "b"}},
+		`"a$(b "c d")e" f`:       {{`a$(b "c d")e`, "f"}},
+		`"a${b:-"c d"}e" f`:      {{`a${b:-"c d"}e`, "f"}},
+		"a >; b":                 {{"a"}, {"b"}},
 		"é b":                    {{"é", "b"}},
 		`\é`:                     {{"é"}},
 	} {

@@ -60,6 +60,7 @@ func TestPosixSplit(t *testing.T) {
 		{`"a\"b" "c\d"`, []string{`a"b`, `c\d`}, false},
 		{`'a\'`, []string{`a\`}, false},
 		{`"open`, nil, true},
+		{`'open`, nil, true},
 		{`trailing\`, nil, true},
 	}
 	for _, tt := range tests {

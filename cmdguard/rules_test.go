@@ -73,6 +73,12 @@ func TestCriticalTargetMore(t *testing.T) {
 	if findDeletesCritical([]string{".", "/", "-delete"}) != true || findDeletesCritical([]string{".", "-delete", "/"}) || findDeletesCritical([]string{"(", "/", "-delete"}) || findDeletesCritical([]string{"!", "/", "-delete"}) {
 		t.Error("findDeletesCritical")
 	}
+	if permissionTargetsCritical([]string{"--", "-R", "/"}) || !permissionTargetsCritical([]string{"-R", "--", "/"}) {
+		t.Error("permissionTargetsCritical and --")
+	}
+	if criticalTarget("xhome") || criticalTarget("etc") || criticalTarget("") {
+		t.Error("relative critical target")
+	}
 	if rmTargetsCritical([]string{"-", "/"}) || !rmTargetsCritical([]string{"/", "-r"}) {
 		t.Error("rmTargetsCritical")
 	}
@@ -96,6 +102,8 @@ func TestNestedScriptsAndCommands(t *testing.T) {
 		{"su", "-cx", []string{"x"}},
 		{"su", "-- -c x", nil},
 		{"su", "-c", nil},
+		{"su", "-l root", nil},
+		{"su", "x cat", nil},
 		{"watch", "-n 1 -d a b", []string{"a b"}},
 		{"watch", "--interval 1 a", []string{"a"}},
 		{"watch", "-n", nil},
@@ -126,28 +134,30 @@ func TestNestedScriptsAndCommands(t *testing.T) {
 
 func TestShellInvocation(t *testing.T) {
 	for args, want := range map[string]shellCall{
-		"":                {stdin: true},
-		"-s":              {stdin: true},
-		"-s x":            {stdin: true},
-		"-":               {stdin: true},
-		"--":              {stdin: true},
-		"x.sh":            {},
-		"-e x.sh":         {},
-		"-c x":            {script: "x", dashC: true},
-		"-ce x":           {script: "x", dashC: true},
-		"-c -e x":         {script: "x", dashC: true},
-		"-c -- x":         {script: "x", dashC: true},
-		"-sc x":           {script: "x", dashC: true},
-		"+c x":            {script: "x", dashC: true},
-		"-c":              {dashC: true},
-		"-o posix -c x":   {script: "x", dashC: true},
-		"+O extglob -c x": {script: "x", dashC: true},
-		"--rcfile f -c x": {script: "x", dashC: true},
-		"--rcfile=f -c x": {script: "x", dashC: true},
-		"--init-file f x": {},
-		"--norc -c x":     {script: "x", dashC: true},
-		"--login":         {stdin: true},
-		"-o":              {stdin: true},
+		"":                  {stdin: true},
+		"-s":                {stdin: true},
+		"-s x":              {stdin: true},
+		"-":                 {stdin: true},
+		"--":                {stdin: true},
+		"x.sh":              {},
+		"-e x.sh":           {},
+		"-c x":              {script: "x", dashC: true},
+		"-ce x":             {script: "x", dashC: true},
+		"-c -e x":           {script: "x", dashC: true},
+		"-c -- x":           {script: "x", dashC: true},
+		"-sc x":             {script: "x", dashC: true},
+		"+c x":              {script: "x", dashC: true},
+		"-c":                {dashC: true},
+		"-o posix -c x":     {script: "x", dashC: true},
+		"+O extglob -c x":   {script: "x", dashC: true},
+		"--rcfile f -c x":   {script: "x", dashC: true},
+		"--rcfile=f -c x":   {script: "x", dashC: true},
+		"--init-file f x":   {},
+		"--norc -c x":       {script: "x", dashC: true},
+		"--login":           {stdin: true},
+		"--norc x.sh":       {},
+		"--restricted x.sh": {},
+		"-o":                {stdin: true},
 	} {
 		if got := shellInvocation(strings.Fields(args)); got != want {
 			t.Errorf("shellInvocation(%q) = %+v, want %+v", args, got, want)
@@ -201,6 +211,9 @@ func TestPipedInputAndStdin(t *testing.T) {
 	scripts, cmds = stdinScripts([]string{"sh", "f.sh"}, "x")
 	if scripts != nil || cmds != nil {
 		t.Errorf("stdinScripts(sh f.sh) = %q %q", scripts, cmds)
+	}
+	if _, cmds := stdinScripts([]string{"xargs", "xargs", "echo"}, "a"); len(cmds) != 1 {
+		t.Errorf("xargs xargs = %q", cmds)
 	}
 	_, cmds = stdinScripts([]string{"sudo", "xargs", "-n1", "rm", "-rf"}, "/ x")
 	if want := [][]string{{"rm", "-rf", "/", "x"}}; !reflect.DeepEqual(cmds, want) {
@@ -311,6 +324,10 @@ func TestSedScripts(t *testing.T) {
 		"1":                 {},
 		"v 4.2":             {},
 		"T x;t y":           {},
+		"+3p":               {unreadable: true},
+		"y/a/b/I":           {unreadable: true},
+		"s/a/b/I":           {},
+		"s/a/b/2gI;p":       {},
 	} {
 		if got := analyseSed(script); got != want {
 			t.Errorf("analyseSed(%q) = %+v, want %+v", script, got, want)
@@ -466,6 +483,9 @@ func TestReviewCandidateChoice(t *testing.T) {
 	}
 	if v := Review("ls\x00"); v.Candidate != CandidateRaw || !v.Exact || v.RuleKey != "complex-shell" {
 		t.Errorf("NUL prompt = %+v", v)
+	}
+	if v := Review(`echo \`); v.Reason != "command has unsupported quoting" {
+		t.Errorf("unsupported quoting = %+v", v)
 	}
 	if v := Review(""); v.RuleKey != "empty-command" || v.Candidate != CandidateRaw || v.Exact {
 		t.Errorf("empty = %+v", v)

@@ -90,7 +90,7 @@ func TestSensitiveWordsInCommands(t *testing.T) {
 		"ls .aws", "cat .netrc", "cat my_private_key", "git show HEAD:.env", "git show :0:.env",
 		"git show HEAD~1:sub/id_rsa", "git cat-file -p HEAD:id_rsa", "grep -f .env x", "grep --file=.env x",
 		"grep -nf.env x", "du -X.netrc .", "rg --ignore-file .npmrc x", "cat config.yaml", "cp x pyproject.toml",
-		"rm uv.lock", "touch sub/UV.LOCK", "echo .env", "head -n 1 -- .env"}
+		"rm uv.lock", "touch sub/UV.LOCK", "echo .env", `echo "see .env now"`, "env -iCid_rsa ls", "head -n 1 -- .env"}
 	for _, cmd := range hits {
 		v := Review(cmd)
 		if v.Action != Prompt || v.RuleKey != "sensitive-path" || !v.Exact {

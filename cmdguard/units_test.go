@@ -34,7 +34,12 @@ func TestInvisibleAndConfusables(t *testing.T) {
 			t.Errorf("invisible(%U) = false", r)
 		}
 	}
-	for _, r := range []rune{'a', ' ', 0x3165, 0x0410} {
+	for _, r := range []rune{0x1d, 0x07, 0x7f, 0x85} {
+		if !invisible(r) {
+			t.Errorf("control %U not invisible", r)
+		}
+	}
+	for _, r := range []rune{'a', ' ', 0x3165, 0x0410, '\t', '\n', '\r'} {
 		if invisible(r) {
 			t.Errorf("invisible(%U) = true", r)
 		}
