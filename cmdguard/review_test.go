@@ -6,7 +6,6 @@ import (
 )
 
 type reviewCase struct {
-	name   string
 	cmd    string
 	action Action
 	risk   string
