@@ -133,4 +133,3 @@ func (t *wtx) eventsByKey(key string) ([]demiurge.Event, error) {
 	}
 	return scanEvents(rows)
 }
-
