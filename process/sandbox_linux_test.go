@@ -78,3 +78,21 @@ func TestSandboxFailureRunsNothing(t *testing.T) {
 		t.Fatal("the command ran without its sandbox")
 	}
 }
+
+// The SIGKILL of a sandboxed tree is one step: no member sees another die
+// and runs on.
+func TestSandboxedKillIsOneStep(t *testing.T) {
+	m := mustManager(t)
+	for range 4 {
+		spec := sandboxSpec(t, `trap '' TERM; printf started; sleep 30; printf never`)
+		spec.Argv[0] = "bash"
+		spec.Timeout = 400 * time.Millisecond // members are tracked by then
+		res, err := m.Run(context.Background(), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.TimedOut || res.Stdout.Tail != "started" {
+			t.Fatalf("timed out %v, stdout %q", res.TimedOut, res.Stdout.Tail)
+		}
+	}
+}

@@ -151,7 +151,7 @@ func (m *Manager) spawn(spec Spec, resolved string, foreground bool) (*Handle, e
 	p := &spawned{
 		h: h, cmd: cmd, spec: spec, resolved: resolved, started: started, foreground: foreground,
 		pipes: r, launch: launch,
-		tree: &tree{cookie: spawnID, leader: pid, leaderStart: leader.start, members: make(map[int]member)},
+		tree: &tree{cookie: spawnID, leader: pid, leaderStart: leader.start, members: make(map[int]member), sandboxed: launch != nil},
 	}
 	var outArt, errArt *artifactFile
 	p.artDir, outArt, errArt = m.openArtifacts(spec.SessionID, spawnID)

@@ -31,6 +31,9 @@ type tree struct {
 	leader      int
 	leaderStart uint64
 	members     map[int]member // guarded by sysState.mu
+	// sandboxed trees are led by the sandbox helper, PID 1 of their PID
+	// namespace: killing it kills every member at once.
+	sandboxed bool
 }
 
 type member struct {
@@ -276,6 +279,12 @@ func (s *sysState) reapLocked(t *tree) {
 // through a pidfd after their start time was checked again.
 func (s *sysState) signal(t *tree, sig syscall.Signal) {
 	_ = syscall.Kill(-t.leader, sig)
+	if t.sandboxed && sig == syscall.SIGKILL {
+		// The namespace dies with its PID 1, every member in one step.
+		// Killing members one by one first would let a survivor see a
+		// child die and run on (print, write) before its own turn.
+		return
+	}
 	s.mu.Lock()
 	targets := make([]procKey, 0, len(t.members))
 	for pid, mb := range t.members {
