@@ -74,17 +74,12 @@ func (m *Manager) dial(ctx context.Context, d Declaration, secrets resolvedSecre
 	var transport sdk.Transport
 	switch d.Transport {
 	case TransportStdio:
-		env, err := m.serverEnv(d, secrets.env)
+		home, err := m.privateHome(d.ID)
 		if err != nil {
 			stop()
 			return nil, err
 		}
-		box, err := m.sandboxPolicy(d.ID, root)
-		if err != nil {
-			stop()
-			return nil, err
-		}
-		p, err := m.startStdio(d, env, dir, box)
+		p, err := m.startStdio(d, m.serverEnv(home, secrets.env), dir, m.sandboxPolicy(home, root))
 		if err != nil {
 			stop()
 			return nil, err
@@ -123,11 +118,7 @@ func (m *Manager) dial(ctx context.Context, d Declaration, secrets resolvedSecre
 // variables (Options.BaseEnv), the declared variables, and HOME in the
 // server's private home whatever the others say. Nothing else of the
 // Host's environment reaches it.
-func (m *Manager) serverEnv(d Declaration, declared map[string]string) ([]string, error) {
-	home, err := m.privateHome(d.ID)
-	if err != nil {
-		return nil, err
-	}
+func (m *Manager) serverEnv(home string, declared map[string]string) []string {
 	env := map[string]string{}
 	var order []string
 	set := func(k, v string) {
@@ -149,7 +140,7 @@ func (m *Manager) serverEnv(d Declaration, declared map[string]string) ([]string
 	for _, k := range order {
 		out = append(out, k+"="+env[k])
 	}
-	return out, nil
+	return out
 }
 
 func cutEnv(kv string) (string, string, bool) {
@@ -161,23 +152,19 @@ func cutEnv(kv string) (string, string, bool) {
 	return "", "", false
 }
 
-// sandboxPolicy is the sandbox of a stdio server run for the workspace
-// root: it may write in the workspace and its private home; nil when the
-// operator turned the sandbox off.
-func (m *Manager) sandboxPolicy(serverID, root string) (*sandbox.Policy, error) {
+// sandboxPolicy is the sandbox of a stdio server with its private home,
+// run for the workspace root: it may write in both; nil when the operator
+// turned the sandbox off.
+func (m *Manager) sandboxPolicy(home, root string) *sandbox.Policy {
 	if !m.opts.Sandbox.Settings.Enabled() {
-		return nil, nil
-	}
-	home, err := m.privateHome(serverID)
-	if err != nil {
-		return nil, err
+		return nil
 	}
 	writable := []string{home}
 	if root != "" {
 		writable = append(writable, root)
 	}
 	p := m.opts.Sandbox.Policy(writable...)
-	return &p, nil
+	return &p
 }
 
 // privateHome returns the server's private home, created 0700.

@@ -116,24 +116,9 @@ func (m *Manager) spawn(spec Spec, resolved string, foreground bool) (*Handle, e
 		return nil, demiurge.WrapError(code, err, "start %s: %v", resolved, err)
 	}
 	pid := cmd.Process.Pid
-	if launch != nil {
-		if err := launch.Started(); err != nil {
-			// The sandbox was not built: the command never ran, and the
-			// helper is ended like any process that cannot be owned.
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
-			_ = cmd.Wait()
-			launch.Exit()
-			closeAll(r[:], nil)
-			s.mu.Lock()
-			delete(s.leaders, pid)
-			s.mu.Unlock()
-			return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "%v", err)
-		}
-	}
-	marker, merr := StartMarker(pid)
-	if leader.pid == 0 || merr != nil {
-		// An unidentifiable process cannot be owned: kill its group (still
-		// its own: it is not reaped yet) and report.
+	// abandon ends a started process the Manager will not own: its group
+	// is still its own (it is not reaped yet), so killing it is safe.
+	abandon := func() {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		_ = cmd.Wait()
 		if launch != nil {
@@ -143,6 +128,18 @@ func (m *Manager) spawn(spec Spec, resolved string, foreground bool) (*Handle, e
 		s.mu.Lock()
 		delete(s.leaders, pid)
 		s.mu.Unlock()
+	}
+	if launch != nil {
+		if err := launch.Started(); err != nil {
+			// The sandbox was not built: the command never ran.
+			abandon()
+			return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "%v", err)
+		}
+	}
+	marker, merr := StartMarker(pid)
+	if leader.pid == 0 || merr != nil {
+		// An unidentifiable process cannot be owned.
+		abandon()
 		return nil, demiurge.WrapError(demiurge.EINTERNAL, merr, "process %d started but its start marker cannot be read", pid)
 	}
 

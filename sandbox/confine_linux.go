@@ -31,7 +31,7 @@ func confine(cfg helperConfig) error {
 	if err != nil || abi < minLandlockABI {
 		return Unavailable(fmt.Sprintf("Landlock ABI %d or newer (found %d)", minLandlockABI, abi))
 	}
-	writable := append(append([]string(nil), cfg.Writable...), "/dev/shm")
+	writable := append(cfg.bound(), privateShm)
 	fd, flags, err := landlockConfig().NewRulesetFD(
 		landlock.RODirs("/"),
 		landlock.RWDirs(writable...).IgnoreIfMissing(),

@@ -25,16 +25,29 @@ const readyTimeout = 10 * time.Second
 
 // helperConfig is what the helper reads from file descriptor 3.
 type helperConfig struct {
-	Path    string    `json:"path"`
-	Argv    []string  `json:"argv"`
-	Env     []string  `json:"env"`
-	Dir     string    `json:"dir"`
-	Ops     []mountOp `json:"ops"`
-	Network bool      `json:"network"`
-	// Writable repeats the bound directories, for Landlock.
-	Writable []string `json:"writable"`
-	Limits   Limits   `json:"limits"`
-	Simulate string   `json:"simulate,omitempty"`
+	Path     string    `json:"path"`
+	Argv     []string  `json:"argv"`
+	Env      []string  `json:"env"`
+	Dir      string    `json:"dir"`
+	Ops      []mountOp `json:"ops"`
+	Network  bool      `json:"network"`
+	Limits   Limits    `json:"limits"`
+	Simulate string    `json:"simulate,omitempty"`
+}
+
+// privateShm is the shared-memory directory each sandbox gets a fresh,
+// writable tmpfs of (Python's multiprocessing needs one).
+const privateShm = "/dev/shm"
+
+// bound are the writable directories the plan binds back.
+func (c helperConfig) bound() []string {
+	var out []string
+	for _, op := range c.Ops {
+		if op.Kind == "bind" {
+			out = append(out, op.Path)
+		}
+	}
+	return out
 }
 
 // Launch is one sandboxed start prepared by Wrap.
@@ -54,22 +67,16 @@ type Launch struct {
 // and Pdeathsig and gains the namespaces. After cmd.Start the caller must
 // call Started; if Start fails it must call Abort.
 func Wrap(cmd *exec.Cmd, p Policy) (*Launch, error) {
-	if missing := missingFeature(p); missing != "" {
+	if missing := missingFeature(p.simulateMissing); missing != "" {
 		return nil, Unavailable(missing)
 	}
 	ops, err := p.plan()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	var writable []string
-	for _, op := range ops {
-		if op.Kind == "bind" {
-			writable = append(writable, op.Path)
-		}
-	}
 	l := &Launch{cfg: helperConfig{
 		Path: cmd.Path, Argv: cmd.Args, Env: cmd.Env, Dir: cmd.Dir,
-		Ops: ops, Network: p.Network, Writable: writable, Limits: DefaultLimits,
+		Ops: ops, Network: p.Network, Limits: DefaultLimits,
 		Simulate: p.simulateMissing,
 	}}
 	if l.cfgR, l.cfgW, err = os.Pipe(); err != nil {
@@ -157,14 +164,11 @@ func (l *Launch) Release() {
 // helper exited: the signal that killed the command ("" when it exited),
 // and the resource limit that signal means ("" for none).
 func (l *Launch) Exit() (signal syscall.Signal, limit string) {
-	if l.lines != nil && l.exit == "" {
+	if l.lines != nil && l.status != nil {
 		line, _ := l.lines.ReadString('\n')
 		l.exit = strings.TrimSpace(line)
 	}
-	if l.status != nil {
-		l.status.Close()
-		l.status = nil
-	}
+	l.Release()
 	if n, ok := strings.CutPrefix(l.exit, "signal "); ok {
 		if v, err := strconv.Atoi(n); err == nil {
 			signal = syscall.Signal(v)

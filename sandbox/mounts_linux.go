@@ -48,17 +48,17 @@ func setupMounts(cfg helperConfig) error {
 			return err
 		}
 	}
-	private := []string{}
-	if isDir("/dev/shm") {
-		if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=256m,mode=1777"); err != nil {
-			return fmt.Errorf("private /dev/shm: %v", err)
+	writable := cfg.bound()
+	if isDir(privateShm) {
+		if err := unix.Mount("tmpfs", privateShm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=256m,mode=1777"); err != nil {
+			return fmt.Errorf("private %s: %v", privateShm, err)
 		}
-		private = append(private, "/dev/shm")
+		writable = append(writable, privateShm)
 	}
 	if err := unix.MountSetattr(-1, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
 		return fmt.Errorf("read-only mounts (mount_setattr): %v", err)
 	}
-	for _, p := range append(cfg.Writable, private...) {
+	for _, p := range writable {
 		if err := unix.MountSetattr(-1, p, 0, &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}); err != nil {
 			return fmt.Errorf("writable directory %s: %v", p, err)
 		}

@@ -29,22 +29,8 @@ func (l *Launch) Release() {}
 // Exit reports nothing.
 func (l *Launch) Exit() (syscall.Signal, string) { return 0, "" }
 
-// Probe reports the sandbox missing.
-func Probe(s Settings, p Policy) Report {
-	mode := s.Mode
-	if mode == "" {
-		mode = ModeWorkspaceWrite
-	}
-	net := "on"
-	if s.NoNetwork {
-		net = "off"
-	}
-	return Report{Mode: mode, Network: net, Missing: []string{unsupported}, Error: Unavailable(unsupported).Error()}
-}
+func staticMissing() []string { return []string{unsupported} }
 
-func missingFeature(p Policy) string {
-	if p.simulateMissing != "" {
-		return p.simulateMissing
-	}
-	return unsupported
-}
+func landlockABI() int { return 0 }
+
+func probeHelper(Policy) error { return Unavailable(unsupported) }

@@ -208,7 +208,7 @@ func (p Profile) Check() error {
 	if !p.Settings.Enabled() {
 		return nil
 	}
-	if m := missingFeature(p.Policy()); m != "" {
+	if m := missingFeature(p.SimulateMissing); m != "" {
 		return Unavailable(m)
 	}
 	return nil
@@ -220,21 +220,24 @@ func (s Settings) Describe() string {
 	if !s.Enabled() {
 		return "runs without the OS sandbox (sandbox.mode: off)"
 	}
-	net := "network on"
-	if s.NoNetwork {
-		net = "network off"
-	}
-	return "runs sandboxed (workspace-write, " + net + "): it can write only in the workspace and its private HOME and TMPDIR, and cannot see the Host, the runtime home or credentials"
+	_, net := s.names()
+	return "runs sandboxed (workspace-write, network " + net + "): it can write only in the workspace and its private HOME and TMPDIR, and cannot see the Host, the runtime home or credentials"
 }
 
 // View is the audit form of the settings.
 func (s Settings) View() map[string]any {
-	mode, net := ModeWorkspaceWrite, "on"
+	mode, net := s.names()
+	return map[string]any{"mode": string(mode), "network": net, "sandboxed": s.Enabled()}
+}
+
+// names are the settings as config.yaml spells them.
+func (s Settings) names() (mode Mode, network string) {
+	mode, network = ModeWorkspaceWrite, "on"
 	if !s.Enabled() {
 		mode = ModeOff
 	}
 	if s.NoNetwork {
-		net = "off"
+		network = "off"
 	}
-	return map[string]any{"mode": string(mode), "network": net, "sandboxed": s.Enabled()}
+	return mode, network
 }

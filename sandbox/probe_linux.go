@@ -6,32 +6,13 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
-var staticOnce struct {
-	sync.Once
-	missing string
-}
-
-// missingFeature is the cheap check made before every start: a feature
-// whose absence the helper would only discover after the namespaces were
-// made. "" when nothing is missing.
-func missingFeature(p Policy) string {
-	if p.simulateMissing != "" {
-		return p.simulateMissing
-	}
-	staticOnce.Do(func() {
-		if m := staticMissing(); len(m) > 0 {
-			staticOnce.missing = m[0]
-		}
-	})
-	return staticOnce.missing
-}
-
+// staticMissing lists the kernel features the sandbox needs that this
+// machine visibly lacks, without starting anything.
 func staticMissing() []string {
 	var missing []string
 	if _, err := os.Stat("/proc/self/exe"); err != nil {
@@ -57,48 +38,32 @@ func staticMissing() []string {
 	return missing
 }
 
-// Probe builds a sandbox with p and no command, and reports what works
-// and what is missing. It starts one helper process.
-func Probe(s Settings, p Policy) Report {
-	r := Report{Mode: s.Mode, Network: "on"}
-	if r.Mode == "" {
-		r.Mode = ModeWorkspaceWrite
+// landlockABI is the kernel's Landlock ABI version, 0 without Landlock.
+func landlockABI() int {
+	abi, err := llsys.LandlockGetABIVersion()
+	if err != nil {
+		return 0
 	}
-	if s.NoNetwork {
-		r.Network = "off"
-	}
-	if abi, err := llsys.LandlockGetABIVersion(); err == nil {
-		r.Landlock = abi
-	}
-	r.Missing = staticMissing()
-	if p.simulateMissing != "" {
-		r.Missing = append(r.Missing, p.simulateMissing)
-	}
-	if len(r.Missing) > 0 {
-		r.Error = Unavailable(r.Missing[0]).Error()
-		return r
-	}
+	return abi
+}
+
+// probeHelper builds a sandbox with p and no command: one helper process
+// that stops after the setup.
+func probeHelper(p Policy) error {
 	cmd := &exec.Cmd{SysProcAttr: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}}
 	l, err := Wrap(cmd, p)
 	if err != nil {
-		r.Error = err.Error()
-		return r
+		return err
 	}
-	l.cfg.Path = "" // the helper stops after the setup
+	l.cfg.Path = ""
 	if err := cmd.Start(); err != nil {
 		l.Abort()
-		r.Error = "sandbox failed to start: " + err.Error()
-		return r
+		return &StartError{Reason: err.Error()}
 	}
 	err = l.Started()
 	_ = cmd.Wait()
 	l.Exit()
-	if err != nil {
-		r.Error = err.Error()
-		return r
-	}
-	r.Working = true
-	return r
+	return err
 }
 
 func readInt(path string) (int, error) {

@@ -171,13 +171,8 @@ func diagnose(ctx context.Context, g *globals) (*doctorReport, error) {
 // turned off is reported, not a finding.
 func diagnoseSandbox(h host.Home, cfg host.Config, rep *doctorReport) {
 	prof := host.SandboxProfile(h, cfg, os.Getenv)
-	if !prof.Settings.Enabled() {
-		rep.Sandbox = sandbox.Report{Mode: sandbox.ModeOff, Network: cfg.Sandbox.Settings().View()["network"].(string)}
-		rep.pass()
-		return
-	}
 	rep.Sandbox = sandbox.Probe(prof.Settings, prof.Policy(h.WorkspaceDir()))
-	if rep.Sandbox.Working {
+	if rep.Sandbox.Working || rep.Sandbox.Mode == sandbox.ModeOff {
 		rep.pass()
 		return
 	}

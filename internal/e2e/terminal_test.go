@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,22 +12,17 @@ import (
 	"testing"
 )
 
-func terminalCall(command string) string {
-	b, _ := json.Marshal(map[string]any{"name": "terminal", "arguments": map[string]any{"command": command}})
-	return "[" + string(b) + "]"
-}
-
 func TestTerminalUnderDenyAndAll(t *testing.T) {
 	e := newEnv(t)
 	cmd := "touch marker.txt && echo made-it"
-	denied := e.scripted("deny", terminalCall(cmd))
+	denied := e.scripted("deny", terminalCalls(cmd))
 	if c := denied.ToolCalls[0]; c.Status != "denied" || c.ExecutionStarted {
 		t.Fatalf("terminal under deny: %+v", c)
 	}
 	if _, err := os.Stat(filepath.Join(e.workspace, "marker.txt")); !os.IsNotExist(err) {
 		t.Fatal("a denied command ran")
 	}
-	out := e.scripted("all", terminalCall(cmd))
+	out := e.scripted("all", terminalCalls(cmd))
 	if c := out.ToolCalls[0]; c.Status != "succeeded" || !strings.Contains(c.Content, "made-it") {
 		t.Fatalf("terminal under all: %+v", c)
 	}
