@@ -29,20 +29,34 @@ func Discover(v any) []Secret {
 }
 
 type discoverer struct {
-	out  []Secret
-	seen map[Secret]bool
-	path pathStack
+	out   []Secret
+	parts []sourceParts // parts[i] built out[i].Source
+	seen  map[Secret]bool
+	path  pathStack
 
 	under *sensitiveCtx // set while inside a container under a sensitive key
 }
 
-type sensitiveCtx struct{ name, source string }
+type sensitiveCtx struct {
+	name   string
+	source sourceParts
+}
 
-func (d *discoverer) add(value, name, source string) {
+// sourceParts is a source as it is built: a fixed kind ("field:",
+// "url:"), the dot path of the value, and a fixed suffix (".password").
+// Only the path, made of mapping keys, can hold a credential.
+type sourceParts struct{ kind, path, suffix string }
+
+// src is the source of kind and suffix at the current path.
+func (d *discoverer) src(kind, suffix string) sourceParts {
+	return sourceParts{kind: kind, path: d.path.String(), suffix: suffix}
+}
+
+func (d *discoverer) add(value, name string, src sourceParts) {
 	if utf8.RuneCountInString(strings.TrimSpace(value)) < MinSecretLen || isMarkerText(value) {
 		return
 	}
-	s := Secret{Value: value, Name: name, Source: source}
+	s := Secret{Value: value, Name: name, Source: src.kind + src.path + src.suffix}
 	if d.seen == nil {
 		d.seen = make(map[Secret]bool)
 	}
@@ -51,22 +65,26 @@ func (d *discoverer) add(value, name, source string) {
 	}
 	d.seen[s] = true
 	d.out = append(d.out, s)
+	d.parts = append(d.parts, src)
 }
 
-// finish removes discovered values from the sources: a path built from
-// mapping keys may itself contain a credential.
+// finish removes discovered values from the paths of the sources: a path
+// built from mapping keys may itself contain a credential. The fixed parts
+// are kept as they are, so a short password ("pass") does not turn
+// ".password" into a marker.
 func (d *discoverer) finish() []Secret {
 	if len(d.out) == 0 {
 		return nil
 	}
-	if !d.sourcesHoldValues() {
+	if !d.pathsHoldValues() {
 		return d.out
 	}
 	r := New(d.out...)
 	out := d.out[:0:0]
 	seen := make(map[Secret]bool, len(d.out))
-	for _, s := range d.out {
-		s.Source = r.String(s.Source, Operator)
+	for i, s := range d.out {
+		p := d.parts[i]
+		s.Source = p.kind + r.String(p.path, Operator) + p.suffix
 		if !seen[s] {
 			seen[s] = true
 			out = append(out, s)
@@ -75,10 +93,10 @@ func (d *discoverer) finish() []Secret {
 	return out
 }
 
-func (d *discoverer) sourcesHoldValues() bool {
-	for _, s := range d.out {
+func (d *discoverer) pathsHoldValues() bool {
+	for _, p := range d.parts {
 		for _, o := range d.out {
-			if strings.Contains(s.Source, o.Value) {
+			if strings.Contains(p.path, o.Value) {
 				return true
 			}
 		}
@@ -139,7 +157,7 @@ func (d *discoverer) entry(k string, v any, level int) {
 		return
 	}
 	norm := NormalizeField(k)
-	ctx := &sensitiveCtx{name: strings.ToUpper(norm), source: "field:" + d.path.String()}
+	ctx := &sensitiveCtx{name: strings.ToUpper(norm), source: d.src("field:", "")}
 	if s, ok := v.(string); ok {
 		cred := s
 		if isAuthField(norm) {
@@ -174,9 +192,12 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// isMarker reports a mapping that is already a redaction marker:
-// {redacted: true, name: string, source: string} and optionally a
-// fingerprint string, nothing else.
+// isMarker reports a mapping that is already a redaction marker, as the
+// event, durable and debug views render one: exactly the keys "redacted"
+// (the boolean true), "name" and "source" (strings) and, optionally,
+// "fingerprint" (16 lower-case hex digits, Secret.Fingerprint). Anything
+// else, a mapping with {name, source, password} or a marker with one more
+// key among them, is ordinary data and is walked like any other.
 func isMarker(m map[string]any) bool {
 	if len(m) < 3 || len(m) > 4 {
 		return false
@@ -191,8 +212,20 @@ func isMarker(m map[string]any) bool {
 		return false
 	}
 	if len(m) == 4 {
-		_, ok := m["fingerprint"].(string)
-		return ok
+		fp, ok := m["fingerprint"].(string)
+		return ok && isFingerprint(fp)
+	}
+	return true
+}
+
+func isFingerprint(s string) bool {
+	if len(s) != 16 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) && (s[i] < 'a' || s[i] > 'f') {
+			return false
+		}
 	}
 	return true
 }

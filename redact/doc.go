@@ -16,16 +16,25 @@
 //   - under a sensitive key holding a container, every nested string and
 //     mapping key is a secret of that name and source;
 //   - in every string and mapping key: URL passwords (URL_PASSWORD), long
-//     URL user names (URL_USERINFO), credential query and fragment
-//     parameters (UPPER(param), percent-decoded and raw), --token=… style
-//     options (COMMAND_SECRET), name=value assignments (UPPER(name)),
-//     Authorization headers (AUTHORIZATION), API-key headers
-//     (SECRET_HEADER), and quoted JSON fields with sensitive names inside
-//     text (UPPER(field), source "json:<path>").
+//     URL user names (URL_USERINFO) of URLs of any scheme (postgres://,
+//     redis://, mongodb+srv://, ...), credential query and fragment
+//     parameters (UPPER(param), percent-decoded and raw), --token=… and
+//     --token … options (COMMAND_SECRET), name=value assignments
+//     (UPPER(name)), Authorization headers (AUTHORIZATION; after a scheme
+//     word that is not a known one, both words), API-key headers
+//     (SECRET_HEADER), quoted JSON fields with sensitive names inside text
+//     (UPPER(field), source "json:<path>"), and credentials recognised by
+//     shape alone (GitHub, GitLab, AWS, Slack, OpenAI, Anthropic, Google,
+//     Stripe, private keys, JWTs and more: the rules of shape_rules.go,
+//     derived from gitleaks; name UPPER(rule id), source "shape:<rule id>").
 //
-// Values shorter than MinSecretLen characters are not recorded: they are
-// usually ordinary words, and replacing them everywhere would wreck the
-// text. Mappings that already are redaction markers are skipped.
+// Field names are matched without regard to case. Values shorter than
+// MinSecretLen characters are not recorded: they are usually ordinary
+// words, and replacing them everywhere would wreck the text. Mappings that
+// already are redaction markers are skipped; a marker is exactly
+// {redacted: true, name: string, source: string} with, optionally,
+// fingerprint: 16 lower-case hex digits. Any other mapping, one with
+// name, source and password keys say, is data and is walked.
 //
 // # Views
 //

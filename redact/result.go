@@ -27,6 +27,9 @@ const RedactionFailed = "<redaction-failed>"
 type Views struct {
 	Model, Operator, Event, Durable, Debug ToolResult
 	Failed                                 bool
+	// Discovered holds the secrets found in the result itself, so the
+	// caller can redact every later value of the turn with them too.
+	Discovered []Secret
 }
 
 // Get returns the result for view; an unknown view gets the model view.
@@ -81,7 +84,8 @@ func Redact(r ToolResult, red *Redactor) (views Views, err error) {
 	if r.Data != nil {
 		whole["data"] = r.Data
 	}
-	red = red.With(Discover(whole)...)
+	found := Discover(whole)
+	red = red.With(found...)
 	for _, view := range AllViews() {
 		out, err := redactResult(r, red, view)
 		if err != nil {
@@ -89,6 +93,7 @@ func Redact(r ToolResult, red *Redactor) (views Views, err error) {
 		}
 		views.set(view, out)
 	}
+	views.Discovered = found
 	return views, nil
 }
 

@@ -14,7 +14,7 @@ import "strings"
 // suffix (github_token, db_password) count as well.
 var optionNames = map[string]bool{
 	"access_token": true, "accesstoken": true, "api_key": true, "apikey": true,
-	"authorization": true, "cookie": true, "credential": true, "password": true,
+	"authorization": true, "proxy_authorization": true, "cookie": true, "credential": true, "password": true,
 	"passwd": true, "private_key": true, "privatekey": true, "secret": true, "token": true,
 }
 
@@ -54,6 +54,7 @@ func scanText(d *discoverer, s string) {
 			scanJSONFields(d, s)
 		}
 	}
+	scanShapes(d, s)
 }
 
 // scanOptions finds --name=value and --name value (same line).
@@ -89,7 +90,7 @@ func scanOptions(d *discoverer, s string) {
 			continue
 		}
 		from = k + n
-		d.add(value, "COMMAND_SECRET", "command:"+d.path.String())
+		d.add(value, "COMMAND_SECRET", d.src("command:", ""))
 	}
 }
 
@@ -150,15 +151,31 @@ func scanAssignments(d *discoverer, s string) {
 			k++
 		}
 		value := assignedValue(s[k:])
-		if isAuthField(norm) {
-			if authSchemes[strings.ToLower(value)] {
-				// "authorization=Bearer xyz": the credential is the next word.
-				value = assignedValue(strings.TrimLeft(s[k+len(value):], " \t"))
-			} else {
-				value = authCredential(value) // a quoted "Bearer xyz"
-			}
+		name, source := strings.ToUpper(norm), d.src("assignment:", "")
+		if !isAuthField(norm) {
+			d.add(value, name, source)
+			continue
 		}
-		d.add(value, strings.ToUpper(norm), "assignment:"+d.path.String())
+		if k < len(s) && (s[k] == '"' || s[k] == '\'') {
+			d.add(authCredential(value), name, source) // a quoted "Bearer xyz"
+			continue
+		}
+		// Unquoted "authorization=Bearer xyz": the credential is the next
+		// word. After an unknown first word both are recorded, as for
+		// headers: it may be a scheme or the credential itself.
+		next := assignedValue(strings.TrimLeft(s[k+len(value):], " \t"))
+		if strings.Contains(strings.TrimRight(next, "="), "=") {
+			next = "" // another assignment, not a credential
+		}
+		switch {
+		case authSchemes[strings.ToLower(value)]:
+			d.add(next, name, source)
+		case next != "" && isWord(value):
+			d.add(value, name, source)
+			d.add(next, name, source)
+		default:
+			d.add(value, name, source)
+		}
 	}
 }
 

@@ -48,7 +48,7 @@ func scanAuthHeaders(d *discoverer, s string) {
 		if j > k {
 			second = headerWord(s[j:])
 		}
-		source := "header:" + d.path.String()
+		source := d.src("header:", "")
 		switch {
 		case authSchemes[strings.ToLower(first)]:
 			d.add(second, "AUTHORIZATION", source)
@@ -129,7 +129,7 @@ func scanSecretHeaders(d *discoverer, s string) {
 		} else {
 			value = headerWord(s[k:])
 		}
-		d.add(value, "SECRET_HEADER", "header:"+d.path.String())
+		d.add(value, "SECRET_HEADER", d.src("header:", ""))
 	}
 }
 
@@ -170,7 +170,7 @@ func scanJSONFields(d *discoverer, s string) {
 		if isAuthField(norm) {
 			raw = authCredential(raw)
 		}
-		name, source := strings.ToUpper(norm), "json:"+d.path.String()
+		name, source := strings.ToUpper(norm), d.src("json:", "")
 		if dec, err := strconv.Unquote(`"` + raw + `"`); err == nil && dec != raw {
 			d.add(dec, name, source)
 		}

@@ -9,7 +9,13 @@ import (
 // names are not sensitive field names.
 var urlParamNames = map[string]bool{"code": true, "jwt": true, "key": true, "session": true, "x_amz_signature": true}
 
+// scanURLs records the credentials of every URL in s. Whatever the scheme
+// (or none: "://" alone starts an authority), userinfo is a credential:
+// postgres://, redis://, amqp://, mongodb+srv:// and git+ssh:// URLs carry
+// passwords as often as http:// ones, and a scheme list would always miss
+// one.
 func scanURLs(d *discoverer, s string) {
+	runEnd := 0 // end of the last URL scanned whole
 	for from := 0; ; {
 		i := strings.Index(s[from:], "://")
 		if i < 0 {
@@ -17,23 +23,21 @@ func scanURLs(d *discoverer, s string) {
 		}
 		i += from
 		from = i + 3
-		start := i
-		for start > 0 && isLetter(s[start-1]) {
-			start--
-		}
-		if !urlSchemes[strings.ToLower(s[start:i])] || (start > 0 && isWordByte(s[start-1])) {
+		if i < runEnd {
+			// A URL nested in the previous one ("?next=https://u:p@h/"):
+			// its userinfo is its own, its parameters were the outer
+			// URL's. Each authority ends at the next "://" at the latest,
+			// so nesting costs no more than one pass.
+			scanAuthority(d, s[from:runEnd])
 			continue
 		}
-		end := from
-		for end < len(s) && !isURLStop(s[end]) {
-			end++
+		runEnd = from
+		for runEnd < len(s) && !isURLStop(s[runEnd]) {
+			runEnd++
 		}
-		from = end
-		scanURL(d, strings.TrimRight(s[i+3:end], ".,;:!?)]}"))
+		scanURL(d, strings.TrimRight(s[from:runEnd], ".,;:!?)]}"))
 	}
 }
-
-var urlSchemes = map[string]bool{"http": true, "https": true, "ws": true, "wss": true, "ftp": true}
 
 func isURLStop(c byte) bool {
 	switch c {
@@ -47,21 +51,7 @@ func isWordByte(c byte) bool { return isLetter(c) || isDigit(c) || c == '_' }
 
 // scanURL records the credentials of one URL, given without its scheme.
 func scanURL(d *discoverer, rest string) {
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	authority := rest[:end]
-	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
-		user, pass, _ := strings.Cut(authority[:at], ":")
-		base := "url:" + d.path.String()
-		switch {
-		case pass != "":
-			addDecoded(d, pass, "URL_PASSWORD", base+".password", url.PathUnescape)
-		case len(user) >= 8:
-			addDecoded(d, user, "URL_USERINFO", base+".username", url.PathUnescape)
-		}
-	}
+	end := scanAuthority(d, rest)
 	rest = rest[end:]
 	query, fragment, _ := strings.Cut(rest, "#")
 	if _, q, ok := strings.Cut(query, "?"); ok {
@@ -72,11 +62,33 @@ func scanURL(d *discoverer, rest string) {
 	}
 }
 
+// scanAuthority records the userinfo of the URL rest (given without its
+// scheme) and returns where its authority ends.
+func scanAuthority(d *discoverer, rest string) int {
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority := rest[:end]
+	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+		user, pass, _ := strings.Cut(authority[:at], ":")
+		switch {
+		case pass != "":
+			addDecoded(d, pass, "URL_PASSWORD", d.src("url:", ".password"), url.PathUnescape)
+		case len(user) >= 8:
+			addDecoded(d, user, "URL_USERINFO", d.src("url:", ".username"), url.PathUnescape)
+		}
+	}
+	return end
+}
+
 // scanParams records credential-bearing parameters of a query or fragment.
 // The decoded value is the secret of §5.2; the raw form is recorded too,
-// because that is the form the surrounding text contains.
+// because that is the form the surrounding text contains. '?' separates
+// parameters too, so that those of a URL nested in a parameter value
+// ("?next=https://h/cb?key=…") are found.
 func scanParams(d *discoverer, q, part string) {
-	for _, kv := range strings.FieldsFunc(q, func(r rune) bool { return r == '&' || r == ';' }) {
+	for _, kv := range strings.FieldsFunc(q, func(r rune) bool { return r == '&' || r == ';' || r == '?' }) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || v == "" {
 			continue
@@ -88,11 +100,11 @@ func scanParams(d *discoverer, q, part string) {
 		if !sensitiveNormalized(norm) && !urlParamNames[norm] {
 			continue
 		}
-		addDecoded(d, v, strings.ToUpper(norm), "url:"+d.path.String()+part+norm, url.QueryUnescape)
+		addDecoded(d, v, strings.ToUpper(norm), d.src("url:", part+norm), url.QueryUnescape)
 	}
 }
 
-func addDecoded(d *discoverer, raw, name, source string, unescape func(string) (string, error)) {
+func addDecoded(d *discoverer, raw, name string, source sourceParts, unescape func(string) (string, error)) {
 	if dec, err := unescape(raw); err == nil && dec != raw {
 		d.add(dec, name, source)
 	}
