@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,11 +35,16 @@ func TestCrashChild(t *testing.T) {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
 	}
+	ctx := context.Background()
+	if op == "init" {
+		_, _, err := Init(ctx, HomePaths(home), Options{}, "")
+		fmt.Fprintf(os.Stderr, "child finished without crashing: %v\n", err)
+		os.Exit(3)
+	}
 	r, err := Open(HomePaths(home), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	kind, arg, _ := strings.Cut(op, ":")
 	switch kind {
 	case "promote":
@@ -138,5 +144,37 @@ func TestCrashDuringSwitch(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A first open killed before its live ref leaves no repository Init would
+// keep: the next Init starts over from the templates, and the edit the
+// tree held is still a local edit, not live.
+func TestCrashDuringInit(t *testing.T) {
+	for _, point := range []string{"init-after-commit", "init-before-live"} {
+		t.Run(point, func(t *testing.T) {
+			home := t.TempDir()
+			p := HomePaths(home)
+			if err := installOnly(p.Agents, "all"); err != nil {
+				t.Fatal(err)
+			}
+			editFile(t, p.Agents, "assistant/agent.yaml", grantOld, grantNew)
+			edited := readFile(t, p.Agents, "assistant/agent.yaml")
+			runCrashChild(t, home, "init", point)
+			// The half-made repository has no live ref: Check reports it,
+			// so nothing works on it, and Init starts over.
+			if half, err := Open(p, Options{}); err != nil || len(half.Check()) == 0 {
+				t.Fatalf("after the crash: Open %v, or a repository without a live ref checks clean", err)
+			}
+			r, res := mustInit(t, p)
+			mustClean(t, r)
+			if got, want := liveFiles(t, r), embeddedFiles(t); !reflect.DeepEqual(got, want) {
+				t.Fatal("live after the crash is not the templates")
+			}
+			if readFile(t, p.Agents, "assistant/agent.yaml") != edited {
+				t.Fatal("the crash changed the agents tree")
+			}
+			wantBlocked(t, r, res.Revision, grantKey)
+		})
 	}
 }

@@ -25,9 +25,8 @@
 //
 // # Usage
 //
-// Init commits the agents tree the templates were installed into (gated)
-// as the first live revision, or opens an existing repository; Open opens
-// one. Before every turn the Host calls EnsureSaved: it returns the live
+// Init creates the repository with its baseline (below) as the first live
+// revision, or opens an existing one; Open opens one. Before every turn the Host calls EnsureSaved: it returns the live
 // revision (the turn's core_revision), saving local edits first. Status,
 // Diff, Save, Discard, Versions, Live, Previous and Rollback serve `demiurge
 // core …`; StartRun (then Run.Finish), Review, Promote and DiscardRun serve
@@ -36,6 +35,40 @@
 // safe fix exists for. Promote and Rollback return the affected core ids,
 // and Options.OnSwitch receives them, so cached approvals of those cores
 // can be dropped.
+//
+// # Baseline
+//
+// The first revision of a repository is built from content the Host
+// trusts, never from what the agents tree holds: the embedded templates
+// (core.TemplateFS) of each template scope whose manifest is in the tree
+// (agents/agent.yaml for the global fallback, <core>/agent.yaml for the
+// assistant and evolver cores). Init does not read the tree's contents or
+// change it; every file that differs from the baseline, is missing from
+// it or is not in it is a local edit, and EnsureSaved gates it before the
+// first turn like any other (a loosening needs the operator's token; a
+// tightening or neutral edit is saved at once).
+//
+//   - A new home: init installed exactly the templates, so the tree equals
+//     the baseline and the first turn runs without a prompt. An edit made
+//     between `demiurge init` and that turn is judged against the
+//     templates: a new grant is refused with the core, the key and
+//     "run `demiurge core save` to confirm it".
+//   - A tree with no repository (runtime/core.git deleted, a live ref
+//     lost, a home of an older version): the same rule. For every path
+//     the templates do not define the baseline is empty, so a core of the
+//     operator's own is wholly a local edit and each of its grants needs
+//     confirmation. Template files identical to the embedded ones are
+//     accepted without confirmation; a changed template file is judged
+//     against its template. This is deliberate: the templates are what a
+//     new home runs with unconfirmed, so demanding a token for them would
+//     confirm nothing the Host does not already trust, while everything
+//     else, including a loosening confirmed in the deleted repository, is
+//     judged again. Deleting the repository therefore forgets every
+//     confirmation and launders none.
+//
+// EnsureTemplateCore, which adds a template core the live revision lacks,
+// commits the embedded files too; files the tree already held at that
+// core's paths stay local edits.
 //
 // # Gates
 //

@@ -49,7 +49,6 @@ type gateInput struct {
 	old, new flatTree              // reference and new trees
 	problems map[string]string     // on-disk files that cannot be committed at all, with why
 	content  map[string][]byte     // new contents known in memory (changed files of a scan)
-	all      bool                  // judge every file and core, not only the changed ones
 	loaded   map[string]*core.Core // filled by the core_load gates
 	changed  []pathChange
 }
@@ -103,12 +102,6 @@ func diffTrees(old, new flatTree) []pathChange {
 
 func (in *gateInput) prepare() {
 	in.changed = diffTrees(in.old, in.new)
-	if in.all {
-		in.changed = in.changed[:0]
-		for _, p := range sortedKeys(in.new) {
-			in.changed = append(in.changed, pathChange{p, ChangeAdded})
-		}
-	}
 	for p := range in.problems {
 		if _, ok := in.new[p]; !ok {
 			in.changed = append(in.changed, pathChange{p, ChangeAdded})
@@ -220,14 +213,13 @@ func (in *gateInput) gateDependency() Gate {
 	return gateOf(PhaseDependency, problems)
 }
 
-// gatesCoreLoad loads every changed core (every core when none changed,
-// or when all is set) from the new tree's directory; a removed core
-// passes. A changed global fallback is loaded as core_load:global.
+// gatesCoreLoad loads every changed core (every core when none changed)
+// from the new tree's directory; a removed core passes. A changed global
+// fallback is loaded as core_load:global.
 func (in *gateInput) gatesCoreLoad() []Gate {
 	cores, global := in.changedScopes()
-	if in.all || len(cores) == 0 {
+	if len(cores) == 0 {
 		cores = coresOf(in.new)
-		global = global || in.all
 	}
 	var out []Gate
 	for _, id := range cores {

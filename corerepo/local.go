@@ -110,7 +110,7 @@ func (r *Repo) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error) 
 	}
 	defer l.unlock()
 	opts.issueToken = true
-	return r.saveLocked(ctx, opts, nil)
+	return r.saveLocked(ctx, opts)
 }
 
 // EnsureSaved is what the Host runs before a turn loads a core: with no
@@ -140,29 +140,19 @@ func (r *Repo) EnsureSaved(ctx context.Context) (string, error) {
 	if err := r.prepareLocked(); err != nil {
 		return "", err
 	}
-	res, err := r.saveLocked(ctx, SaveOptions{}, nil)
+	res, err := r.saveLocked(ctx, SaveOptions{})
 	if err != nil {
 		return "", err
 	}
 	return res.Revision, nil
 }
 
-// saveLocked saves the local edits whose paths keep accepts (all when nil)
-// and, when approvalOK, without the approval_security gate (trusted
-// template content). The caller holds the lock on a consistent repository.
-func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, only func(p string) bool) (*SaveResult, error) {
+// saveLocked saves the local edits. The caller holds the lock on a
+// consistent repository.
+func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions) (*SaveResult, error) {
 	live, res, err := r.scanLive()
 	if err != nil {
 		return nil, err
-	}
-	if only != nil {
-		kept := res.changes[:0:0]
-		for _, c := range res.changes {
-			if only(c.Path) {
-				kept = append(kept, c)
-			}
-		}
-		res.changes = kept
 	}
 	if len(res.changes) == 0 {
 		return &SaveResult{Revision: live.String(), Changes: []FileChange{}}, nil
@@ -172,10 +162,7 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, only func(p str
 	}
 	newTree, problems, content := newTreeFromScan(res)
 	in := &gateInput{root: r.paths.Agents, old: res.base, new: newTree, problems: problems, content: content}
-	var approval *localApproval
-	if only == nil {
-		approval = &localApproval{base: live.String(), confirm: opts.Confirm, issue: opts.issueToken}
-	}
+	approval := localApproval{base: live.String(), confirm: opts.Confirm, issue: opts.issueToken}
 	gates, token, err := r.runLocalGates(in, approval)
 	if err != nil {
 		return nil, err
@@ -192,10 +179,6 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, only func(p str
 	}
 	detected := detectedChanges(in.changed, r.oldReader(in), r.newReader(in))
 	summary := commitSummary(in.changed, detected)
-	if only != nil && opts.Reason != "" && !strings.Contains(opts.Reason, "\n") {
-		summary = opts.Reason
-		opts.Reason = ""
-	}
 	msg := commitMessage(summary, oneLine(opts.Reason, ""), in.changed, detected)
 	c, err := r.store.writeCommit(tree, []plumbing.Hash{live}, msg, r.now())
 	if err != nil {
@@ -218,59 +201,62 @@ type localApproval struct {
 	issue   bool   // put a fresh token in a refusal
 }
 
-// runLocalGates runs the gates of a local save (and of init): path_safety,
-// artifact, dependency, core_load:<core>…, then, when approval is set,
-// approval_security (passes only with a token that confirms exactly this
-// change), then cross_core_references. It returns the token it issued for
-// a refusal, if any.
-func (r *Repo) runLocalGates(in *gateInput, approval *localApproval) ([]Gate, string, error) {
+// runLocalGates runs the gates of a local save: path_safety, artifact,
+// dependency, core_load:<core>…, approval_security (passes only with a
+// token that confirms exactly this change), then cross_core_references.
+// It returns the token it issued for a refusal, if any.
+func (r *Repo) runLocalGates(in *gateInput, approval localApproval) ([]Gate, string, error) {
 	in.prepare()
 	gates := []Gate{in.gatePathSafety(), in.gateArtifact(), in.gateDependency()}
 	gates = append(gates, in.gatesCoreLoad()...)
-	token := ""
-	if approval != nil {
-		sr, err := r.reviewSecurity(in, false)
-		if err != nil {
-			return nil, "", err
-		}
-		g := Gate{Phase: PhaseApprovalSecurity, Passed: true}
-		if len(sr.Approval) > 0 {
-			data := map[string]any{"manual_review_required": true, "changes": sr.Approval}
-			g.Data = data
-			c := saveConfirmation(approval.base, in.new, sr)
-			why := ""
-			if approval.confirm != "" {
-				err := r.checkToken(approval.confirm, c)
-				var te *tokenError
-				switch {
-				case err == nil:
-					data["confirmed"] = true
-				case errors.As(err, &te):
-					why = te.msg + "; "
-				default:
-					return nil, "", err
-				}
-			}
-			if data["confirmed"] != true {
-				g.Passed = false
-				parts := make([]string, len(sr.Approval))
-				for i, a := range sr.Approval {
-					parts[i] = a.String()
-				}
-				instruction := "run `demiurge core save` to confirm it"
-				if approval.issue {
-					if token, err = r.issueToken(c); err != nil {
-						return nil, "", err
-					}
-					instruction = "run `demiurge core save --confirm " + token + "`"
-				}
-				g.Detail = strings.Join(parts, ", ") + "; " + why + "operator confirmation required: " + instruction
-			}
-		}
-		gates = append(gates, g)
+	g, token, err := r.gateApprovalSecurity(in, approval)
+	if err != nil {
+		return nil, "", err
 	}
-	gates = append(gates, in.gateCrossCore())
+	gates = append(gates, g, in.gateCrossCore())
 	return gates, token, nil
+}
+
+// gateApprovalSecurity passes an edit that loosens nothing, or one a
+// valid token confirms; a refusal names every loosening and the command
+// that confirms it (with a fresh token when approval.issue).
+func (r *Repo) gateApprovalSecurity(in *gateInput, approval localApproval) (Gate, string, error) {
+	g := Gate{Phase: PhaseApprovalSecurity, Passed: true}
+	sr, err := r.reviewSecurity(in, false)
+	if err != nil || len(sr.Approval) == 0 {
+		return g, "", err
+	}
+	data := map[string]any{"manual_review_required": true, "changes": sr.Approval}
+	g.Data = data
+	c := saveConfirmation(approval.base, in.new, sr)
+	why := ""
+	if approval.confirm != "" {
+		err := r.checkToken(approval.confirm, c)
+		var te *tokenError
+		switch {
+		case err == nil:
+			data["confirmed"] = true
+			return g, "", nil
+		case errors.As(err, &te):
+			why = te.msg + "; "
+		default:
+			return Gate{}, "", err
+		}
+	}
+	g.Passed = false
+	parts := make([]string, len(sr.Approval))
+	for i, a := range sr.Approval {
+		parts[i] = a.String()
+	}
+	instruction, token := "run `demiurge core save` to confirm it", ""
+	if approval.issue {
+		if token, err = r.issueToken(c); err != nil {
+			return Gate{}, "", err
+		}
+		instruction = "run `demiurge core save --confirm " + token + "`"
+	}
+	g.Detail = strings.Join(parts, ", ") + "; " + why + "operator confirmation required: " + instruction
+	return g, token, nil
 }
 
 // storeTree writes the blobs of the changed files (content, as

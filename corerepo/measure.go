@@ -18,7 +18,7 @@ import (
 
 // benchHome installs the default cores under a new home in dir and grows
 // the assistant core to files files (skills and plain library files), then
-// initialises the repository.
+// initialises the repository and saves them.
 func benchHome(ctx context.Context, dir string, files int) (*Repo, Paths, error) {
 	home, err := os.MkdirTemp(dir, "corerepo-bench-")
 	if err != nil {
@@ -54,7 +54,14 @@ func benchHome(ctx context.Context, dir string, files int) (*Repo, Paths, error)
 		have++
 	}
 	r, _, err := Init(ctx, p, Options{}, "benchmark")
-	return r, p, err
+	if err != nil {
+		return nil, p, err
+	}
+	// The grown files are local edits of the templates' baseline.
+	if _, err := r.Save(ctx, SaveOptions{Reason: "benchmark files"}); err != nil {
+		return nil, p, err
+	}
+	return r, p, nil
 }
 
 func median(samples []time.Duration) time.Duration {

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/core"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -321,47 +320,4 @@ func (r *Repo) resolveRevision(live plumbing.Hash, target string) (plumbing.Hash
 		return plumbing.NewHash(found[0]), nil
 	}
 	return plumbing.ZeroHash, demiurge.Errorf(demiurge.EINVALID, "core revision prefix %s is ambiguous", target)
-}
-
-// EnsureTemplateCore adds the embedded template core id (assistant or
-// evolver) when the live revision lacks it: the template is installed
-// into the agents tree where missing and committed alone, as "add runtime
-// core <id>", without the approval gate (the template is the Host's own
-// content). Other local edits stay unsaved. It reports whether it added
-// the core.
-func (r *Repo) EnsureTemplateCore(ctx context.Context, id string) (bool, error) {
-	if id != core.TemplateAssistant && id != core.TemplateEvolver {
-		return false, demiurge.Errorf(demiurge.EINVALID, "no template core %q", id)
-	}
-	// The usual case, a core that is there, reads without the lock, so
-	// Hosts opening side by side do not collide on it.
-	if live, err := r.liveHash(); err == nil {
-		if files, _, err := r.store.flatOf(live); err == nil && hasCore(files, id) {
-			return false, nil
-		}
-	}
-	l, err := r.begin()
-	if err != nil {
-		return false, err
-	}
-	defer l.unlock()
-	live, err := r.liveHash()
-	if err != nil {
-		return false, err
-	}
-	files, _, err := r.store.flatOf(live)
-	if err != nil {
-		return false, err
-	}
-	if hasCore(files, id) {
-		return false, nil
-	}
-	if err := core.InstallTemplates(r.paths.Agents, id, false); err != nil {
-		return false, err
-	}
-	res, err := r.saveLocked(ctx, SaveOptions{Reason: "add runtime core " + id}, func(p string) bool { return strings.HasPrefix(p, id+"/") })
-	if err != nil {
-		return false, err
-	}
-	return res.Saved, nil
 }

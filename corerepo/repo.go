@@ -71,14 +71,21 @@ func (r *Repo) Paths() Paths { return r.paths }
 type InitResult struct {
 	Created  bool   `json:"created"`
 	Revision string `json:"revision"`
+	// Baseline lists the template scopes ("global" and core ids) of the
+	// baseline commit Init made; empty when it made none or an empty one.
+	Baseline []string `json:"baseline,omitempty"`
 }
 
 // Init makes sure the repository of paths exists. When it does (its live
-// ref is set) Init only opens it. Otherwise it commits the current agents
-// tree (which must pass the gates: no links, no generated artifacts or
-// dependency files, every core loads) as the first live revision, with
-// message "core init\n\nReason: <reason>". Init of a half-made repository
-// (a crash before the live ref was written) starts over.
+// ref is set) Init only opens it. Otherwise it commits the baseline as the
+// first live revision, with message "core init\n\nReason: <reason>\n…":
+// the embedded templates of the template scopes whose manifest the agents
+// tree holds (a new home: exactly what init installed), nothing else (see
+// the package doc, Baseline). The agents tree is neither read as content
+// nor changed: whatever it holds beyond the baseline, or differently, is
+// left as local edits, which EnsureSaved gates before a turn (a loosening
+// needs the operator's token). Init of a half-made repository (a crash
+// before the live ref was written) starts over.
 func Init(ctx context.Context, paths Paths, opts Options, reason string) (*Repo, InitResult, error) {
 	if repositoryExists(paths.GitDir) {
 		if _, ok, err := readRef(paths.GitDir, refLive); err == nil && ok {
@@ -110,43 +117,37 @@ func Init(ctx context.Context, paths Paths, opts Options, reason string) (*Repo,
 		live, err := r.Live() // made by another process meanwhile
 		return r, InitResult{Revision: live}, err
 	}
-	res, err := r.scan(paths.Agents, plumbing.ZeroHash, paths.liveIndex())
+	files, content, scopes, err := initialBaseline(paths.Agents)
 	if err != nil {
 		return nil, InitResult{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, InitResult{}, demiurge.WrapError(demiurge.ECANCELED, err, "core init cancelled")
 	}
-	newTree, problems, content := newTreeFromScan(res)
-	in := &gateInput{root: paths.Agents, old: flatTree{}, new: newTree, problems: problems, content: content, all: true}
-	gates, _, err := r.runLocalGates(in, nil)
+	tree, err := r.storeTree(files, content)
 	if err != nil {
 		return nil, InitResult{}, err
 	}
-	if len(failedGates(gates)) > 0 {
-		return nil, InitResult{}, gateError("core init failed gates", gates, "")
-	}
-	tree, err := r.storeTree(newTree, content)
+	c, err := r.store.writeCommit(tree, nil, initMessage(reason, scopes), r.now())
 	if err != nil {
 		return nil, InitResult{}, err
 	}
-	msg := "core init\n\nReason: " + oneLine(reason, "initialise runtime core repository") + "\n"
-	c, err := r.store.writeCommit(tree, nil, msg, r.now())
-	if err != nil {
-		return nil, InitResult{}, err
-	}
+	crashPoint("init-after-commit")
 	// Checkout head and index first, the live ref last: a crash before the
-	// ref leaves a repository Init starts over.
+	// ref leaves a repository Init starts over. The index names the
+	// baseline's files without stat facts, so the first scan hashes the
+	// tree and sees every difference.
 	if err := writeCheckoutHead(paths, c); err != nil {
 		return nil, InitResult{}, err
 	}
-	if err := r.recordCheckout(c, res.files); err != nil {
+	if err := r.recordCheckout(c, nil); err != nil {
 		return nil, InitResult{}, err
 	}
+	crashPoint("init-before-live")
 	if err := writeRef(paths.GitDir, refLive, c); err != nil {
 		return nil, InitResult{}, err
 	}
-	return r, InitResult{Created: true, Revision: c.String()}, nil
+	return r, InitResult{Created: true, Revision: c.String(), Baseline: scopes}, nil
 }
 
 // Live returns the live revision (a full commit id). ECONFLICT when the
