@@ -64,7 +64,8 @@
 //     confirm nothing the Host does not already trust, while everything
 //     else, including a loosening confirmed in the deleted repository, is
 //     judged again. Deleting the repository therefore forgets every
-//     confirmation and launders none.
+//     confirmation and launders none. (`demiurge core discard --yes` then
+//     restores the templates and removes the cores they lack.)
 //
 // EnsureTemplateCore, which adds a template core the live revision lacks,
 // commits the embedded files too; files the tree already held at that
