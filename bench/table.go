@@ -16,10 +16,11 @@ const (
 	figAppend = "Append vs raw INSERT throughput"
 	figMemory = "idle RSS of `demiurge chat`"
 
-	figCatalog  = "catalog preparation, 200 authored tools"
-	figDispatch = "dispatch of a no-op builtin"
-	figReadFile = "read_file, 20,000-char window of a 1 GiB file"
-	figSearch   = "search_files over 1 GiB"
+	figCatalog     = "catalog preparation, 200 authored tools"
+	figDispatch    = "dispatch of a no-op builtin"
+	figDispatch200 = "dispatch of a no-op builtin, 200-secret turn set"
+	figReadFile    = "read_file, 20,000-char window of a 1 GiB file"
+	figSearch      = "search_files over 1 GiB"
 
 	figDrain = "drain of 256 MiB stdout, sandboxed (tails, artifact, redaction)"
 	figKill  = "timeout to whole tree gone, sandboxed (TERM-ignoring, setsid grandchild)"

@@ -61,6 +61,12 @@ type Deps struct {
 	// terminal refuses every command before approval.
 	Sandbox sandbox.Profile
 
+	// ArtifactLimit bounds each stream of a terminal command's output
+	// artifact, in bytes (the operator's limits.artifact_mb_per_stream);
+	// zero means DefaultArtifactLimit. The stream goes on being drained
+	// and counted past it; the artifact ends with a truncation marker.
+	ArtifactLimit int64
+
 	// Getenv reads the Host environment for terminal secret bindings only:
 	// a bound value is read through it after approval, never before. The
 	// command's ordinary environment is the allowlist of spec tool-runtime

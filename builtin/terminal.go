@@ -307,14 +307,16 @@ func (t *terminalTool) Invoke(ctx context.Context, inv effect.Invocation) (effec
 	audit["timeout_reason"] = timeoutReason
 
 	res, err := t.deps.Processes.Run(ctx, process.Spec{
-		Argv:      []string{c.shell, "-c", c.command},
-		Dir:       c.cwd.abs,
-		Env:       env,
-		Timeout:   timeout,
-		SessionID: inv.Turn.SessionID,
-		Redact:    bound.redact,
-		TailChars: terminalOutputChars,
-		Sandbox:   t.deps.sandboxPolicy(c.root, home),
+		Argv:          []string{c.shell, "-c", c.command},
+		Dir:           c.cwd.abs,
+		Env:           env,
+		Timeout:       timeout,
+		SessionID:     inv.Turn.SessionID,
+		Redact:        inv.Turn.Secrets.Replacements(),
+		Discover:      outputDiscovery(inv.Turn.Secrets),
+		ArtifactLimit: t.deps.artifactLimit(),
+		TailChars:     terminalOutputChars,
+		Sandbox:       t.deps.sandboxPolicy(c.root, home),
 	})
 	switch {
 	case errors.Is(ctx.Err(), context.Canceled):
@@ -419,16 +421,28 @@ func processView(res process.Result) map[string]any {
 // when no stream was stored.
 func artifactView(res process.Result) map[string]any {
 	streams := map[string]any{}
-	if res.Stdout.ArtifactPath != "" {
-		streams["stdout"] = res.Stdout.ArtifactPath
-	}
-	if res.Stderr.ArtifactPath != "" {
-		streams["stderr"] = res.Stderr.ArtifactPath
+	var truncated []any
+	for _, st := range []struct {
+		name string
+		s    process.Stream
+	}{{"stdout", res.Stdout}, {"stderr", res.Stderr}} {
+		if st.s.ArtifactPath == "" {
+			continue
+		}
+		streams[st.name] = st.s.ArtifactPath
+		if st.s.ArtifactTruncated {
+			truncated = append(truncated, st.name)
+		}
 	}
 	if len(streams) == 0 {
 		return nil
 	}
-	return map[string]any{"kind": "terminal-output", "streams": streams}
+	view := map[string]any{"kind": "terminal-output", "streams": streams}
+	if len(truncated) > 0 {
+		// Each stream's total_bytes stays in the result's stream stats.
+		view["truncated_streams"] = truncated
+	}
+	return view
 }
 
 // terminalShell is the shell commands run with: bash from the Host's PATH

@@ -63,7 +63,7 @@ func (tt *TerminalTasks) submit(ctx context.Context, inv effect.Invocation, c *t
 		return unavailable("background terminal", "no task worker is configured")
 	}
 	id := demiurge.NewID("task")
-	known := replacementsOf(inv.Turn.Secrets.Redactor().Secrets())
+	known := inv.Turn.Secrets.Replacements()
 	shownCommand := redact.ReplaceAll(c.command, known)
 	exec := terminalExec{
 		command: c.command, shell: c.shell, cwd: c.cwd.abs, env: env,
@@ -124,14 +124,16 @@ func (tt *TerminalTasks) Run(ctx context.Context, task demiurge.Task, h *control
 		return controlplane.Result{}, demiurge.Errorf(demiurge.EUNAVAILABLE, "terminal is not available: no process manager is configured")
 	}
 	ph, err := tt.deps.Processes.Start(ctx, process.Spec{
-		Argv:      []string{exec.shell, "-c", exec.command},
-		Dir:       exec.cwd,
-		Env:       exec.env,
-		Timeout:   exec.timeout,
-		SessionID: exec.sessionID,
-		Redact:    exec.redact,
-		TailChars: terminalOutputChars,
-		Sandbox:   exec.sandbox,
+		Argv:          []string{exec.shell, "-c", exec.command},
+		Dir:           exec.cwd,
+		Env:           exec.env,
+		Timeout:       exec.timeout,
+		SessionID:     exec.sessionID,
+		Redact:        exec.redact,
+		Discover:      outputDiscovery(nil),
+		ArtifactLimit: tt.deps.artifactLimit(),
+		TailChars:     terminalOutputChars,
+		Sandbox:       exec.sandbox,
 		OnChunk: func(stream, text string) {
 			h.Log(stream, stream+": "+strings.TrimRight(text, " \t\r\n"))
 		},
@@ -201,18 +203,6 @@ func taskErrorText(err error) string {
 		return "background task could not be started"
 	}
 	return demiurge.ErrorMessage(err)
-}
-
-// replacementsOf maps each known secret value to its marker, for the
-// exact-value replacement of output streams.
-func replacementsOf(secrets []redact.Secret) map[string]string {
-	out := make(map[string]string, len(secrets))
-	for _, s := range secrets {
-		if s.Value != "" {
-			out[s.Value] = redact.Marker(s.Name)
-		}
-	}
-	return out
 }
 
 // hasArg reports whether the call set key.

@@ -114,6 +114,7 @@ func formatTerminalResult(res process.Result, replacements map[string]string) te
 		}
 		if s.ArtifactPath != "" {
 			stats["artifact_path"] = s.ArtifactPath
+			stats["artifact_truncated"] = s.ArtifactTruncated
 		}
 		return stats
 	}

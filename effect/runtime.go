@@ -147,7 +147,7 @@ func (r *Runtime) Execute(ctx context.Context, cat *Catalog, req demiurge.Effect
 		return NotFound(cat, req.Name)
 	}
 	red := tc.Secrets.Add(redact.Discover(map[string]any{"arguments": req.Arguments})...)
-	finish := func(out Outcome) demiurge.EffectResult { return finish(entry, out, red) }
+	finish := func(out Outcome) demiurge.EffectResult { return finish(entry, out, red, tc.Secrets) }
 
 	if entry.CoreID != tc.CoreID || entry.CoreRevision != tc.CoreRevision {
 		return finish(Outcome{IsError: true, Content: "resolved effect entry does not match the active core snapshot"})
@@ -243,7 +243,9 @@ func (r *Runtime) approve(ctx context.Context, e *Entry, inv Invocation) (Outcom
 }
 
 // finish derives the typed status and the five redacted views of an outcome.
-func finish(e *Entry, out Outcome, red *redact.Redactor) demiurge.EffectResult {
+// Secrets discovered in the result join the turn's set, so a value found
+// once (password=… in one file) is redacted wherever it appears later.
+func finish(e *Entry, out Outcome, red *redact.Redactor, turn *Secrets) demiurge.EffectResult {
 	data := copyMap(out.Data)
 	if data == nil {
 		data = map[string]any{}
@@ -269,6 +271,7 @@ func finish(e *Entry, out Outcome, red *redact.Redactor) demiurge.EffectResult {
 	if err != nil && status == demiurge.EffectSucceeded {
 		status = demiurge.EffectFailed // every view is already the fixed failed result
 	}
+	turn.Add(views.Discovered...)
 	model := views.Model.ModelOutput
 	if model == "" {
 		model = views.Model.Content

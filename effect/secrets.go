@@ -36,3 +36,16 @@ func (s *Secrets) Add(more ...redact.Secret) *redact.Redactor {
 
 // Redactor returns the redactor that knows every secret recorded so far.
 func (s *Secrets) Redactor() *redact.Redactor { return s.Add() }
+
+// Replacements maps each known secret value to its marker, for exact-value
+// replacement in streams (command output, artifacts, streamed model text).
+func (s *Secrets) Replacements() map[string]string {
+	secrets := s.Redactor().Secrets()
+	out := make(map[string]string, len(secrets))
+	for _, sec := range secrets {
+		if sec.Value != "" {
+			out[sec.Value] = redact.Marker(sec.Name)
+		}
+	}
+	return out
+}

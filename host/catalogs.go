@@ -168,7 +168,8 @@ func (h *Host) builtinDeps() builtin.Deps {
 			_, err := core.Load(dir)
 			return err
 		},
-		Processes: h.Processes,
+		Processes:     h.Processes,
+		ArtifactLimit: h.Config.Limits.artifactLimit(),
 		PrivateHome: func(sessionID string) string {
 			sum := sha256.Sum256([]byte(sessionID))
 			return filepath.Join(h.Home.PrivateDir(), "terminal-home", hex.EncodeToString(sum[:16]))

@@ -22,6 +22,7 @@ type Config struct {
 	Debug     DebugConfig     `yaml:"debug"`
 	Providers provider.Config `yaml:"providers"`
 	Sandbox   SandboxConfig   `yaml:"sandbox"`
+	Limits    LimitsConfig    `yaml:"limits"`
 }
 
 // SandboxConfig is the sandbox section: how terminal commands and MCP
@@ -152,5 +153,5 @@ func (c *Config) validate(path string) error {
 		return bad("sandbox.network", "on or off", network)
 	}
 	c.Sandbox.settings = sandbox.Settings{Mode: mode, NoNetwork: off}
-	return nil
+	return c.Limits.validate(path)
 }

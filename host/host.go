@@ -185,6 +185,8 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		Effects:    effect.NewRuntime(effect.Options{Approvals: h.Approvals}),
 		HostID:     h.lease.ID(),
 		Logger:     opts.Logger,
+
+		MaxToolCallsPerStep: h.Config.Limits.ToolCallsPerStep,
 	})
 	// The worker's task bodies run turns and use the catalog, so it starts
 	// last; the builtin tools get their task surfaces from it.

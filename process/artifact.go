@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -101,6 +102,16 @@ type artifactFile struct {
 	err     error
 	bytes   int64
 	flushed int64 // bytes handed to writeback so far
+
+	// limit bounds the stored stream (0: unbounded); dropped counts what
+	// was not stored past it. A truncated artifact ends with a marker
+	// naming both figures.
+	limit, dropped int64
+}
+
+// truncationMarker ends an artifact cut at its limit.
+func truncationMarker(kept, total int64) string {
+	return fmt.Sprintf("\n...[artifact truncated: kept the first %d of %d bytes]\n", kept, total)
 }
 
 // writebackEvery is how much an artifact grows between two requests to
@@ -109,6 +120,14 @@ const writebackEvery = 8 << 20
 
 func (a *artifactFile) Write(p []byte) {
 	if a.err != nil {
+		return
+	}
+	if a.limit > 0 && a.bytes+int64(len(p)) > a.limit {
+		room := max(a.limit-a.bytes, 0)
+		a.dropped += int64(len(p)) - room
+		p = p[:room]
+	}
+	if len(p) == 0 {
 		return
 	}
 	n, err := a.w.Write(p)
@@ -137,6 +156,10 @@ func (a *artifactFile) fail(err error) {
 // finish syncs and closes the file. An empty or failed file is removed:
 // only complete, non-empty streams are artifacts.
 func (a *artifactFile) finish() {
+	if a.f != nil && a.err == nil && a.dropped > 0 {
+		a.limit = 0
+		a.Write([]byte(truncationMarker(a.bytes, a.bytes+a.dropped)))
+	}
 	if a.f != nil {
 		if err := a.f.Sync(); err != nil && a.err == nil {
 			a.err = err

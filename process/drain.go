@@ -27,7 +27,7 @@ type drain struct {
 	name    string
 	r       *os.File
 	size    int
-	red     *streamRedactor
+	red     redactStage
 	tail    *tailBuffer
 	art     *artifactFile // nil without an artifact root
 	onChunk func(stream, text string)
@@ -47,8 +47,27 @@ func newDrain(name string, r *os.File, spec Spec, art *artifactFile, artFailed c
 	if d.onChunk != nil {
 		d.size = chunkReadSize
 	}
-	d.red = newStreamRedactor(sinkFunc(d.sink), spec.Redact)
+	mk := func(repl map[string]string) *streamRedactor { return newStreamRedactor(sinkFunc(d.sink), repl) }
+	if spec.Discover != nil {
+		d.red = newDiscoveringRedactor(mk, spec.Redact, spec.Discover)
+	} else {
+		d.red = mk(spec.Redact)
+	}
+	if spec.ArtifactLimit > 0 && art != nil {
+		art.limit = spec.ArtifactLimit
+	}
 	return d
+}
+
+// redactStage is the first stage of a drain: streamRedactor, or
+// discoveringRedactor when the output itself may reveal secrets.
+type redactStage interface {
+	// process consumes data (what it handed back last time, then new
+	// bytes) and returns how many bytes at the end it did not consume.
+	process(data []byte, final bool) (held int)
+	// holdMax is the most process may hand back now; it may grow as
+	// secrets are discovered.
+	holdMax() int
 }
 
 // run reads until EOF or until the read end is closed under it. The bytes
@@ -63,6 +82,11 @@ func (d *drain) run() {
 	buf := (*bp)[:cap(*bp)]
 	held := 0
 	for {
+		if need := d.red.holdMax() + d.size; len(buf) < need {
+			grown := make([]byte, need)
+			copy(grown, buf[:held])
+			buf, *bp = grown, grown
+		}
 		n, err := d.r.Read(buf[held : held+min(d.size, len(buf)-held)])
 		if n > 0 {
 			data := buf[:held+n]
@@ -106,6 +130,9 @@ func (d *drain) sink(p []byte) {
 func (d *drain) result() Stream {
 	s := d.tail.stream()
 	s.ArtifactPath = d.art.storedPath()
+	if s.ArtifactPath != "" && d.art.dropped > 0 {
+		s.ArtifactTruncated = true
+	}
 	return s
 }
 

@@ -761,3 +761,29 @@ func TestUnattributedPipeHolderIsBounded(t *testing.T) {
 		t.Fatalf("Run took %v (result %+v)", d, res)
 	}
 }
+
+func TestArtifactLimit(t *testing.T) {
+	m := mustManager(t)
+	res, err := m.Run(context.Background(), Spec{
+		Argv: sh("head -c 100000 /dev/zero | tr '\\0' x; echo; echo password=hunter22x"), Env: testEnv(), SessionID: "sess-limit",
+		ArtifactLimit: 4096, Discover: discoverPasswords,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Stdout
+	if !s.ArtifactTruncated || s.TotalBytes != int64(100000+1+len("password=<redacted:PASSWORD>\n")) {
+		t.Fatalf("stream %+v", s)
+	}
+	b, err := os.ReadFile(s.ArtifactPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Repeat("x", 4096) + truncationMarker(4096, s.TotalBytes)
+	if string(b) != want {
+		t.Fatalf("artifact of %d bytes ends %q, want %d bytes ending %q", len(b), b[max(len(b)-80, 0):], len(want), want[len(want)-80:])
+	}
+	if !strings.HasSuffix(s.Tail, "password=<redacted:PASSWORD>\n") {
+		t.Fatalf("tail ends %q", s.Tail[len(s.Tail)-40:])
+	}
+}

@@ -42,6 +42,14 @@ type Spec struct {
 	// the output before it reaches a tail, an artifact or OnChunk, across
 	// read boundaries.
 	Redact map[string]string
+	// Discover, when set, finds secrets in the output itself (it returns
+	// value → marker pairs); each is redacted from the line it was found
+	// in on, together with Redact's values. See discoveringRedactor.
+	Discover func(text string) map[string]string
+	// ArtifactLimit bounds each stream's artifact in bytes (0: unbounded).
+	// The bytes past it are counted but not stored; the artifact then ends
+	// with a truncation marker naming the bytes kept and the total.
+	ArtifactLimit int64
 	// TailChars is how many characters of each stream the Result keeps;
 	// DefaultTailChars when zero or negative.
 	TailChars int
@@ -62,8 +70,11 @@ type Stream struct {
 	// byte by byte with U+FFFD.
 	Tail string
 	// TotalBytes and TotalChars count the whole (redacted) stream;
-	// TotalBytes equals the size of the artifact.
+	// TotalBytes equals the size of the artifact unless it was truncated.
 	TotalBytes, TotalChars int64
+	// ArtifactTruncated reports that the artifact holds only the first
+	// Spec.ArtifactLimit bytes of the stream, then the truncation marker.
+	ArtifactTruncated bool
 	// Truncated reports whether Tail holds less than the whole stream.
 	Truncated bool
 	// ArtifactPath is the file holding the whole stream, set only when the

@@ -107,22 +107,20 @@ func TestTaskLogEventsShareRetention(t *testing.T) {
 	}
 }
 
-// The bench driver's figure: appending 100,000 lines costs about ten times
-// 10,000 (constant per line), and the persisted rows stay bounded. The
-// bench table holds the ≤ 12 target; this test only rules out a cost that
-// grows with the log (quadratic would be about 100), with room for a
-// loaded machine.
-func TestMeasureTaskLogScaling(t *testing.T) {
+// TestTaskLogScalingKeepsTheTail runs the bench driver's workload (10,000
+// then 100,000 lines) for what it promises beyond time: the persisted rows
+// stay bounded and the kept tail ends on the newest line. The time ratio
+// is the bench table's figure, not a unit test's.
+func TestTaskLogScalingKeepsTheTail(t *testing.T) {
 	if testing.Short() || logScalingUnderRace {
-		t.Skip("appends 120,000 lines; timing is meaningless under -race")
+		t.Skip("appends 110,000 lines; slow under -race")
 	}
-	ratio, rows, tailOK, err := store.MeasureTaskLogScaling(context.Background(), t.TempDir())
+	_, rows, tailOK, err := store.MeasureTaskLogScaling(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("time(100k)/time(10k) = %.2f, rows = %d", ratio, rows)
-	if ratio > 30 || rows > store.DefaultTaskLogLines || !tailOK {
-		t.Fatalf("ratio %.2f (want ≤ 30), rows %d (want ≤ %d), tail ok %v", ratio, rows, store.DefaultTaskLogLines, tailOK)
+	if rows > store.DefaultTaskLogLines || !tailOK {
+		t.Fatalf("rows %d (want ≤ %d), tail ok %v", rows, store.DefaultTaskLogLines, tailOK)
 	}
 }
 

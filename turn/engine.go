@@ -37,10 +37,12 @@ func (l *modelLoop) run(ctx context.Context, userText string) (turnOutput, error
 	for n := 1; n <= maxSteps; n++ {
 		stepID := fmt.Sprintf("%s_step_%d", t.turnID, n)
 		msgs := assemble(l.layers, userText, l.inTurn)
+		stream, flush := l.redactedStream()
 		resp, err := l.provider.Complete(ctx, demiurge.ModelRequest{
 			Model: l.model, Messages: msgs, Tools: tools,
 			Metadata: map[string]any{"turn_id": t.turnID, "step_id": stepID},
-		}, t.req.Stream)
+		}, stream)
+		flush()
 		if err != nil {
 			return turnOutput{}, err
 		}
@@ -48,10 +50,12 @@ func (l *modelLoop) run(ctx context.Context, userText string) (turnOutput, error
 		if len(resp.ToolCalls) == 0 {
 			return turnOutput{text: resp.Content}, nil
 		}
+		limit := t.x.maxToolCallsPerStep()
+		resp, run := boundStep(resp, limit)
 		if err := l.recordAssistantStep(ctx, stepID, resp); err != nil {
 			return turnOutput{}, err
 		}
-		for i, call := range resp.ToolCalls {
+		for i, call := range resp.ToolCalls[:run] {
 			res, err := l.call(ctx, stepID, call, l.raw[i].Arguments)
 			if err != nil {
 				return turnOutput{}, err
@@ -61,8 +65,32 @@ func (l *modelLoop) run(ctx context.Context, userText string) (turnOutput, error
 				return turnOutput{text: res.OperatorView, needsUser: needsUser}, nil
 			}
 		}
+		if err := l.refuseOverBound(ctx, stepID, resp.ToolCalls[run:], limit, len(resp.ToolCalls)); err != nil {
+			return turnOutput{}, err
+		}
 	}
 	return turnOutput{text: fmt.Sprintf("The provider did not produce a final assistant message within the configured step budget of %d.", maxSteps)}, nil
+}
+
+// redactedStream returns the delta callback for one provider call: the
+// caller's Stream behind an exact-value redactor that knows the turn's
+// secrets so far, whatever the chunking, and the flush to call once the
+// provider returned. Without a Stream both are no-ops.
+func (l *modelLoop) redactedStream() (stream func(string), flush func()) {
+	out := l.t.req.Stream
+	if out == nil {
+		return nil, func() {}
+	}
+	s := redact.NewStream(deltaWriter(out), l.t.tc.Secrets.Replacements())
+	return func(delta string) { _, _ = s.Write([]byte(delta)) }, func() { _ = s.Close() }
+}
+
+// deltaWriter adapts a delta callback to io.Writer.
+type deltaWriter func(string)
+
+func (w deltaWriter) Write(p []byte) (int, error) {
+	w(string(p))
+	return len(p), nil
 }
 
 // redactResponse records the secrets in the model's tool-call arguments and
@@ -178,6 +206,29 @@ func (l *modelLoop) call(ctx context.Context, stepID string, call demiurge.ToolC
 		ExecutionStarted: res.ExecutionStarted, Content: res.ModelView,
 	})
 	return res, ctx.Err()
+}
+
+// refuseOverBound answers the calls past the step's bound without running
+// them: a tool message each (the provider expects one per call id) and an
+// invalid entry in the turn's summary, but no tool.call events, so a step
+// of thousands of calls costs little.
+func (l *modelLoop) refuseOverBound(ctx context.Context, stepID string, calls []demiurge.ToolCall, limit, total int) error {
+	if len(calls) == 0 {
+		return nil
+	}
+	msg := overStepBound(limit, total)
+	for _, call := range calls {
+		l.inTurn = append(l.inTurn, demiurge.ModelMessage{Role: demiurge.RoleTool, Content: msg, Name: call.Name, ToolCallID: call.ID})
+		if _, err := l.t.x.d.Sessions.AppendMessage(ctx, session.MessageInput{
+			SessionID: l.t.session.ID, TurnID: l.t.turnID, Role: demiurge.RoleTool, Text: msg,
+			Visible: false, ModelVisible: true,
+			Metadata: map[string]any{"step_id": stepID, "tool_name": call.Name, "tool_call_id": call.ID, "is_error": true},
+		}); err != nil {
+			return err
+		}
+		l.t.calls = append(l.t.calls, ToolCallSummary{CallID: call.ID, Name: call.Name, Status: demiurge.EffectInvalid, IsError: true, Content: msg})
+	}
+	return nil
 }
 
 func truncateForModel(s string) string {

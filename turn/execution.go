@@ -32,6 +32,10 @@ type Deps struct {
 	Logger     *slog.Logger
 	// HistoryLimit bounds the history window replayed to the model (default 200).
 	HistoryLimit int
+	// MaxToolCallsPerStep bounds the tool calls run for one model step
+	// (default DefaultMaxToolCallsPerStep); each call past it gets an
+	// invalid result saying so, and the turn goes on.
+	MaxToolCallsPerStep int
 	// Agents starts child agents for ctx.agents.spawn (nil: slots get an
 	// error when they try).
 	Agents AgentSpawner

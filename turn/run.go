@@ -132,7 +132,9 @@ func (t *turnRun) turnInfo(userInput string) slot.TurnInfo {
 // enqueueIntents records delivery intents in the outbox and dispatches them
 // to the turn's route at once. A failed dispatch never fails the turn.
 func (t *turnRun) enqueueIntents(ctx context.Context, intents []slot.Intent) error {
+	red := t.tc.Secrets.Redactor()
 	for _, in := range intents {
+		in = redactIntent(in, red)
 		text := fallbackText(in.Blocks)
 		id, err := t.x.d.Deliveries.Enqueue(ctx, delivery.Intent{
 			SessionID: t.session.ID, TurnID: t.turnID, Channel: t.req.Channel,
