@@ -44,11 +44,47 @@
 // (for a thread stopped by its budget or deadline, the line of the instruction
 // it stopped at, which for a loop's back-jump is the line of the def).
 // Codes: EINVALID for authored defects (syntax, runtime error, exhausted step
-// budget, a refused load), ETIMEOUT for a deadline, ECANCELED for a cancelled
+// or allocation budget, a refused load), ETIMEOUT for a deadline, ECANCELED for a cancelled
 // context; a coded error returned by a built-in keeps its code.
 //
-// Known limit: the step budget counts interpreter steps, not memory or work
-// inside a single built-in ("x" * 10**9 allocates a gigabyte in one step).
+// # Allocation budget
+//
+// Every execution also runs under an allocation budget (Options.MemoryLimit or
+// Limits.MemoryLimit, default 256 MiB): the bytes that the values it builds
+// cost the Go heap, counted as they are built, garbage included (a call's
+// budget is on what it allocates, not on what it keeps). Once a charge would
+// pass the budget the execution fails with KindMemory, code EINVALID,
+// "<path>:<line>: authored code exceeded its memory budget of 256 MiB", before
+// the allocation happens; the Host's heap never holds more than about twice
+// the budget on behalf of one execution (TestMemoryBudgetStopsBlowUps).
+//
+// go.starlark.net has no allocation accounting, so Load rewrites the parsed
+// module (rewrite.go) to route each operation that builds a value of
+// operand-dependent size through a predeclared guard (guards.go) that
+// estimates the size from the operands (costs.go, size.go), charges it, then
+// runs the operation unchanged: calls (built-ins by a cost per built-in and
+// method: repetition and concatenation, str, repr, %, format, join, replace,
+// split, list, sorted, json and the rest; a Host built-in by what it is
+// passed and by the value it returns), attribute reads (a computed Property),
+// arithmetic (repetition, concatenation, big ints), slices, comprehension
+// elements, new dict keys, augmented assignments and *args/**kwargs. A
+// function's return value is charged by its rendering, which the Host makes
+// of it. Guard names begin with '$', which Starlark source cannot spell; the
+// rewrite keeps the meaning and evaluation order of the code (operands it
+// reads twice are read once into '$' temporaries), error messages and their
+// lines included (TestInstrumentedCodeKeepsMeaning compares it with the plain
+// interpreter). A rendered value nested deeper than 1000 levels counts as over
+// budget, since rendering it would recurse that deep on the Go stack.
+//
+// What is not charged: allocations of a fixed size per interpreter step (a
+// literal, a call's argument list, an int between 2^31 and 2^128, a tuple
+// assignment into a dict), which the step budget bounds and the collector
+// reclaims; the charge is an estimate that errs high (a non-ASCII string is
+// charged as if every byte were escaped when rendered). The deadline cannot
+// interrupt a single long built-in (sorting or hashing a huge value, squaring
+// a huge int): that work is bounded by the memory it may use, not by time. An
+// error message of the interpreter that renders a value (a missing dict key)
+// is not charged.
 //
 // This package imports only the root vocabulary and go.starlark.net; engine
 // packages (slot, effect) import it, never the reverse.

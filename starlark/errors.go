@@ -17,6 +17,7 @@ const (
 	KindCompile   ErrorKind = "compile"   // syntax or resolve error, refused load
 	KindRuntime   ErrorKind = "runtime"   // an error raised while executing
 	KindBudget    ErrorKind = "budget"    // the step budget was exhausted
+	KindMemory    ErrorKind = "memory"    // the allocation budget was exhausted
 	KindDeadline  ErrorKind = "deadline"  // the call's deadline passed
 	KindCancelled ErrorKind = "cancelled" // the caller's context was cancelled
 )

@@ -21,9 +21,9 @@ const (
 // errExecTimeout is the cause of the execution's own deadline.
 var errExecTimeout = errors.New("starlark execution deadline")
 
-// exec runs fn on a fresh thread under the step budget and deadline of lim,
-// cancelling the thread when ctx ends. The watcher goroutine that cancels the
-// thread is waited for before exec returns.
+// exec runs fn on a fresh thread under the step budget, allocation budget and
+// deadline of lim, cancelling the thread when ctx ends. The watcher goroutine
+// that cancels the thread is waited for before exec returns.
 func (r *Runtime) exec(ctx context.Context, lim Limits, path string, fn func(*sl.Thread) (sl.Value, error)) (sl.Value, error) {
 	steps := lim.MaxSteps
 	if steps == 0 {
@@ -32,6 +32,10 @@ func (r *Runtime) exec(ctx context.Context, lim Limits, path string, fn func(*sl
 	timeout := lim.Timeout
 	if timeout <= 0 {
 		timeout = r.opts.Timeout
+	}
+	memory := lim.MemoryLimit
+	if memory <= 0 {
+		memory = r.opts.MemoryLimit
 	}
 
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errExecTimeout)
@@ -44,6 +48,7 @@ func (r *Runtime) exec(ctx context.Context, lim Limits, path string, fn func(*sl
 		Load:  refuseLoad,
 	}
 	thread.SetLocal(threadContextKey, ctx)
+	thread.SetLocal(budgetKey, &budget{limit: memory})
 	thread.SetMaxExecutionSteps(steps)
 	thread.OnMaxSteps = func(th *sl.Thread) {
 		reason.CompareAndSwap(stopNone, stopBudget)
@@ -69,6 +74,14 @@ func (r *Runtime) exec(ctx context.Context, lim Limits, path string, fn func(*sl
 	v, err := fn(thread)
 	if !stopWatch() {
 		<-fired // the watcher ran: wait so it never outlives this call
+	}
+	if exceeded(thread) {
+		// Whatever error the charge became on its way out (a cancelled
+		// thread), the budget is the reason.
+		if err == nil {
+			err = &errMemory{limit: memory}
+		}
+		return nil, coded(execError(path, KindMemory, memoryMessage(memory), err))
 	}
 	if err == nil {
 		return v, nil

@@ -3,6 +3,7 @@ package starlark
 import (
 	"context"
 	"sort"
+	"strings"
 
 	sl "go.starlark.net/starlark"
 )
@@ -28,7 +29,9 @@ func (m *Module) Has(fn string) bool {
 func (m *Module) Globals() []string {
 	names := make([]string, 0, len(m.globals))
 	for n := range m.globals {
-		names = append(names, n)
+		if !strings.HasPrefix(n, "$") { // the rewrite's temporaries
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	return names
@@ -58,6 +61,12 @@ func (m *Module) CallLimited(ctx context.Context, lim Limits, fn string, args ..
 		return nil, coded(&Error{Kind: KindRuntime, Path: m.path, Msg: fn + " is a " + f.Type() + ", not a function"})
 	}
 	return m.rt.exec(ctx, lim, m.path, func(th *sl.Thread) (sl.Value, error) {
-		return sl.Call(th, f, sl.Tuple(args), nil)
+		v, err := sl.Call(th, f, sl.Tuple(args), nil)
+		if err == nil {
+			// The Host renders or serialises what a call returns: the value
+			// may share its parts ([s] * n), so its rendering is charged.
+			err = chargeFor(th, func(limit int64) int64 { return renderSize(v, limit) })
+		}
+		return v, err
 	})
 }

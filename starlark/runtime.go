@@ -21,10 +21,13 @@ const (
 
 // Options configures a Runtime. Zero fields take the defaults above.
 type Options struct {
-	MaxSteps  uint64        // step budget of one execution
-	Timeout   time.Duration // deadline of one execution
-	MaxSource int           // largest accepted module source, in bytes
-	CacheSize int           // compiled modules kept (oldest evicted first)
+	MaxSteps uint64        // step budget of one execution
+	Timeout  time.Duration // deadline of one execution
+	// MemoryLimit is the allocation budget of one execution, in bytes
+	// (default DefaultMemoryLimit); see the package doc.
+	MemoryLimit int64
+	MaxSource   int // largest accepted module source, in bytes
+	CacheSize   int // compiled modules kept (oldest evicted first)
 	// Print receives print() output of authored code with the module path.
 	// Nil discards it: authored code must not reach the Host's stderr.
 	Print func(path, msg string)
@@ -60,6 +63,9 @@ func NewRuntime(opts Options) *Runtime {
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
+	}
+	if opts.MemoryLimit <= 0 {
+		opts.MemoryLimit = DefaultMemoryLimit
 	}
 	if opts.MaxSource <= 0 {
 		opts.MaxSource = DefaultMaxSource
@@ -112,7 +118,7 @@ func (r *Runtime) Load(path string, src []byte) (*Module, error) {
 
 func (r *Runtime) compile(path string, src []byte) (*Module, error) {
 	env := predeclared()
-	f, prog, err := sl.SourceProgramOptions(fileOptions, path, src, env.Has)
+	f, err := fileOptions.Parse(path, src, 0)
 	if err != nil {
 		return nil, coded(compileError(path, err))
 	}
@@ -123,6 +129,11 @@ func (r *Runtime) compile(path string, src []byte) (*Module, error) {
 				Msg: "load(" + sl.String(load.ModuleName()).String() + ") is not allowed: authored modules have no file access",
 			})
 		}
+	}
+	instrument(f)
+	prog, err := sl.FileProgram(f, env.Has)
+	if err != nil {
+		return nil, coded(compileError(path, err))
 	}
 	m := &Module{rt: r, path: path}
 	_, err = r.exec(context.Background(), Limits{}, path, func(th *sl.Thread) (sl.Value, error) {
@@ -143,9 +154,13 @@ func (r *Runtime) compile(path string, src []byte) (*Module, error) {
 
 // Limits bounds one execution. Zero fields take the runtime's options.
 type Limits struct {
-	MaxSteps uint64
-	Timeout  time.Duration
+	MaxSteps    uint64
+	Timeout     time.Duration
+	MemoryLimit int64 // allocation budget in bytes
 }
+
+// MemoryLimit returns the runtime's allocation budget of one execution.
+func (r *Runtime) MemoryLimit() int64 { return r.opts.MemoryLimit }
 
 // threadContextKey is the thread-local key of the call's context.
 const threadContextKey = "demiurge.context"
