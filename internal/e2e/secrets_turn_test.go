@@ -139,3 +139,27 @@ func TestArtifactBound(t *testing.T) {
 		t.Fatalf("artifact of %d bytes ends %q", len(b), b[len(b)-100:])
 	}
 }
+
+// TestStreamedReplyIsRedacted: in chat the reply streams to the terminal as
+// the provider produces it; a secret a tool revealed earlier in the turn
+// is redacted there too, whatever the deltas' boundaries.
+func TestStreamedReplyIsRedacted(t *testing.T) {
+	const password = "Str3amed-e2e-secret-4242"
+	e := newEnv(t)
+	if err := os.WriteFile(filepath.Join(e.workspace, "config.ini"), []byte("password="+password+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script, _ := json.Marshal([]map[string]any{
+		{"tool_calls": []any{map[string]any{"name": "read_file", "arguments": map[string]any{"path": "config.ini"}}}},
+		{"content": "it is " + password + " and again " + password},
+	})
+	e.extra = []string{"DEMIURGE_FAKE_SCRIPT=" + e.writeFile("script.json", string(script))}
+	r := e.run("show me\n/exit\n", "chat", "--approve", "all")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stdout, password) || !strings.Contains(r.stdout, "it is <redacted") {
+		t.Fatalf("streamed reply:\n%s", r.stdout)
+	}
+	assertNotInHome(t, e.home, password)
+}
