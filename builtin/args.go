@@ -34,6 +34,14 @@ func stringArg(args map[string]any, key string) string {
 	}
 }
 
+// orDefault returns s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
 // optionalString returns args[key] as a string and whether it was given
 // (not missing and not null).
 func optionalString(args map[string]any, key string) (string, bool) {
@@ -124,6 +132,20 @@ func firstChars(s string, n int) string {
 	}
 	return s
 }
+
+// checkedAdapter is an adapter whose tool names its own argument errors:
+// check returns "" or the sentence the model sees. The adapter calls check
+// checks (at least) the same itself; the dispatcher asks check too (effect.ArgumentMessenger) when the
+// schema refuses the arguments, so both paths say the same.
+type checkedAdapter struct {
+	effect.AdapterFunc
+	check func(args map[string]any) string
+}
+
+var _ effect.ArgumentMessenger = checkedAdapter{}
+
+// ArgumentError is the tool's sentence for arguments the schema refused.
+func (a checkedAdapter) ArgumentError(args map[string]any, _ string) string { return a.check(args) }
 
 // invalid is the outcome of a request the tool refuses before doing
 // anything: bad arguments, a missing file.

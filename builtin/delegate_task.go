@@ -23,11 +23,14 @@ func delegateTask(d Deps) effect.Definition {
 		Source:         effect.SourceBuiltin,
 		Risk:           "medium",
 		ApprovalPolicy: effect.ApprovalAuto,
-		Adapter: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+		// The Delegator checks the arguments in the spec's order, between
+		// the checks that need the turn; delegation.ArgumentError answers
+		// for arguments the schema refuses, with the same sentences.
+		Adapter: checkedAdapter{check: delegation.ArgumentError, AdapterFunc: func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
 			if d.Delegator == nil {
 				return unavailable("delegate_task", "no task worker is configured"), nil
 			}
 			return d.Delegator.Delegate(ctx, inv), nil
-		}),
+		}},
 	}
 }

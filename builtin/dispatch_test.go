@@ -35,8 +35,8 @@ func TestThroughDispatcher(t *testing.T) {
 		view   string
 	}{
 		{"read_file", map[string]any{"path": "a.txt"}, demiurge.EffectSucceeded, "hello"},
-		{"read_file", map[string]any{"path": "../a.txt"}, demiurge.EffectDenied, "path escapes workspace: ../a.txt"},
-		{"read_file", map[string]any{"path": ".env"}, demiurge.EffectDenied, "sensitive path denied: .env"},
+		{"read_file", map[string]any{"path": "../home/agents/demo/agent.yaml"}, demiurge.EffectDenied, "path is private to the Host: ../home/agents/demo/agent.yaml"},
+		{"write_file", map[string]any{"path": "../a.txt", "content": "x"}, demiurge.EffectDenied, "path escapes workspace: ../a.txt"},
 		{"read_file", map[string]any{"path": "missing"}, demiurge.EffectInvalid, "path does not exist: missing"},
 		{"search_files", map[string]any{"query": "hell"}, demiurge.EffectSucceeded, "a.txt:1: hello"},
 		{"todo", map[string]any{"action": "add", "text": "x"}, demiurge.EffectSucceeded, "todo added: x"},

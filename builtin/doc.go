@@ -25,27 +25,55 @@
 //
 // # Workspace scope
 //
-// The file tools act only inside the turn's workspace (spec tool-runtime
-// §10). A path argument is taken relative to the workspace ("~" is the
-// user's home; absolute paths must lie inside) and resolved the way the
-// kernel would, symbolic links followed as far as the path exists. A
-// result outside the workspace is refused with "path escapes workspace:
-// <path>", a link loop with "path cannot be resolved: …", a sensitive path
-// (§10.2: .git, .env*, .ssh, .aws, .kube, .venv, .demiurge, credential
-// files, private keys; for writes also pyproject.toml and uv.lock) with
-// "sensitive path denied: <path>" for reads and writes alike, and a write
-// to one of Deps.ProtectedNames with "write blocked for protected file:
-// <name>". These refusals are policy denials (Outcome.Denial "policy",
-// data.reason workspace_escape, symlink_loop, sensitive_path or
-// protected_file) and nothing is read or written. Reads outside the
-// workspace are not offered: there is no approval path around the scope.
+// The file tools act inside the turn's workspace (spec tool-runtime §10).
+// A path argument is taken relative to the workspace ("~" is the user's
+// home; a "~" that cannot be expanded is refused) and resolved the way the
+// kernel would, symbolic links followed as far as the path exists.
 //
-// All I/O goes through an os.Root opened at the workspace, so a link
-// swapped in after resolution still cannot lead outside. Writes are
-// atomic (a hidden temporary file in the same directory, synced, renamed
-// over the target): a failed write leaves the previous content. An
-// existing file keeps its mode; new files are 0644 and new directories
-// 0755, since they are the user's files.
+// Writes (write_file, patch, and the terminal's cwd) must stay inside: a
+// result outside is refused with "path escapes workspace: <path>", a
+// sensitive path (§10.2: .git, .env*, .ssh, .aws, .kube, .venv,
+// .demiurge, credential files, private keys, pyproject.toml, uv.lock)
+// with "sensitive path denied: <path>", a name in Deps.ProtectedNames with
+// "write blocked for protected file: <name>".
+//
+// Reads (read_file, search_files) follow the original (§1.3, §4.3): a read
+// inside the workspace of a path that is not sensitive keeps the entry's
+// policy (auto); a read outside the workspace (named by its absolute
+// path), of a sensitive path, or a search with include_sensitive over a
+// sensitive file (among the first 500 entries, or a larger tree) is never
+// automatic: the operator is asked at risk high, with the path and the
+// reason in the question ("Read file /home/u/note.txt (outside the
+// workspace)"), and a session grant covers that path only. An outside
+// search walks only below its own root.
+//
+// Stricter than the original, and not approvable at all: the paths the
+// sandbox hides from agent processes (Deps.Sandbox.Hidden: the runtime
+// home, its private sibling with the terminal homes, the Host's
+// configuration and key) and Deps.Home itself are refused for every
+// operation with "path is private to the Host: <path>", by the sandbox's
+// own rule (the deeper of a hidden path and the workspace wins, the
+// workspace a tie), so the file tools and the terminal see the same
+// tree. A link loop is refused with "path cannot be resolved: …". These
+// refusals are policy denials (Outcome.Denial "policy", data.reason
+// workspace_escape, host_private, symlink_loop, sensitive_path or
+// protected_file) and nothing is read or written.
+//
+// All I/O goes through an os.Root: at the workspace, or for a read outside
+// it at the target's own directory, so a link swapped in after resolution
+// cannot lead anywhere else. Writes are atomic (a hidden temporary file in
+// the same directory, synced, renamed over the target): a failed write
+// leaves the previous content. An existing file keeps its mode; new files
+// are 0644 and new directories 0755, since they are the user's files.
+//
+// # Argument errors
+//
+// Where the spec names the sentence a tool answers bad arguments with
+// ("unsupported context_mode: shared", "task_id is required",
+// "unsupported search target: lines", …), the model sees that sentence
+// even when the argument schema refused the call first: the adapters
+// implement effect.ArgumentMessenger with the tool's own first checks
+// (delegate_task with delegation.ArgumentError).
 //
 // # Bounded reads
 //
@@ -54,11 +82,12 @@
 // leaves out only if at most 1 MiB remains; otherwise the note names the
 // remaining bytes and the next offset, and data has total_bytes but no
 // total_chars. search_files walks the tree lazily in sorted path order,
-// skips sensitive directories, binary files (a NUL byte in the first
-// 8 KiB) and links that leave the workspace, reads at most 200,000
-// characters of each file, stops at max_results (≤ 200) matches, and
-// stops after 100,000 directory entries, saying so. Memory does not grow
-// with file size.
+// skips sensitive directories (unless include_sensitive), the Host's
+// private paths and links that leave its scope, reads at most 200,000
+// characters of each file as text (NUL bytes included, as the original
+// does: the spec skips no binary files), stops at max_results (≤ 200)
+// matches, and stops after 100,000 directory entries, saying so. Memory
+// does not grow with file size.
 //
 // # Skills
 //

@@ -5,16 +5,19 @@ import (
 	"testing"
 )
 
-// FuzzResolvePath checks that resolution never panics and never admits a
-// path outside the workspace, whatever the argument: the returned target
-// lies inside the root, both as resolved and after the OS resolves it once
-// more (the deepest existing ancestor, through filepath.EvalSymlinks).
+// FuzzResolvePath checks that resolution never panics, never admits a
+// write outside the workspace or to a sensitive path, never admits any
+// path private to the Host, and marks every read outside the workspace or
+// of a sensitive path as such (the operator is asked about those): both
+// as resolved and after the OS resolves the path once more (the deepest
+// existing ancestor, through filepath.EvalSymlinks).
 func FuzzResolvePath(f *testing.F) {
 	for _, seed := range []string{
 		"a.txt", "", ".", "..", "../..", "/", "/etc/passwd", "~", "~/.ssh/id_rsa",
 		"in-dir/../a.txt", "out-dir/x", "out-file", "dangling", "loop1/x",
 		"sub/./deep/../../a.txt", "//sub///b.txt", "sub/deep/../../../outside",
 		".env", "env-link", "a\x00b", "in-dir/../../outside/secret.txt",
+		"key-link", "../home/runtime/host.key", "../home.private/terminal-home/x", "../home/../home/config.yaml",
 	} {
 		f.Add(seed)
 	}
@@ -28,17 +31,28 @@ func FuzzResolvePath(f *testing.F) {
 				}
 				continue
 			}
-			if !within(w.root, got.abs) {
-				t.Fatalf("resolve(%q) = %q, outside %q", value, got.abs, w.root)
+			real := evalDeepest(got.abs)
+			if w.hides(got.abs) || w.hides(real) {
+				t.Fatalf("resolve(%q) = %q admitted a path private to the Host", value, got.abs)
+			}
+			inside := within(w.root, got.abs)
+			if got.outside == inside || (op == opWrite && !inside) {
+				t.Fatalf("resolve(%q, %s) = %q outside=%v, root %q", value, op, got.abs, got.outside, w.root)
+			}
+			if got.outside {
+				if got.show != filepath.ToSlash(got.abs) || got.sensitive != isSensitive(got.show, false) {
+					t.Fatalf("resolve(%q): outside read %+v is not named by its path or misses its sensitivity", value, got)
+				}
+				continue
 			}
 			if rel, err := filepath.Rel(w.root, got.abs); err != nil || filepath.ToSlash(rel) != got.show {
 				t.Fatalf("resolve(%q): show %q does not name %q", value, got.show, got.abs)
 			}
-			if real := evalDeepest(got.abs); !within(w.root, real) {
+			if !within(w.root, real) {
 				t.Fatalf("resolve(%q) = %q, which the OS resolves to %q outside %q", value, got.abs, real, w.root)
 			}
-			if isSensitive(got.show, op == opWrite) {
-				t.Fatalf("resolve(%q) admitted sensitive %q", value, got.show)
+			if s := isSensitive(got.show, op == opWrite); s && (op == opWrite || !got.sensitive) {
+				t.Fatalf("resolve(%q, %s) admitted sensitive %q unmarked", value, op, got.show)
 			}
 		}
 	})

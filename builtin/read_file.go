@@ -21,9 +21,9 @@ const (
 func readFile(d Deps) effect.Definition {
 	return effect.Definition{
 		Name:        "read_file",
-		Description: "Read a text file in the workspace. Use offset and limit (characters) to page through large files.",
+		Description: "Read a text file. Use offset and limit (characters) to page through large files.",
 		Schema: objectSchema(map[string]any{
-			"path":   map[string]any{"type": "string", "description": "File path, relative to the workspace."},
+			"path":   map[string]any{"type": "string", "description": "File path, relative to the workspace; ~ is the user's home."},
 			"offset": map[string]any{"type": "integer", "minimum": 0, "default": 0, "description": "First character to return."},
 			"limit":  map[string]any{"type": "integer", "minimum": 1, "maximum": defaultReadLimitChars, "default": defaultReadLimitChars, "description": "Characters to return."},
 		}, "path"),
@@ -31,15 +31,20 @@ func readFile(d Deps) effect.Definition {
 		Risk:           "low",
 		Capability:     "fs.read",
 		ApprovalPolicy: effect.ApprovalAuto,
-		Adapter: pathTool{deps: d, op: opRead, arg: "path", def: "", action: "fs.read", AdapterFunc: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
-			return runReadFile(ctx, inv, d)
-		})},
+		Adapter: pathTool{
+			deps: d, op: opRead, arg: "path", def: "", action: "read", summary: "Read file %s",
+			AdapterFunc: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+				return runReadFile(ctx, inv, d)
+			}),
+		},
 	}
 }
 
 // runReadFile returns the window [offset, offset+limit) of a file's
 // characters. It reads the file only up to the end of the window (plus at
 // most countAheadBytes to count what it leaves out), never the whole file.
+// A file outside the workspace is read through an os.Root at its own
+// directory; the dispatcher has had the read approved by then.
 func runReadFile(ctx context.Context, inv effect.Invocation, d Deps) (effect.Outcome, error) {
 	w, out, ok := openWorkspace(inv, d)
 	if !ok {
@@ -52,12 +57,13 @@ func runReadFile(ctx context.Context, inv effect.Invocation, d Deps) (effect.Out
 	offset := max(intArg(inv.Args, "offset", 0), 0)
 	limit := positiveInt(inv.Args, "limit", defaultReadLimitChars, defaultReadLimitChars)
 
-	root, err := w.openRoot()
+	dir, name := t.dirAndName(w)
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return invalid("read failed: %s: %s", t.show, ioReason(err)), nil
 	}
 	defer root.Close()
-	f, out, ok := openRegular(root, t)
+	f, out, ok := openNamed(root, name, t.show)
 	if !ok {
 		return out, nil
 	}
@@ -107,28 +113,33 @@ func runReadFile(ctx context.Context, inv effect.Invocation, d Deps) (effect.Out
 	return succeeded(text.String(), data), nil
 }
 
-// openRegular opens the regular file t under root. A missing path, one
-// that is not a regular file, or one replaced between the check and the
-// open is an outcome the model sees.
+// openRegular opens the regular file t under the workspace's root.
 func openRegular(root *os.Root, t target) (*os.File, effect.Outcome, bool) {
-	before, err := root.Lstat(t.rel)
+	return openNamed(root, t.rel, t.show)
+}
+
+// openNamed opens the regular file name under root; show names it in
+// messages. A missing path, one that is not a regular file, or one
+// replaced between the check and the open is an outcome the model sees.
+func openNamed(root *os.Root, name, show string) (*os.File, effect.Outcome, bool) {
+	before, err := root.Lstat(name)
 	if os.IsNotExist(err) {
-		return nil, invalid("path does not exist: %s", t.show), false
+		return nil, invalid("path does not exist: %s", show), false
 	}
 	if err != nil {
-		return nil, invalid("read failed: %s: %s", t.show, ioReason(err)), false
+		return nil, invalid("read failed: %s: %s", show, ioReason(err)), false
 	}
 	if !before.Mode().IsRegular() {
-		return nil, invalid("path is not a file: %s", t.show), false
+		return nil, invalid("path is not a file: %s", show), false
 	}
-	f, err := root.Open(t.rel)
+	f, err := root.Open(name)
 	if err != nil {
-		return nil, invalid("read failed: %s: %s", t.show, ioReason(err)), false
+		return nil, invalid("read failed: %s: %s", show, ioReason(err)), false
 	}
 	after, err := f.Stat()
 	if err != nil || !os.SameFile(before, after) {
 		f.Close()
-		return nil, invalid("read failed: %s: the file changed while it was opened", t.show), false
+		return nil, invalid("read failed: %s: the file changed while it was opened", show), false
 	}
 	return f, effect.Outcome{}, true
 }

@@ -60,10 +60,10 @@ func TestReadFileRefusals(t *testing.T) {
 	if err := os.WriteFile(outside, []byte("secret"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.write(".env", "TOKEN=x")
-	e.write("sub/.git/config", "[core]")
+	writeFiles(t, e.home+".private", map[string]string{"key": "k"})
+	e.deps.Sandbox.Hidden = []string{e.home + ".private"}
 	mkdir(t, e.path("dir"))
-	symlink(t, outside, e.path("link-out"))
+	symlink(t, filepath.Join(e.home, "agents", "demo", "agent.yaml"), e.path("link-home"))
 	symlink(t, "loop-b", e.path("loop-a"))
 	symlink(t, "loop-a", e.path("loop-b"))
 
@@ -73,12 +73,14 @@ func TestReadFileRefusals(t *testing.T) {
 		{"missing.txt", "path does not exist: missing.txt", ""},
 		{"dir", "path is not a file: dir", ""},
 		{"", "path is not a file: .", ""},
-		{"../outside.txt", "path escapes workspace: ../outside.txt", "policy"},
-		{outside, "path escapes workspace: " + outside, "policy"},
-		{"link-out", "path escapes workspace: link-out", "policy"},
+		{"../missing.txt", "path does not exist: " + filepath.ToSlash(filepath.Join(filepath.Dir(e.ws), "missing.txt")), ""},
 		{"loop-a", "path cannot be resolved: too many levels of symbolic links: loop-a", "policy"},
-		{".env", "sensitive path denied: .env", "policy"},
-		{"sub/.git/config", "sensitive path denied: sub/.git/config", "policy"},
+		// The runtime home (Deps.Home) and every path the sandbox hides are
+		// private to the Host: refused, never asked about.
+		{"../home/agents/demo/agent.yaml", "path is private to the Host: ../home/agents/demo/agent.yaml", "policy"},
+		{e.home, "path is private to the Host: " + e.home, "policy"},
+		{"../home.private/key", "path is private to the Host: ../home.private/key", "policy"},
+		{"link-home", "path is private to the Host: link-home", "policy"},
 	} {
 		t.Run(tt.path, func(t *testing.T) {
 			wantRefused(t, e.call("read_file", map[string]any{"path": tt.path}), tt.want, tt.denial)
@@ -86,6 +88,37 @@ func TestReadFileRefusals(t *testing.T) {
 	}
 	e.tc.Workspace = ""
 	wantRefused(t, e.call("read_file", map[string]any{"path": "x"}), "read_file: no workspace is configured for this turn", "")
+}
+
+// TestReadFileOutsideAndSensitive: once the dispatcher has the read
+// approved, read_file reads outside the workspace ("~" is the user's home)
+// and sensitive paths, naming an outside file by its absolute path.
+func TestReadFileOutsideAndSensitive(t *testing.T) {
+	e := newEnv(t)
+	userHome := mkdir(t, filepath.Join(filepath.Dir(e.ws), "user"))
+	t.Setenv("HOME", userHome)
+	writeFiles(t, userHome, map[string]string{"note.txt": "home note\n"})
+	outside := filepath.Join(filepath.Dir(e.ws), "outside.txt")
+	if err := os.WriteFile(outside, []byte("outside"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	symlink(t, outside, e.path("link-out"))
+	e.write(".env", "TOKEN=x")
+	e.write("sub/.git/config", "[core]")
+	for _, tt := range []struct{ path, content, show string }{
+		{"~/note.txt", "home note\n", filepath.ToSlash(filepath.Join(userHome, "note.txt"))},
+		{"../outside.txt", "outside", filepath.ToSlash(outside)},
+		{outside, "outside", filepath.ToSlash(outside)},
+		{"link-out", "outside", filepath.ToSlash(outside)},
+		{".env", "TOKEN=x", ".env"},
+		{"sub/.git/config", "[core]", "sub/.git/config"},
+	} {
+		out := e.call("read_file", map[string]any{"path": tt.path})
+		wantOK(t, out)
+		if out.Content != tt.content || out.Data["path"] != tt.show {
+			t.Errorf("%s: content=%q path=%v, want %q %q", tt.path, out.Content, out.Data["path"], tt.content, tt.show)
+		}
+	}
 }
 
 // TestReadFileLargeStopsAtWindow: past countAheadBytes the rest of the file

@@ -24,8 +24,11 @@ const (
 	maxSearchResults     = 200
 	searchFileChars      = 200000 // characters of each file searched
 	searchLineChars      = 300    // characters of a matching line shown
-	binarySniffBytes     = 8 << 10
 	maxSearchEntries     = 100000 // directory entries visited per call
+	// sensitiveProbeEntries bounds how far an include_sensitive search
+	// looks for a sensitive file before approval (spec: the first 500
+	// descendants); a tree larger than that is asked about unseen.
+	sensitiveProbeEntries = 500
 )
 
 // searchEntryBudget is maxSearchEntries; tests lower it.
@@ -36,7 +39,7 @@ var searchTargets = []string{"content", "name", "both"}
 func searchFiles(d Deps) effect.Definition {
 	return effect.Definition{
 		Name: "search_files",
-		Description: "Search files in the workspace by content or file name. Use target='content' for text matches, " +
+		Description: "Search files by content or file name. Use target='content' for text matches, " +
 			"target='name' for file discovery, or target='both' when either is useful.",
 		Schema: objectSchema(map[string]any{
 			"query":             map[string]any{"type": "string", "description": "Text to find (a substring, not a regular expression)."},
@@ -45,33 +48,81 @@ func searchFiles(d Deps) effect.Definition {
 			"pattern":           map[string]any{"type": "string", "default": "*", "maxLength": maxPatternBytes, "description": "Shell pattern the file's path or name must match."},
 			"case_sensitive":    map[string]any{"type": "boolean", "default": true},
 			"max_results":       map[string]any{"type": "integer", "minimum": 1, "maximum": maxSearchResults, "default": defaultSearchResults},
-			"include_sensitive": map[string]any{"type": "boolean", "default": false, "description": "Sensitive files (credentials, keys, .env, .git) are never searched; true is refused."},
+			"include_sensitive": map[string]any{"type": "boolean", "default": false, "description": "Also search sensitive files (credentials, keys, .env, .git), which are skipped otherwise."},
 		}),
 		Source:         effect.SourceBuiltin,
 		Risk:           "low",
 		Capability:     "fs.read",
 		ApprovalPolicy: effect.ApprovalAuto,
-		Adapter: pathTool{deps: d, op: opRead, arg: "path", def: ".", action: "fs.read", AdapterFunc: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
-			return runSearchFiles(ctx, inv, d)
-		})},
+		Adapter: pathTool{
+			deps: d, op: opRead, arg: "path", def: ".", action: "search", summary: "Search files under %s",
+			sensitiveFlag: "include_sensitive", check: searchArgsError,
+			AdapterFunc: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+				return runSearchFiles(ctx, inv, d)
+			}),
+		},
 	}
+}
+
+// searchKind is the target argument as the original reads it: trimmed,
+// lowercased, "content" when absent.
+func searchKind(args map[string]any) string {
+	kind := strings.ToLower(strings.TrimSpace(stringArg(args, "target")))
+	if kind == "" {
+		return "content"
+	}
+	return kind
+}
+
+// searchArgsError is search_files' own check of its arguments, in the
+// original's order (spec tool-runtime §1.3), before any path is looked at.
+func searchArgsError(args map[string]any) string {
+	kind := searchKind(args)
+	if !contains(searchTargets, kind) {
+		return fmt.Sprintf("unsupported search target: %s", kind)
+	}
+	if stringArg(args, "query") == "" && kind != "name" {
+		return "query is required for content search"
+	}
+	if pattern := stringArg(args, "pattern"); len(pattern) > maxPatternBytes {
+		return fmt.Sprintf("invalid pattern: %d bytes, limit %d", len(pattern), maxPatternBytes)
+	} else if _, err := compileGlob(orDefault(pattern, "*")); err != nil {
+		return fmt.Sprintf("invalid pattern: %s", pattern)
+	}
+	return ""
 }
 
 // searcher is the state of one search. The walk is depth-first in the
 // order of the full slash paths (a directory's entries sorted, a directory
 // keyed as "<name>/"), so results come in the order a sorted listing of the
 // whole tree would give, without building that listing. Each file is read
-// through one reused buffer, at most searchFileChars characters of it.
+// through one reused buffer, at most searchFileChars characters of it,
+// and searched as text: a NUL byte is a character like any other, as in
+// the original (spec tool-runtime §1.3 names no binary files).
+//
+// Every entry lies under scope, the real directory the os.Root is opened
+// at: the workspace for a search inside it, the search root itself for one
+// outside (spec: entries of an outside search must stay under it). Paths
+// private to the Host are never entered, sensitive ones only with
+// include_sensitive.
 type searcher struct {
 	ctx           context.Context
 	w             *workspace
 	root          *os.Root
+	scope         string // real directory of root
+	outside       bool   // entries are shown by their absolute path
+	sensitive     bool   // include_sensitive
 	target        string // content | name | both
 	query         string
 	needle        []byte // query, lowercased unless caseSensitive
 	caseSensitive bool
 	glob          *regexp.Regexp
 	max           int
+	budget        int // directory entries the walk may visit
+
+	// probe: look for a sensitive entry instead of matching (found).
+	probe bool
+	found bool
 
 	entries int  // directory entries visited
 	limited bool // the entry budget ran out
@@ -83,64 +134,59 @@ type searcher struct {
 	lower []byte
 }
 
-func runSearchFiles(ctx context.Context, inv effect.Invocation, d Deps) (effect.Outcome, error) {
-	query := stringArg(inv.Args, "query")
-	kind := strings.ToLower(strings.TrimSpace(stringArg(inv.Args, "target")))
-	if kind == "" {
-		kind = "content"
-	}
-	switch kind {
-	case "content", "name", "both":
-	default:
-		return invalid("unsupported search target: %s", kind), nil
-	}
-	if query == "" && kind != "name" {
-		return invalid("query is required for content search"), nil
-	}
-	if boolArg(inv.Args, "include_sensitive", false) {
-		return denied("sensitive_path", "sensitive path denied: sensitive files are never searched (include_sensitive)"), nil
-	}
-	pattern := stringArg(inv.Args, "pattern")
-	if pattern == "" {
-		pattern = "*"
-	}
-	if len(pattern) > maxPatternBytes {
-		return invalid("invalid pattern: %d bytes, limit %d", len(pattern), maxPatternBytes), nil
-	}
-	glob, err := compileGlob(pattern)
+// searchScope opens the directory a search of t walks and returns the
+// searcher's root, its real path and the name under it to start from.
+func searchScope(w *workspace, t target) (*os.Root, string, string, fs.FileInfo, effect.Outcome, bool) {
+	dir, name := t.dirAndName(w)
+	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return invalid("invalid pattern: %s", pattern), nil
+		return nil, "", "", nil, invalid("search failed: %s: %s", t.show, ioReason(err)), false
 	}
+	info, err := root.Lstat(name)
+	if err != nil {
+		root.Close()
+		if os.IsNotExist(err) {
+			return nil, "", "", nil, invalid("path does not exist: %s", t.show), false
+		}
+		return nil, "", "", nil, invalid("search failed: %s: %s", t.show, ioReason(err)), false
+	}
+	if t.outside && info.IsDir() && name != "." {
+		root.Close()
+		if root, err = os.OpenRoot(t.abs); err != nil {
+			return nil, "", "", nil, invalid("search failed: %s: %s", t.show, ioReason(err)), false
+		}
+		dir, name = t.abs, "."
+	}
+	return root, dir, name, info, effect.Outcome{}, true
+}
+
+func runSearchFiles(ctx context.Context, inv effect.Invocation, d Deps) (effect.Outcome, error) {
+	if msg := searchArgsError(inv.Args); msg != "" {
+		return invalid("%s", msg), nil
+	}
+	kind, query := searchKind(inv.Args), stringArg(inv.Args, "query")
+	glob, _ := compileGlob(orDefault(stringArg(inv.Args, "pattern"), "*"))
 	w, out, ok := openWorkspace(inv, d)
 	if !ok {
 		return out, nil
 	}
-	p := stringArg(inv.Args, "path")
-	if p == "" {
-		p = "."
-	}
-	t, out, ok := w.resolve(p, opRead)
+	t, out, ok := w.resolve(orDefault(stringArg(inv.Args, "path"), "."), opRead)
 	if !ok {
 		return out, nil
 	}
-	root, err := w.openRoot()
-	if err != nil {
-		return invalid("search failed: %s: %s", t.show, ioReason(err)), nil
+	root, scope, start, info, out, ok := searchScope(w, t)
+	if !ok {
+		return out, nil
 	}
 	defer root.Close()
-	info, err := root.Lstat(t.rel)
-	if os.IsNotExist(err) {
-		return invalid("path does not exist: %s", t.show), nil
-	}
-	if err != nil {
-		return invalid("search failed: %s: %s", t.show, ioReason(err)), nil
-	}
 
 	caseSensitive := boolArg(inv.Args, "case_sensitive", true)
 	s := &searcher{
-		ctx: ctx, w: w, root: root, target: kind, query: query,
+		ctx: ctx, w: w, root: root, scope: scope, outside: t.outside,
+		sensitive: boolArg(inv.Args, "include_sensitive", false), target: kind, query: query,
 		needle: []byte(query), caseSensitive: caseSensitive, glob: glob,
-		max: int(positiveInt(inv.Args, "max_results", defaultSearchResults, maxSearchResults)),
+		max:    int(positiveInt(inv.Args, "max_results", defaultSearchResults, maxSearchResults)),
+		budget: searchEntryBudget,
 	}
 	var release func()
 	s.rr, release = pooledRuneReader(nil)
@@ -148,13 +194,8 @@ func runSearchFiles(ctx context.Context, inv effect.Invocation, d Deps) (effect.
 	if !caseSensitive {
 		s.needle = lowerInto(nil, s.needle)
 	}
-	switch {
-	case info.Mode().IsRegular():
-		s.file(t.rel, t.show)
-	case info.IsDir():
-		if err := s.walk(t.rel); err != nil {
-			return effect.Outcome{}, err
-		}
+	if err := s.run(start, info); err != nil {
+		return effect.Outcome{}, err
 	}
 
 	content := strings.Join(s.lines, "\n")
@@ -172,11 +213,51 @@ func runSearchFiles(ctx context.Context, inv effect.Invocation, d Deps) (effect.
 	return succeeded(content, data), nil
 }
 
-func (s *searcher) done() bool { return len(s.matches) >= s.max || s.limited }
+// run searches the file or the tree at start (relative to the scope).
+func (s *searcher) run(start string, info fs.FileInfo) error {
+	switch {
+	case info.Mode().IsRegular():
+		s.file(start)
+	case info.IsDir():
+		return s.walk(start)
+	}
+	return nil
+}
 
-// walk searches the directory dir (relative to the root). Sensitive
-// directories are not entered; symbolic links are followed to files only,
-// and only when they stay inside the workspace.
+// sensitiveBelow reports whether a read of t with include_sensitive
+// would reach a sensitive file: a sensitive entry among the first
+// sensitiveProbeEntries below t, or more entries than that (unseen, so
+// counted as sensitive: the operator is asked rather than not).
+func (w *workspace) sensitiveBelow(t target) bool {
+	root, scope, start, info, _, ok := searchScope(w, t)
+	if !ok {
+		return false // nothing there to read
+	}
+	defer root.Close()
+	s := &searcher{
+		ctx: context.Background(), w: w, root: root, scope: scope, outside: t.outside,
+		sensitive: true, probe: true, max: 1, budget: sensitiveProbeEntries,
+	}
+	if err := s.run(start, info); err != nil {
+		return true
+	}
+	return s.found || s.limited
+}
+
+func (s *searcher) done() bool { return len(s.matches) >= s.max || s.limited || s.found }
+
+// show names an entry (relative to the scope) in results.
+func (s *searcher) show(rel string) string {
+	if s.outside {
+		return filepath.ToSlash(filepath.Join(s.scope, rel))
+	}
+	return filepath.ToSlash(rel)
+}
+
+// walk searches the directory dir (relative to the scope). Host-private
+// and (unless include_sensitive) sensitive directories are not entered;
+// symbolic links are followed to files only, and only when they stay
+// under the scope and out of the Host's private paths.
 func (s *searcher) walk(dir string) error {
 	f, err := s.root.Open(dir)
 	if err != nil {
@@ -192,36 +273,49 @@ func (s *searcher) walk(dir string) error {
 		if err := s.ctx.Err(); err != nil {
 			return err
 		}
-		if s.entries++; s.entries > searchEntryBudget {
+		if s.entries++; s.entries > s.budget {
 			s.limited = true
 			return nil
 		}
 		rel := filepath.Join(dir, e.Name())
+		if s.w.hides(filepath.Join(s.scope, rel)) {
+			continue
+		}
 		switch typ := e.Type(); {
 		case typ&fs.ModeSymlink != 0:
-			real, err := realPath(filepath.Join(s.w.root, rel))
-			if err != nil || !within(s.w.root, real) {
+			real, err := realPath(filepath.Join(s.scope, rel))
+			if err != nil || !within(s.scope, real) || s.w.hides(real) {
 				continue
 			}
-			realRel, err := filepath.Rel(s.w.root, real)
+			realRel, err := filepath.Rel(s.scope, real)
 			if err != nil {
 				continue
 			}
 			if info, err := s.root.Lstat(realRel); err == nil && info.Mode().IsRegular() {
-				s.file(realRel, filepath.ToSlash(realRel))
+				s.file(realRel)
 			}
 		case e.IsDir():
-			if sensitiveDir(strings.ToLower(e.Name())) {
+			if sensitiveDir(e.Name()) && !s.admitSensitive() {
 				continue
 			}
 			if err := s.walk(rel); err != nil {
 				return err
 			}
 		case typ.IsRegular():
-			s.file(rel, filepath.ToSlash(rel))
+			s.file(rel)
 		}
 	}
 	return nil
+}
+
+// admitSensitive decides on a sensitive entry: a probe has found what it
+// looks for; a search enters it only with include_sensitive.
+func (s *searcher) admitSensitive() bool {
+	if s.probe {
+		s.found = true
+		return false
+	}
+	return s.sensitive
 }
 
 // walkKey orders siblings so that a depth-first walk visits paths in the
@@ -233,9 +327,14 @@ func walkKey(e fs.DirEntry) string {
 	return e.Name()
 }
 
-// file matches one regular file: its name, then its content.
-func (s *searcher) file(rel, show string) {
-	if isSensitive(show, false) {
+// file matches one regular file (relative to the scope): its name, then
+// its content.
+func (s *searcher) file(rel string) {
+	show := s.show(rel)
+	if isSensitive(show, false) && !s.admitSensitive() {
+		return
+	}
+	if s.probe {
 		return
 	}
 	if !s.glob.MatchString(show) && !s.glob.MatchString(path.Base(show)) {
@@ -260,8 +359,7 @@ func (s *searcher) file(rel, show string) {
 }
 
 // content searches the first searchFileChars characters of a file line by
-// line. Files whose first binarySniffBytes hold a NUL byte are binary and
-// skipped.
+// line, invalid UTF-8 read as U+FFFD.
 func (s *searcher) content(rel, show string) {
 	f, err := s.root.Open(rel)
 	if err != nil {
@@ -272,9 +370,6 @@ func (s *searcher) content(rel, show string) {
 		return
 	}
 	s.rr.reset(f)
-	if bytes.IndexByte(s.rr.peek(binarySniffBytes), 0) >= 0 {
-		return
-	}
 	s.text.Reset()
 	if _, err := s.rr.take(searchFileChars, &s.text); err != nil {
 		return

@@ -35,16 +35,18 @@ func TestSearchFilesContent(t *testing.T) {
 		"a/b.txt:1: needle two",
 		"a/b.txt:2: needle three",
 		"a/c.go:1: package needle",
+		"bin.dat:1: needle\x00binary",
 		"long.txt:1: " + strings.Repeat("x", 300),
 	}, "\n")
 	if out.Content != want {
-		t.Fatalf("content=\n%s\nwant\n%s", out.Content, want)
+		t.Fatalf("content=\n%q\nwant\n%q", out.Content, want)
 	}
 	matches := out.Data["matches"].([]map[string]any)
-	// .env, .git/config and keys/server.pem are sensitive, bin.dat is
-	// binary, deep.txt matches only after its first 200,000 characters,
-	// and link-out.txt and dir-out lead outside the workspace.
-	if len(matches) != 4 || matches[0]["type"] != "content" || matches[0]["path"] != "a/b.txt" || matches[0]["line"] != 1 ||
+	// .env, .git/config and keys/server.pem are sensitive, deep.txt
+	// matches only after its first 200,000 characters, link-out.txt and
+	// dir-out lead outside the workspace; bin.dat, NUL bytes and all, is
+	// text (spec tool-runtime §1.3 skips no binary files).
+	if len(matches) != 5 || matches[0]["type"] != "content" || matches[0]["path"] != "a/b.txt" || matches[0]["line"] != 1 ||
 		matches[0]["text"] != "needle two" || out.Data["truncated"] != false {
 		t.Fatalf("data=%v", out.Data)
 	}
@@ -53,6 +55,10 @@ func TestSearchFilesContent(t *testing.T) {
 	wantOK(t, insensitive)
 	if !strings.HasPrefix(insensitive.Content, "a.txt:2: Needle one\na/b.txt:1: needle two") || strings.Contains(insensitive.Content, "c.go") {
 		t.Fatalf("case-insensitive content=\n%s", insensitive.Content)
+	}
+
+	if m := matches[3]; m["path"] != "bin.dat" || m["text"] != "needle\x00binary" {
+		t.Fatalf("NUL-byte file match %v", m)
 	}
 
 	limited := e.call("search_files", map[string]any{"query": "needle", "max_results": 2})
@@ -107,13 +113,70 @@ func TestSearchFilesRefusals(t *testing.T) {
 		{map[string]any{"query": "x", "target": "lines"}, "unsupported search target: lines", ""},
 		{map[string]any{"target": "content"}, "query is required for content search", ""},
 		{map[string]any{"target": "both", "query": ""}, "query is required for content search", ""},
-		{map[string]any{"query": "x", "include_sensitive": true}, "sensitive path denied: sensitive files are never searched (include_sensitive)", "policy"},
+		{map[string]any{"query": "x", "target": " Lines "}, "unsupported search target: lines", ""},
 		{map[string]any{"query": "x", "path": "nope"}, "path does not exist: nope", ""},
-		{map[string]any{"query": "x", "path": ".."}, "path escapes workspace: ..", "policy"},
-		{map[string]any{"query": "x", "path": "dir-out"}, "path escapes workspace: dir-out", "policy"},
-		{map[string]any{"query": "x", "path": ".git"}, "sensitive path denied: .git", "policy"},
+		{map[string]any{"query": "x", "path": "../nope"}, "path does not exist: " + filepath.ToSlash(filepath.Join(filepath.Dir(e.ws), "nope")), ""},
+		{map[string]any{"query": "x", "path": "../home"}, "path is private to the Host: ../home", "policy"},
 		{map[string]any{"query": "x", "pattern": strings.Repeat("*", 1025)}, "invalid pattern: 1025 bytes, limit 1024", ""},
+		{map[string]any{"query": "x", "pattern": "[z-a]"}, "invalid pattern: [z-a]", ""},
 	} {
 		wantRefused(t, e.call("search_files", tt.args), tt.want, tt.deny)
+	}
+}
+
+// TestSearchFilesNULBytes: a text file with NUL bytes in it is searched
+// like any other, and its match found (the original reads every file as
+// text).
+func TestSearchFilesNULBytes(t *testing.T) {
+	e := newEnv(t)
+	e.write("log.txt", "start\x00\x00\nerror: disk full\x00\n")
+	out := e.call("search_files", map[string]any{"query": "disk full"})
+	wantOK(t, out)
+	if out.Content != "log.txt:2: error: disk full\x00" {
+		t.Fatalf("content=%q", out.Content)
+	}
+}
+
+// TestSearchFilesOutsideAndSensitive: once approved, a search outside the
+// workspace walks only below its own root and names entries by absolute
+// path; include_sensitive searches sensitive files too; the runtime home
+// is never searched.
+func TestSearchFilesOutsideAndSensitive(t *testing.T) {
+	e := searchEnv(t)
+	base := filepath.Dir(e.ws)
+	writeFiles(t, e.home, map[string]string{"runtime/host.key": "needle in the home\n", "notes.txt": "needle in the home\n"})
+
+	out := e.call("search_files", map[string]any{"query": "needle", "path": ".."})
+	wantOK(t, out)
+	for _, m := range out.Data["matches"].([]map[string]any) {
+		p := m["path"].(string)
+		if !strings.HasPrefix(p, filepath.ToSlash(base)+"/") {
+			t.Errorf("outside match %q is not named by its absolute path", p)
+		}
+		if strings.HasPrefix(p, filepath.ToSlash(e.home)+"/") || strings.Contains(p, ".env") || strings.Contains(p, ".git/") {
+			t.Errorf("outside search reached %q", p)
+		}
+	}
+	if !strings.Contains(out.Content, filepath.ToSlash(filepath.Join(base, "outside", "o.txt"))+":1: needle outside") ||
+		!strings.Contains(out.Content, filepath.ToSlash(filepath.Join(base, "ws", "a", "b.txt"))+":1: needle two") {
+		t.Fatalf("outside search content=\n%s", out.Content)
+	}
+
+	// A path that leads back into the workspace is an ordinary search.
+	sub := e.call("search_files", map[string]any{"query": "needle", "path": "../ws/a"})
+	if sub.Content != "a/b.txt:1: needle two\na/b.txt:2: needle three\na/c.go:1: package needle" {
+		t.Fatalf("sub search content=\n%s", sub.Content)
+	}
+
+	wide := e.call("search_files", map[string]any{"query": "needle", "include_sensitive": true})
+	wantOK(t, wide)
+	for _, want := range []string{".env:1: needle=secret", ".git/config:1: needle", "keys/server.pem:1: needle"} {
+		if !strings.Contains(wide.Content, want) {
+			t.Errorf("include_sensitive: %q missing from\n%s", want, wide.Content)
+		}
+	}
+	single := e.call("search_files", map[string]any{"query": "needle", "path": "../outside/o.txt"})
+	if single.Content != filepath.ToSlash(filepath.Join(base, "outside", "o.txt"))+":1: needle outside" {
+		t.Fatalf("outside file content=%q", single.Content)
 	}
 }

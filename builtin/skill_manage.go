@@ -42,9 +42,9 @@ func skillManage(d Deps) effect.Definition {
 		Risk:           "medium",
 		Capability:     "fs.write",
 		ApprovalPolicy: effect.ApprovalPrompt,
-		Adapter: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+		Adapter: checkedAdapter{check: skillArgsError, AdapterFunc: func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
 			return runSkillManage(ctx, inv, d)
-		}),
+		}},
 	}
 }
 

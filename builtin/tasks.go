@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -39,6 +40,36 @@ type TaskControl interface {
 	Yield(ctx context.Context, scope demiurge.PrincipalScope, id string, timeout time.Duration) (view map[string]any, timedOut bool, err error)
 }
 
+// The task tools' own argument checks (spec host-runtime §6.2, in the
+// original's order), each "" or the sentence the model sees. They run
+// before the task is looked up, and answer for arguments the schema
+// refuses.
+
+func taskListArgsError(args map[string]any) string {
+	if kind := stringArg(args, "kind"); kind != "" && !backgroundKinds[kind] {
+		return fmt.Sprintf("unsupported background task kind: %s", kind)
+	}
+	return ""
+}
+
+func taskIDArgsError(args map[string]any) string {
+	if strings.TrimSpace(stringArg(args, "task_id")) == "" {
+		return "task_id is required"
+	}
+	return ""
+}
+
+// taskControlArgsError checks task_id, then the command (before lookup).
+func taskControlArgsError(args map[string]any) string {
+	if msg := taskIDArgsError(args); msg != "" {
+		return msg
+	}
+	if cmd := orDefault(strings.TrimSpace(stringArg(args, "command")), "cancel"); cmd != "cancel" {
+		return fmt.Sprintf("unsupported task_control command: %s", cmd)
+	}
+	return ""
+}
+
 func taskList(d Deps) effect.Definition {
 	return taskTool(d, "task_list", "low",
 		"List this session's background tasks (terminal.exec, evolver.run, agent.spawn) with their status.",
@@ -46,12 +77,9 @@ func taskList(d Deps) effect.Definition {
 			"kind":              map[string]any{"type": "string", "enum": []any{"terminal.exec", "evolver.run", "agent.spawn"}},
 			"include_completed": map[string]any{"type": "boolean", "default": true},
 		}),
+		taskListArgsError,
 		func(ctx context.Context, tc TaskControl, inv effect.Invocation) (any, *effect.Outcome) {
 			kind := stringArg(inv.Args, "kind")
-			if kind != "" && !backgroundKinds[kind] {
-				o := invalid("unsupported background task kind: %s", kind)
-				return nil, &o
-			}
 			tasks, err := tc.List(ctx, inv.Turn.Scope, inv.Turn.SessionID, kind, boolArg(inv.Args, "include_completed", true))
 			if err != nil {
 				return nil, taskFailure(err, "")
@@ -66,11 +94,9 @@ func taskList(d Deps) effect.Definition {
 func taskStatus(d Deps) effect.Definition {
 	return taskTool(d, "task_status", "low", "Show the status and summary of one background task.",
 		objectSchema(map[string]any{"task_id": map[string]any{"type": "string"}}, "task_id"),
+		taskIDArgsError,
 		func(ctx context.Context, tc TaskControl, inv effect.Invocation) (any, *effect.Outcome) {
-			id, out := taskID(inv)
-			if out != nil {
-				return nil, out
-			}
+			id := taskID(inv)
 			view, err := tc.Status(ctx, inv.Turn.Scope, id)
 			if err != nil {
 				return nil, taskFailure(err, id)
@@ -85,16 +111,9 @@ func taskControl(d Deps) effect.Definition {
 			"task_id": map[string]any{"type": "string"},
 			"command": map[string]any{"type": "string", "enum": []any{"cancel"}, "default": "cancel"},
 		}, "task_id"),
+		taskControlArgsError,
 		func(ctx context.Context, tc TaskControl, inv effect.Invocation) (any, *effect.Outcome) {
-			// The command is checked before the task is looked up.
-			if cmd := stringArg(inv.Args, "command"); cmd != "" && cmd != "cancel" {
-				o := invalid("unsupported task_control command: %s", cmd)
-				return nil, &o
-			}
-			id, out := taskID(inv)
-			if out != nil {
-				return nil, out
-			}
+			id := taskID(inv)
 			view, err := tc.Cancel(ctx, inv.Turn.Scope, id)
 			if err != nil {
 				return nil, taskFailure(err, id)
@@ -110,11 +129,9 @@ func yieldUntil(d Deps) effect.Definition {
 			"task_id":         map[string]any{"type": "string"},
 			"timeout_seconds": map[string]any{"type": "integer", "minimum": 1, "maximum": yieldMaxSeconds, "default": yieldDefaultSeconds},
 		}, "task_id"),
+		taskIDArgsError,
 		func(ctx context.Context, tc TaskControl, inv effect.Invocation) (any, *effect.Outcome) {
-			id, out := taskID(inv)
-			if out != nil {
-				return nil, out
-			}
+			id := taskID(inv)
 			wait := time.Duration(positiveInt(inv.Args, "timeout_seconds", yieldDefaultSeconds, yieldMaxSeconds)) * time.Second
 			view, timedOut, err := tc.Yield(ctx, inv.Turn.Scope, id, wait)
 			if err != nil {
@@ -128,8 +145,8 @@ func yieldUntil(d Deps) effect.Definition {
 }
 
 // taskTool builds one task tool: capability task.control, auto approval,
-// a JSON result shown to the model as is.
-func taskTool(d Deps, name, risk, description string, schema map[string]any,
+// the tool's argument check first, a JSON result shown to the model as is.
+func taskTool(d Deps, name, risk, description string, schema map[string]any, check func(map[string]any) string,
 	run func(context.Context, TaskControl, effect.Invocation) (any, *effect.Outcome)) effect.Definition {
 	return effect.Definition{
 		Name:           name,
@@ -139,7 +156,10 @@ func taskTool(d Deps, name, risk, description string, schema map[string]any,
 		Risk:           risk,
 		Capability:     "task.control",
 		ApprovalPolicy: effect.ApprovalAuto,
-		Adapter: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+		Adapter: checkedAdapter{check: check, AdapterFunc: func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+			if msg := check(inv.Args); msg != "" {
+				return invalid("%s", msg), nil
+			}
 			if d.Tasks == nil {
 				return unavailable(name, "no task worker is configured"), nil
 			}
@@ -154,18 +174,12 @@ func taskTool(d Deps, name, risk, description string, schema map[string]any,
 			}
 			data, _ := v.(map[string]any)
 			return effect.Outcome{Content: string(body), Data: data, ExecutionStarted: true}, nil
-		}),
+		}},
 	}
 }
 
-func taskID(inv effect.Invocation) (string, *effect.Outcome) {
-	id := strings.TrimSpace(stringArg(inv.Args, "task_id"))
-	if id == "" {
-		o := invalid("task_id is required")
-		return "", &o
-	}
-	return id, nil
-}
+// taskID is the checked task_id argument.
+func taskID(inv effect.Invocation) string { return strings.TrimSpace(stringArg(inv.Args, "task_id")) }
 
 // taskFailure renders a ledger error: a missing or foreign task reads the
 // same, other coded errors keep their message, uncoded ones are hidden.

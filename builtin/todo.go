@@ -48,9 +48,9 @@ func todo(d Deps) effect.Definition {
 		Source:         effect.SourceBuiltin,
 		Risk:           "low",
 		ApprovalPolicy: effect.ApprovalAuto,
-		Adapter: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+		Adapter: checkedAdapter{check: todoArgsError, AdapterFunc: func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
 			return runTodo(ctx, inv, d)
-		}),
+		}},
 	}
 }
 

@@ -3,13 +3,13 @@ package builtin
 import (
 	"errors"
 	"fmt"
-	"github.com/demiurge/demiurge/cmdguard"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/demiurge/demiurge/cmdguard"
 	"github.com/demiurge/demiurge/effect"
 )
 
@@ -31,25 +31,49 @@ const (
 var (
 	errSymlinkLoop = errors.New("too many levels of symbolic links")
 	errNoWorkspace = errors.New("no workspace is configured for this turn")
+	errNoUserHome  = errors.New("the user's home directory is unknown")
 )
 
 // workspace is the scope of one tool call: the turn's workspace directory,
-// its real path, and the names writes may not touch.
+// its real path, the names writes may not touch, and the Host's private
+// paths no file tool may touch.
 type workspace struct {
 	root      string          // absolute, every symbolic link resolved
 	protected map[string]bool // lowercased file names writes refuse
+	hidden    []string        // absolute real paths hidden from agents (see hides)
 }
 
-// target is a path resolved inside the workspace.
+// target is a resolved path. Writes only ever resolve inside the
+// workspace; a read may lie outside it or be sensitive, and then needs
+// the operator (see pathTool).
 type target struct {
 	abs  string // absolute real path (symbolic links resolved as far as it exists)
-	rel  string // relative to the root in OS form, "." for the root; the name for os.Root
-	show string // rel in slash form: how results and messages name the path
+	rel  string // inside: relative to the root in OS form, "." for the root; the name for os.Root
+	show string // how results and messages name the path: rel in slash form, or abs when outside
+
+	outside   bool // a read outside the workspace (spec tool-runtime §10.1)
+	sensitive bool // a read of a sensitive path (§10.2)
+}
+
+// dirAndName are the directory to open an os.Root at and the name under
+// it for I/O on t: the workspace and rel inside it; for a read outside,
+// the target's own directory and base name, so that a link swapped in
+// later cannot lead out of the directory the operator approved.
+func (t target) dirAndName(w *workspace) (dir, name string) {
+	if !t.outside {
+		return w.root, t.rel
+	}
+	if d := filepath.Dir(t.abs); d != t.abs {
+		return d, filepath.Base(t.abs)
+	}
+	return t.abs, "." // the file system root
 }
 
 // newWorkspace returns the scope rooted at dir, which must be an existing
-// directory.
-func newWorkspace(dir string, protected []string) (*workspace, error) {
+// directory. hidden are the Host's private paths (the runtime home, the
+// private homes beside it); they are resolved through symbolic links as
+// far as they exist.
+func newWorkspace(dir string, protected, hidden []string) (*workspace, error) {
 	if strings.TrimSpace(dir) == "" {
 		return nil, errNoWorkspace
 	}
@@ -70,17 +94,59 @@ func newWorkspace(dir string, protected []string) (*workspace, error) {
 			w.protected[name] = true
 		}
 	}
+	for _, h := range hidden {
+		if !filepath.IsAbs(h) {
+			continue
+		}
+		h = filepath.Clean(h)
+		w.hidden = append(w.hidden, h)
+		if r, err := realPath(h); err == nil && r != h {
+			w.hidden = append(w.hidden, r)
+		}
+	}
 	return w, nil
 }
 
 // openWorkspace is newWorkspace for a tool call: a problem is the outcome
-// the model sees.
+// the model sees. The hidden paths are those the sandbox hides from every
+// agent process (Deps.Sandbox.Hidden: the runtime home, its private
+// sibling, the Host's configuration), plus Deps.Home itself, so a Host
+// that forgot to name its home still keeps it private.
 func openWorkspace(inv effect.Invocation, d Deps) (*workspace, effect.Outcome, bool) {
-	w, err := newWorkspace(inv.Turn.Workspace, append(slices.Clip(d.ProtectedNames), inv.Turn.ProtectedNames...))
+	hidden := slices.Clip(d.Sandbox.Hidden)
+	if d.Home != "" {
+		hidden = append(hidden, d.Home)
+	}
+	w, err := newWorkspace(inv.Turn.Workspace, append(slices.Clip(d.ProtectedNames), inv.Turn.ProtectedNames...), hidden)
 	if err != nil {
 		return nil, invalid("%s: %v", inv.Entry.Name, err), false
 	}
 	return w, effect.Outcome{}, true
+}
+
+// hides reports whether the real path p is private to the Host. The rule
+// is the sandbox's mount plan (package sandbox): every hidden path is
+// covered and the workspace is bound back over it, the deeper one winning
+// and the workspace winning a tie. So with the workspace inside the
+// runtime home its files stay visible and the rest of the home does not,
+// and with the workspace at the runtime home the home's own entries
+// (runtime/, config.yaml, …) stay hidden inside it.
+func (w *workspace) hides(p string) bool {
+	deepest := -1
+	for _, h := range w.hidden {
+		if within(h, p) {
+			deepest = max(deepest, depth(h))
+		}
+	}
+	if deepest < 0 {
+		return false
+	}
+	return !within(w.root, p) || depth(w.root) < deepest
+}
+
+// depth counts the components of a clean absolute path ("/" is 0).
+func depth(p string) int {
+	return len(splitPath(p[len(filepath.VolumeName(p)):]))
 }
 
 // openRoot opens the workspace for I/O. Every read and write goes through
@@ -88,12 +154,14 @@ func openWorkspace(inv effect.Invocation, d Deps) (*workspace, effect.Outcome, b
 // still not lead outside the workspace.
 func (w *workspace) openRoot() (*os.Root, error) { return os.OpenRoot(w.root) }
 
-// resolve maps a path argument to a target inside the workspace, or to the
-// outcome that refuses it. Relative paths are taken from the root and "~"
-// is the user's home; symbolic links are followed as far as the path
-// exists, and the result must still lie inside the root. Writes are also
-// refused for protected names; reads and writes for sensitive paths. A
-// refusal changes nothing.
+// resolve maps a path argument to a target, or to the outcome that
+// refuses it. Relative paths are taken from the root and "~" is the user's
+// home; symbolic links are followed as far as the path exists. A path the
+// Host keeps private (hides) is refused for every operation: not even the
+// operator can approve it. A write must lie inside the root, and is
+// refused for protected names and sensitive paths. A read may lie outside
+// the root or be sensitive: the target says so, and the tool asks the
+// operator (spec tool-runtime §1.3, §10). A refusal changes nothing.
 func (w *workspace) resolve(value, op string) (target, effect.Outcome, bool) {
 	if strings.IndexByte(value, 0) >= 0 {
 		return target{}, invalid("invalid path: contains a NUL byte"), false
@@ -102,11 +170,21 @@ func (w *workspace) resolve(value, op string) (target, effect.Outcome, bool) {
 		return target{}, invalid("invalid path: %d bytes, limit %d", len(value), maxPathBytes), false
 	}
 	real, err := w.realPath(value)
-	if errors.Is(err, errSymlinkLoop) {
+	switch {
+	case errors.Is(err, errSymlinkLoop):
 		return target{}, denied("symlink_loop", "path cannot be resolved: too many levels of symbolic links: %s", value), false
+	case errors.Is(err, errNoUserHome):
+		return target{}, invalid("invalid path: %s: %v", value, err), false
+	case err == nil && w.hides(real):
+		return target{}, denied("host_private", "path is private to the Host: %s", value), false
 	}
-	if err != nil || !within(w.root, real) {
-		return target{}, denied("workspace_escape", "path escapes workspace: %s", value), false
+	inside := err == nil && within(w.root, real)
+	if !inside {
+		if err != nil || op != opRead {
+			return target{}, denied("workspace_escape", "path escapes workspace: %s", value), false
+		}
+		show := filepath.ToSlash(real)
+		return target{abs: real, show: show, outside: true, sensitive: isSensitive(show, false)}, effect.Outcome{}, true
 	}
 	rel, err := filepath.Rel(w.root, real)
 	if err != nil {
@@ -119,7 +197,10 @@ func (w *workspace) resolve(value, op string) (target, effect.Outcome, bool) {
 		}
 	}
 	if isSensitive(t.show, op == opWrite) {
-		return target{}, denied("sensitive_path", "sensitive path denied: %s", t.show), false
+		if op != opRead {
+			return target{}, denied("sensitive_path", "sensitive path denied: %s", t.show), false
+		}
+		t.sensitive = true
 	}
 	return t, effect.Outcome{}, true
 }
@@ -127,15 +208,19 @@ func (w *workspace) resolve(value, op string) (target, effect.Outcome, bool) {
 // realPath returns the absolute real path value names, relative paths
 // taken from the root. It does not clean the path lexically first: ".."
 // after a symbolic link leaves the link's target, as the kernel would.
+// "~" that cannot be expanded is errNoUserHome, never a name in the
+// workspace.
 func (w *workspace) realPath(value string) (string, error) {
 	p := value
 	if p == "" {
 		p = "."
 	}
 	if p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, "~"+string(filepath.Separator)) {
-		if home, err := os.UserHomeDir(); err == nil {
-			p = home + p[1:]
+		home, err := os.UserHomeDir()
+		if err != nil || !filepath.IsAbs(home) {
+			return "", errNoUserHome
 		}
+		p = home + p[1:]
 	}
 	if !filepath.IsAbs(p) {
 		p = w.root + string(filepath.Separator) + p

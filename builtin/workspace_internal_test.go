@@ -19,13 +19,16 @@ import (
 //	<base>/ws/dangling -> ../outside/nothing-yet
 //	<base>/ws/loop1 -> loop2, loop2 -> loop1
 //	<base>/ws/env-link -> .env
+//	<base>/ws/key-link -> <base>/home/runtime/host.key
+//	<base>/home/…, <base>/home.private/… (hidden: the Host's private paths)
 func testWorkspace(tb testing.TB) (w *workspace, base string) {
 	tb.Helper()
 	base = tb.TempDir()
 	if real, err := filepath.EvalSymlinks(base); err == nil {
 		base = real
 	}
-	for _, f := range []string{"outside/secret.txt", "ws/a.txt", "ws/sub/b.txt", "ws/sub/deep/c.txt", "ws/.env"} {
+	for _, f := range []string{"outside/secret.txt", "ws/a.txt", "ws/sub/b.txt", "ws/sub/deep/c.txt", "ws/.env",
+		"home/config.yaml", "home/runtime/host.key", "home.private/terminal-home/x"} {
 		p := filepath.Join(base, filepath.FromSlash(f))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			tb.Fatal(err)
@@ -44,13 +47,14 @@ func testWorkspace(tb testing.TB) (w *workspace, base string) {
 		"loop1":    "loop2",
 		"loop2":    "loop1",
 		"env-link": ".env",
+		"key-link": filepath.Join(base, "home", "runtime", "host.key"),
 	}
 	for link, target := range links {
 		if err := os.Symlink(target, filepath.Join(ws, link)); err != nil {
 			tb.Skipf("symlinks unavailable: %v", err)
 		}
 	}
-	w, err := newWorkspace(ws, []string{"Makefile"})
+	w, err := newWorkspace(ws, []string{"Makefile"}, []string{filepath.Join(base, "home"), filepath.Join(base, "home.private")})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -60,56 +64,77 @@ func testWorkspace(tb testing.TB) (w *workspace, base string) {
 func TestResolve(t *testing.T) {
 	w, base := testWorkspace(t)
 	ws := filepath.Join(base, "ws")
+	t.Setenv("HOME", filepath.Join(base, "user"))
+	out := func(p string) string { return filepath.ToSlash(filepath.Join(base, p)) }
 	tests := []struct {
 		value, op string
 		show      string // want on success
 		reason    string // want on refusal
+		outside   bool   // a read outside the workspace
+		sensitive bool   // a sensitive read
 	}{
-		{"a.txt", opRead, "a.txt", ""},
-		{"", opRead, ".", ""},
-		{".", opRead, ".", ""},
-		{"./sub/../a.txt", opRead, "a.txt", ""},
-		{"sub//deep/./c.txt", opRead, "sub/deep/c.txt", ""},
-		{filepath.Join(ws, "sub", "b.txt"), opRead, "sub/b.txt", ""},
-		{"new/dir/file.txt", opWrite, "new/dir/file.txt", ""},
-		{"in-file", opRead, "sub/b.txt", ""},
-		{"in-dir/deep/c.txt", opWrite, "sub/deep/c.txt", ""},
+		{value: "a.txt", op: opRead, show: "a.txt"},
+		{value: "", op: opRead, show: "."},
+		{value: ".", op: opRead, show: "."},
+		{value: "./sub/../a.txt", op: opRead, show: "a.txt"},
+		{value: "sub//deep/./c.txt", op: opRead, show: "sub/deep/c.txt"},
+		{value: filepath.Join(ws, "sub", "b.txt"), op: opRead, show: "sub/b.txt"},
+		{value: "new/dir/file.txt", op: opWrite, show: "new/dir/file.txt"},
+		{value: "in-file", op: opRead, show: "sub/b.txt"},
+		{value: "in-dir/deep/c.txt", op: opWrite, show: "sub/deep/c.txt"},
 		// ".." after a link leaves the link's target, as the kernel does:
 		// in-dir is sub, so in-dir/../a.txt is ws/a.txt.
-		{"in-dir/../a.txt", opRead, "a.txt", ""},
-		{"in-dir/deep/../../a.txt", opRead, "a.txt", ""},
-		{"missing/../a.txt", opRead, "a.txt", ""},
+		{value: "in-dir/../a.txt", op: opRead, show: "a.txt"},
+		{value: "in-dir/deep/../../a.txt", op: opRead, show: "a.txt"},
+		{value: "missing/../a.txt", op: opRead, show: "a.txt"},
 
-		{"../outside/secret.txt", opRead, "", "workspace_escape"},
-		{"..", opRead, "", "workspace_escape"},
-		{"sub/../../outside", opWrite, "", "workspace_escape"},
-		{filepath.Join(base, "outside", "secret.txt"), opRead, "", "workspace_escape"},
-		{"/etc/passwd", opRead, "", "workspace_escape"},
-		{"~/x", opRead, "", "workspace_escape"},
-		{"out-file", opRead, "", "workspace_escape"},
-		{"out-file", opWrite, "", "workspace_escape"},
-		{"out-dir/secret.txt", opRead, "", "workspace_escape"},
-		{"out-dir/new.txt", opWrite, "", "workspace_escape"},
-		{"dangling", opWrite, "", "workspace_escape"},
-		{"loop1", opRead, "", "symlink_loop"},
-		{"loop1/x", opWrite, "", "symlink_loop"},
+		// Reads may leave the workspace (the operator is asked); they are
+		// named by their absolute real path. Writes may not.
+		{value: "../outside/secret.txt", op: opRead, show: out("outside/secret.txt"), outside: true},
+		{value: "..", op: opRead, show: filepath.ToSlash(base), outside: true},
+		{value: filepath.Join(base, "outside", "secret.txt"), op: opRead, show: out("outside/secret.txt"), outside: true},
+		{value: "~/x", op: opRead, show: out("user/x"), outside: true},
+		{value: "~", op: opRead, show: out("user"), outside: true},
+		{value: "out-file", op: opRead, show: out("outside/secret.txt"), outside: true},
+		{value: "out-dir/secret.txt", op: opRead, show: out("outside/secret.txt"), outside: true},
+		{value: "dangling", op: opRead, show: out("outside/nothing-yet"), outside: true},
+		{value: "../outside/.ssh/id_rsa", op: opRead, show: out("outside/.ssh/id_rsa"), outside: true, sensitive: true},
+		{value: "sub/../../outside", op: opWrite, reason: "workspace_escape"},
+		{value: "out-file", op: opWrite, reason: "workspace_escape"},
+		{value: "out-dir/new.txt", op: opWrite, reason: "workspace_escape"},
+		{value: "dangling", op: opWrite, reason: "workspace_escape"},
+		{value: "~/x", op: opWrite, reason: "workspace_escape"},
+		{value: "loop1", op: opRead, reason: "symlink_loop"},
+		{value: "loop1/x", op: opWrite, reason: "symlink_loop"},
 
-		{".env", opRead, "", "sensitive_path"},
-		{"env-link", opRead, "", "sensitive_path"},
-		{"sub/.env.local", opWrite, "", "sensitive_path"},
-		{".git/config", opRead, "", "sensitive_path"},
-		{"x/.ssh/id_rsa", opRead, "", "sensitive_path"},
-		{"certs/server.PEM", opRead, "", "sensitive_path"},
-		{"my_private.key", opRead, "", "sensitive_path"},
-		{"Private-Key-backup.txt", opRead, "", "sensitive_path"},
-		{".aws/credentials", opRead, "", "sensitive_path"},
-		{".netrc", opWrite, "", "sensitive_path"},
-		{"pyproject.toml", opRead, "pyproject.toml", ""},
-		{"pyproject.toml", opWrite, "", "sensitive_path"},
-		{"sub/UV.LOCK", opWrite, "", "sensitive_path"},
-		{"makefile", opRead, "makefile", ""},
-		{"sub/makefile", opWrite, "", "protected_file"},
-		{"MAKEFILE", opWrite, "", "protected_file"},
+		// The Host's private paths are refused for every operation, however
+		// they are named.
+		{value: filepath.Join(base, "home", "config.yaml"), op: opRead, reason: "host_private"},
+		{value: "../home", op: opRead, reason: "host_private"},
+		{value: "../home/runtime/host.key", op: opRead, reason: "host_private"},
+		{value: "key-link", op: opRead, reason: "host_private"},
+		{value: "key-link", op: opWrite, reason: "host_private"},
+		{value: "../home.private/terminal-home/x", op: opRead, reason: "host_private"},
+
+		// Sensitive reads are flagged (the operator is asked); sensitive
+		// writes are refused.
+		{value: ".env", op: opRead, show: ".env", sensitive: true},
+		{value: "env-link", op: opRead, show: ".env", sensitive: true},
+		{value: ".git/config", op: opRead, show: ".git/config", sensitive: true},
+		{value: "x/.ssh/id_rsa", op: opRead, show: "x/.ssh/id_rsa", sensitive: true},
+		{value: "certs/server.PEM", op: opRead, show: "certs/server.PEM", sensitive: true},
+		{value: "my_private.key", op: opRead, show: "my_private.key", sensitive: true},
+		{value: "Private-Key-backup.txt", op: opRead, show: "Private-Key-backup.txt", sensitive: true},
+		{value: ".aws/credentials", op: opRead, show: ".aws/credentials", sensitive: true},
+		{value: "sub/.env.local", op: opWrite, reason: "sensitive_path"},
+		{value: ".netrc", op: opWrite, reason: "sensitive_path"},
+		{value: ".git/config", op: opWrite, reason: "sensitive_path"},
+		{value: "pyproject.toml", op: opRead, show: "pyproject.toml"},
+		{value: "pyproject.toml", op: opWrite, reason: "sensitive_path"},
+		{value: "sub/UV.LOCK", op: opWrite, reason: "sensitive_path"},
+		{value: "makefile", op: opRead, show: "makefile"},
+		{value: "sub/makefile", op: opWrite, reason: "protected_file"},
+		{value: "MAKEFILE", op: opWrite, reason: "protected_file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.op+":"+tt.value, func(t *testing.T) {
@@ -118,11 +143,11 @@ func TestResolve(t *testing.T) {
 				if !ok {
 					t.Fatalf("refused: %q", out.Content)
 				}
-				if got.show != tt.show {
-					t.Fatalf("show=%q, want %q", got.show, tt.show)
+				if got.show != tt.show || got.outside != tt.outside || got.sensitive != tt.sensitive {
+					t.Fatalf("show=%q outside=%v sensitive=%v, want %q %v %v", got.show, got.outside, got.sensitive, tt.show, tt.outside, tt.sensitive)
 				}
-				if !within(w.root, got.abs) {
-					t.Fatalf("abs %q is outside %q", got.abs, w.root)
+				if within(w.root, got.abs) == tt.outside {
+					t.Fatalf("abs %q inside %q: %v, want %v", got.abs, w.root, !tt.outside, !tt.outside)
 				}
 				return
 			}
@@ -136,12 +161,74 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+// TestResolveUnknownHome: "~" without a known home is refused, never read
+// as a name inside the workspace.
+func TestResolveUnknownHome(t *testing.T) {
+	w, _ := testWorkspace(t)
+	t.Setenv("HOME", "")
+	_, out, ok := w.resolve("~/note.txt", opRead)
+	if ok || out.Content != "invalid path: ~/note.txt: the user's home directory is unknown" || out.Denial != "" {
+		t.Fatalf("ok=%v %+v", ok, out)
+	}
+}
+
+// TestHides pins the sandbox's rule: the deeper of a hidden path and the
+// workspace wins, the workspace a tie.
+func TestHides(t *testing.T) {
+	base := t.TempDir()
+	if real, err := filepath.EvalSymlinks(base); err == nil {
+		base = real
+	}
+	home := filepath.Join(base, "home")
+	for _, d := range []string{"home/workspace", "home/runtime", "home/agents/demo", "elsewhere"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hidden := []string{home, home + ".private", filepath.Join(home, "config.yaml"), filepath.Join(home, "runtime"), filepath.Join(home, "agents")}
+	for _, tt := range []struct {
+		root, path string
+		want       bool
+	}{
+		// A workspace inside the home: its files are visible, the rest of
+		// the home is not.
+		{"home/workspace", "home/workspace/a.txt", false},
+		{"home/workspace", "home/workspace", false},
+		{"home/workspace", "home/notes.txt", true},
+		{"home/workspace", "home/runtime/host.key", true},
+		{"home/workspace", "home", true},
+		{"home/workspace", "home.private/x", true},
+		{"home/workspace", "elsewhere/x", false},
+		// A workspace at the home: the home's own entries stay hidden.
+		{"home", "home/notes.txt", false},
+		{"home", "home/config.yaml", true},
+		{"home", "home/runtime/runtime.sqlite3", true},
+		{"home", "home/agents/demo/agent.yaml", true},
+		{"home", "home/workspace/a.txt", false},
+		// A workspace inside a hidden entry (an evolve run's copy of the
+		// agents): visible inside, hidden around it.
+		{"home/agents/demo", "home/agents/demo/agent.yaml", false},
+		{"home/agents/demo", "home/agents/other", true},
+		// "home.private" is not below "home".
+		{"elsewhere", "home.privateer/x", false},
+	} {
+		w, err := newWorkspace(filepath.Join(base, tt.root), nil, hidden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := w.hides(filepath.Join(base, tt.path)); got != tt.want {
+			t.Errorf("workspace %s: hides(%s)=%v, want %v", tt.root, tt.path, got, tt.want)
+		}
+	}
+}
+
 func TestResolveMessages(t *testing.T) {
 	w, _ := testWorkspace(t)
 	for value, want := range map[string]string{
 		"../x":                              "path escapes workspace: ../x",
 		"out-file":                          "path escapes workspace: out-file",
 		".env":                              "sensitive path denied: .env",
+		"key-link":                          "path is private to the Host: key-link",
 		"sub/Makefile":                      "write blocked for protected file: Makefile",
 		"loop1":                             "path cannot be resolved: too many levels of symbolic links: loop1",
 		"a\x00b":                            "invalid path: contains a NUL byte",
@@ -155,17 +242,17 @@ func TestResolveMessages(t *testing.T) {
 }
 
 func TestNewWorkspace(t *testing.T) {
-	if _, err := newWorkspace("", nil); err != errNoWorkspace {
+	if _, err := newWorkspace("", nil, nil); err != errNoWorkspace {
 		t.Fatalf("empty workspace err=%v", err)
 	}
 	file := filepath.Join(t.TempDir(), "f")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := newWorkspace(file, nil); err == nil || !strings.Contains(err.Error(), "not a directory") {
+	if _, err := newWorkspace(file, nil, nil); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Fatalf("file as workspace err=%v", err)
 	}
-	if _, err := newWorkspace(filepath.Join(file, "nope"), nil); err == nil || !strings.Contains(err.Error(), "does not exist") {
+	if _, err := newWorkspace(filepath.Join(file, "nope"), nil, nil); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("missing workspace err=%v", err)
 	}
 }

@@ -11,15 +11,22 @@
 //  2. the child core (core_id, default the caller's core) needs capability
 //     agents.spawn:<child>: "capability denied: agents.spawn:<child> for host";
 //  3. context_mode not isolated|fork: "unsupported context_mode: <v>";
-//  4. the turn's delegation depth ≥ max_depth (default 2):
-//     "delegation depth limit exceeded: max_depth=<n>";
+//  4. the turn's delegation depth ≥ max_depth (absent or 0: 2; a negative
+//     value is never deep enough): "delegation depth limit exceeded:
+//     max_depth=<n>";
 //  5. agent.spawn tasks of this session started by this turn ≥ 4:
 //     "delegation limit exceeded: max_children=4";
 //  6. running agent.spawn tasks of this session ≥ 2:
 //     "delegation limit exceeded: max_concurrent_children=2";
 //  7. notify_policy not return_to_parent|silent: "unsupported notify_policy: <v>";
 //  8. tools and tool_policy (the child's visible tools, by id), then
-//     input_slots and output_slots, then use_bootstrap.
+//     use_bootstrap ("use_bootstrap must be a boolean"), then input_slots
+//     and output_slots.
+//
+// ArgumentError gives the same sentences for arguments alone (the steps
+// that need no turn, in the same order); the delegate_task tool answers
+// with it when the argument schema refuses a call, so the model sees the
+// tool's sentence and not a JSON Schema error.
 //
 // On success it submits an agent.spawn task (write scope
 // agent-session:<child session id>, the child session id chosen now) and

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/demiurge/demiurge"
@@ -18,7 +19,7 @@ type Request struct {
 	CoreID       string // "" : the caller's core
 	ContextMode  string // "" : isolated
 	NotifyPolicy string // "" : return_to_parent
-	MaxDepth     int    // ≤ 0 : DefaultMaxDepth
+	MaxDepth     int    // 0 : DefaultMaxDepth; below 0 no delegation is deep enough
 	Tools        any    // nil | "all" | "none" | []any of ids
 	ToolPolicy   any    // nil | {deny, allow, allow_exact, max_risk}
 	InputSlots   any    // nil | "all" | []any of ids
@@ -33,17 +34,16 @@ type Request struct {
 	Context string
 }
 
-// parseArgs reads the delegate_task arguments as they are; every check
-// runs in Spawn, in the spec's order.
+// parseArgs reads the delegate_task arguments as the original does: the
+// text arguments trimmed (a value of another type read as its text), the
+// rest as they are. Every check runs in Spawn, in the spec's order.
 func parseArgs(args map[string]any) Request {
 	r := Request{
+		Goal: argText(args["goal"]), CoreID: argText(args["core_id"]),
+		ContextMode: argText(args["context_mode"]), NotifyPolicy: argText(args["notify_policy"]),
 		Tools: args["tools"], ToolPolicy: args["tool_policy"],
 		InputSlots: args["input_slots"], OutputSlots: args["output_slots"], UseBootstrap: args["use_bootstrap"],
 	}
-	r.Goal, _ = args["goal"].(string)
-	r.CoreID, _ = args["core_id"].(string)
-	r.ContextMode, _ = args["context_mode"].(string)
-	r.NotifyPolicy, _ = args["notify_policy"].(string)
 	switch v := args["max_depth"].(type) {
 	case float64:
 		r.MaxDepth = int(v)
@@ -56,6 +56,111 @@ func parseArgs(args map[string]any) Request {
 		r.MaxDepth = int(n)
 	}
 	return r
+}
+
+// argText is one text argument, trimmed; nil is "", a value of another
+// type its default formatting.
+func argText(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return strings.TrimSpace(t)
+	default:
+		return strings.TrimSpace(fmt.Sprint(t))
+	}
+}
+
+// ArgumentError is delegate_task's own sentence for args (the first
+// failure, with the spec's exact text), "" when they pass: the checks of
+// spec host-runtime §6.1 that read the arguments alone, in the spec's
+// order. The effect runtime asks for it when the schema refuses the
+// arguments, so the model sees "unsupported context_mode: shared" rather
+// than a JSON Schema error. The checks that need the turn (the capability,
+// the depth reached, the child limits, the child's registry and pipeline)
+// are left to Spawn, which runs the same checks with them.
+func ArgumentError(args map[string]any) string {
+	r := parseArgs(args)
+	for _, check := range []func() error{
+		func() error { return checkGoal(r) },
+		func() error { _, err := contextMode(r); return err },
+		func() error { return checkDepth(0, maxDepth(r)) },
+		func() error { _, err := notifyPolicy(r); return err },
+		func() error { _, _, err := normaliseTools(r.Tools); return err },
+		func() error { _, err := parseToolPolicy(r.ToolPolicy); return err },
+		func() error { _, err := readUseBootstrap(r); return err },
+		func() error { _, _, err := normaliseSlots("input", r.InputSlots); return err },
+		func() error { _, _, err := normaliseSlots("output", r.OutputSlots); return err },
+	} {
+		if err := check(); err != nil {
+			return demiurge.ErrorMessage(err)
+		}
+	}
+	return ""
+}
+
+// checkGoal is §6.1 step 1.
+func checkGoal(r Request) error {
+	if strings.TrimSpace(r.Goal) == "" {
+		return invalidf("goal is required")
+	}
+	return nil
+}
+
+// contextMode is §6.1 step 4: isolated (the default) or fork.
+func contextMode(r Request) (string, error) {
+	return choice(r.ContextMode, "context_mode", "isolated", "fork")
+}
+
+// choice is a text argument that must be one of allowed, the first one
+// when it is absent: "unsupported <name>: <value>" otherwise.
+func choice(value, name string, allowed ...string) (string, error) {
+	value = orDefault(value, allowed[0])
+	if !slices.Contains(allowed, value) {
+		return "", invalidf("unsupported %s: %s", name, value)
+	}
+	return value, nil
+}
+
+// maxDepth is max_depth as the original reads it (int(v) or 2): absent or
+// 0 is DefaultMaxDepth, anything else counts as given, negatives too.
+func maxDepth(r Request) int {
+	if r.MaxDepth == 0 {
+		return DefaultMaxDepth
+	}
+	return r.MaxDepth
+}
+
+// checkDepth is §6.1 step 5 for a turn at depth.
+func checkDepth(depth, maxDepth int) error {
+	if depth >= maxDepth {
+		return invalidf("delegation depth limit exceeded: max_depth=%d", maxDepth)
+	}
+	return nil
+}
+
+// notifyPolicy is §6.1 step 8: return_to_parent (the default) or silent.
+func notifyPolicy(r Request) (string, error) {
+	return choice(r.NotifyPolicy, "notify_policy", "return_to_parent", "silent")
+}
+
+// readUseBootstrap reads use_bootstrap: absent or null is false.
+func readUseBootstrap(r Request) (bool, error) {
+	switch v := r.UseBootstrap.(type) {
+	case nil:
+		return false, nil
+	case bool:
+		return v, nil
+	default:
+		return false, invalidf("use_bootstrap must be a boolean")
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // Schema is the delegate_task argument schema (spec host-runtime §6.1,

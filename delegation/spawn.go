@@ -36,8 +36,8 @@ func (s *Service) spawn(ctx context.Context, tc effect.TurnContext, req Request)
 }
 
 func (s *Service) submitChild(ctx context.Context, tc effect.TurnContext, req Request) (demiurge.Task, string, error) {
-	if strings.TrimSpace(req.Goal) == "" {
-		return demiurge.Task{}, "", invalidf("goal is required")
+	if err := checkGoal(req); err != nil {
+		return demiurge.Task{}, "", err
 	}
 	child := req.CoreID
 	if child == "" {
@@ -50,19 +50,12 @@ func (s *Service) submitChild(ctx context.Context, tc effect.TurnContext, req Re
 		}
 		return demiurge.Task{}, "", demiurge.Errorf(demiurge.EUNAUTHORIZED, "capability denied: %s for %s", capName, where)
 	}
-	mode := req.ContextMode
-	if mode == "" {
-		mode = "isolated"
+	mode, err := contextMode(req)
+	if err != nil {
+		return demiurge.Task{}, "", err
 	}
-	if mode != "isolated" && mode != "fork" {
-		return demiurge.Task{}, "", invalidf("unsupported context_mode: %s", mode)
-	}
-	maxDepth := req.MaxDepth
-	if maxDepth <= 0 {
-		maxDepth = DefaultMaxDepth
-	}
-	if tc.DelegationDepth >= maxDepth {
-		return demiurge.Task{}, "", invalidf("delegation depth limit exceeded: max_depth=%d", maxDepth)
+	if err := checkDepth(tc.DelegationDepth, maxDepth(req)); err != nil {
+		return demiurge.Task{}, "", err
 	}
 	// The limits are counted and the task submitted under one lock per
 	// session, so parallel slots cannot both pass the last free place.
@@ -71,12 +64,9 @@ func (s *Service) submitChild(ctx context.Context, tc effect.TurnContext, req Re
 	if err := s.checkLimits(ctx, tc); err != nil {
 		return demiurge.Task{}, "", err
 	}
-	notify := req.NotifyPolicy
-	if notify == "" {
-		notify = "return_to_parent"
-	}
-	if notify != "return_to_parent" && notify != "silent" {
-		return demiurge.Task{}, "", invalidf("unsupported notify_policy: %s", notify)
+	notify, err := notifyPolicy(req)
+	if err != nil {
+		return demiurge.Task{}, "", err
 	}
 
 	c, err := s.d.LoadCore(ctx, child)
@@ -94,6 +84,10 @@ func (s *Service) submitChild(ctx context.Context, tc effect.TurnContext, req Re
 		}
 		policy.Parent = tc.ToolPolicy
 	}
+	useBootstrap, err := readUseBootstrap(req)
+	if err != nil {
+		return demiurge.Task{}, "", err
+	}
 	inSlots, err := resolveSlots(c, "input", req.InputSlots, "base_input")
 	if err != nil {
 		return demiurge.Task{}, "", err
@@ -101,14 +95,6 @@ func (s *Service) submitChild(ctx context.Context, tc effect.TurnContext, req Re
 	outSlots, err := resolveSlots(c, "output", req.OutputSlots, "base_output")
 	if err != nil {
 		return demiurge.Task{}, "", err
-	}
-	useBootstrap := false
-	switch v := req.UseBootstrap.(type) {
-	case nil:
-	case bool:
-		useBootstrap = v
-	default:
-		return demiurge.Task{}, "", invalidf("use_bootstrap must be boolean")
 	}
 
 	fork := ""

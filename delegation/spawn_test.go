@@ -125,7 +125,7 @@ func TestSpawnValidationOrderAndMessages(t *testing.T) {
 		{"slot duplicate", func() effect.TurnContext { return turnCtx(spawnAll...) }, nil,
 			Request{Goal: "g", InputSlots: []any{"base_input", "base_input"}}, "duplicate input slot id: base_input", false},
 		{"use_bootstrap type", func() effect.TurnContext { return turnCtx(spawnAll...) }, nil,
-			Request{Goal: "g", UseBootstrap: "yes"}, "use_bootstrap must be boolean", false},
+			Request{Goal: "g", UseBootstrap: "yes"}, "use_bootstrap must be a boolean", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -242,5 +242,47 @@ func TestSpawnInheritsParentToolPolicy(t *testing.T) {
 	if _, err := f.svc.Spawn(context.Background(), turnCtx("agents.spawn:*"), Request{Goal: "g", ToolPolicy: map[string]any{"deny": []any{"[bad"}}}); err == nil ||
 		demiurge.ErrorMessage(err) != "tool_policy.deny has a malformed pattern: [bad" {
 		t.Fatalf("malformed pattern: %v", err)
+	}
+}
+
+// TestArgumentErrorMatchesSpawn: for arguments alone, ArgumentError gives
+// the sentence Spawn gives for the same call (a turn that may spawn any
+// core, at depth 0, with no children yet), first failure first; and ""
+// exactly when Spawn gets past every argument check.
+func TestArgumentErrorMatchesSpawn(t *testing.T) {
+	for _, tt := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{}, "goal is required"},
+		{map[string]any{"goal": "  ", "context_mode": "shared"}, "goal is required"},
+		{map[string]any{"goal": "g", "context_mode": "shared", "notify_policy": "loud"}, "unsupported context_mode: shared"},
+		{map[string]any{"goal": "g", "context_mode": " fork "}, ""},
+		{map[string]any{"goal": "g", "max_depth": -1.0, "notify_policy": "loud"}, "delegation depth limit exceeded: max_depth=-1"},
+		{map[string]any{"goal": "g", "max_depth": 0.0}, ""},
+		{map[string]any{"goal": "g", "notify_policy": "loud", "tools": 5.0}, "unsupported notify_policy: loud"},
+		{map[string]any{"goal": "g", "tools": 5.0, "use_bootstrap": "yes"}, "tools must be 'all', 'none', or a list of tool ids"},
+		{map[string]any{"goal": "g", "tools": []any{"todo", 1.0}}, "tools items must be strings"},
+		{map[string]any{"goal": "g", "tools": []any{" "}}, "tool id must not be empty"},
+		{map[string]any{"goal": "g", "tools": []any{"todo", "todo"}}, "duplicate tool id: todo"},
+		{map[string]any{"goal": "g", "tool_policy": "all"}, "tool_policy must be an object"},
+		{map[string]any{"goal": "g", "use_bootstrap": "yes", "input_slots": "some"}, "use_bootstrap must be a boolean"},
+		{map[string]any{"goal": "g", "input_slots": "some", "output_slots": "some"}, "input_slots must be 'all' or a list of slot ids"},
+		{map[string]any{"goal": "g", "output_slots": []any{3.0}}, "output_slots items must be strings"},
+		{map[string]any{"goal": "g", "output_slots": []any{""}}, "output slot id must not be empty"},
+		{map[string]any{"goal": "g", "tools": "none", "input_slots": "all", "use_bootstrap": true}, ""},
+	} {
+		if got := ArgumentError(tt.args); got != tt.want {
+			t.Errorf("ArgumentError(%v) = %q, want %q", tt.args, got, tt.want)
+		}
+		f := newFixture(t)
+		_, err := f.svc.Spawn(context.Background(), turnCtx("agents.spawn:*"), parseArgs(tt.args))
+		spawnMsg := ""
+		if err != nil {
+			spawnMsg = demiurge.ErrorMessage(err)
+		}
+		if spawnMsg != tt.want {
+			t.Errorf("Spawn(%v) = %q, ArgumentError says %q", tt.args, spawnMsg, tt.want)
+		}
 	}
 }

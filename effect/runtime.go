@@ -93,6 +93,9 @@ type ApprovalFacts struct {
 	// Notes are shown to the operator with the question (see
 	// ApprovalQuestion.Notes).
 	Notes []string
+	// Risk raises the question's risk above the entry's ("" keeps it; see
+	// raisedRisk).
+	Risk string
 }
 
 // Approvable is implemented by adapters that describe their approvals
@@ -152,8 +155,8 @@ func (r *Runtime) Execute(ctx context.Context, cat *Catalog, req demiurge.Effect
 	if entry.CoreID != tc.CoreID || entry.CoreRevision != tc.CoreRevision {
 		return finish(Outcome{IsError: true, Content: "resolved effect entry does not match the active core snapshot"})
 	}
-	if msg := validateArgs(entry.validator, req.Arguments); msg != "" {
-		return finish(Outcome{IsError: true, Content: fmt.Sprintf("invalid arguments for %s: %s", entry.Name, msg)})
+	if msg := argumentError(entry, req.Arguments); msg != "" {
+		return finish(Outcome{IsError: true, Content: msg})
 	}
 	if entry.Capability != "" && !tc.Grants.Can(entry.Capability, entry.SlotPath) {
 		return finish(Outcome{
@@ -223,7 +226,7 @@ func (r *Runtime) approve(ctx context.Context, e *Entry, inv Invocation) (Outcom
 		d, err = r.approvals.Decide(ctx, ApprovalQuestion{
 			PrincipalID: inv.Turn.Scope.PrincipalID, SessionID: inv.Turn.SessionID, TurnID: inv.Turn.TurnID, CallID: inv.CallID,
 			Tool: e.Name, Action: facts.Action, Target: facts.Target, Summary: facts.Summary,
-			Risk: e.Risk, Capability: capability, Provenance: e.Provenance, Preview: Preview(inv.Args, 0), Notes: facts.Notes,
+			Risk: raisedRisk(e.Risk, facts.Risk), Capability: capability, Provenance: e.Provenance, Preview: Preview(inv.Args, 0), Notes: facts.Notes,
 			Policy: effective, CoreID: e.CoreID, CoreRevision: e.CoreRevision,
 			CapabilityFingerprint: inv.Turn.Grants.Fingerprint(), AdapterKey: e.AdapterKey, RuleKey: facts.RuleKey,
 			Options: QuestionOptions{OneShot: facts.OneShot},

@@ -46,6 +46,24 @@ func (refusingLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("schema reference %s refused: tool schemas must be self-contained", url)
 }
 
+// argumentError validates args against the entry's schema and returns ""
+// or the content of the invalid result: the tool's own sentence when its
+// adapter names one (ArgumentMessenger), else "invalid arguments for
+// <tool>: <the schema's reasons>". The messenger gets a copy of args, so
+// nothing it does reaches what the caller records.
+func argumentError(e *Entry, args map[string]any) string {
+	msg := validateArgs(e.validator, args)
+	if msg == "" {
+		return ""
+	}
+	if m, ok := e.adapter.(ArgumentMessenger); ok {
+		if own := m.ArgumentError(freeze(args), msg); own != "" {
+			return own
+		}
+	}
+	return fmt.Sprintf("invalid arguments for %s: %s", e.Name, msg)
+}
+
 // validateArgs checks args against s and returns "" or one line naming the
 // JSON path and the reason of the first failures.
 func validateArgs(s *jsonschema.Schema, args map[string]any) string {
