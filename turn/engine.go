@@ -25,6 +25,7 @@ type modelLoop struct {
 	layers   contextLayers
 	inTurn   []demiurge.ModelMessage // assistant and tool messages of this turn (model views)
 	raw      []demiurge.ToolCall     // the current step's calls with their raw arguments
+	known    int                     // size of the secret set inTurn was last redacted with
 }
 
 func (l *modelLoop) run(ctx context.Context, userText string) (turnOutput, error) {
@@ -36,6 +37,7 @@ func (l *modelLoop) run(ctx context.Context, userText string) (turnOutput, error
 	tools := l.catalog.Definitions()
 	for n := 1; n <= maxSteps; n++ {
 		stepID := fmt.Sprintf("%s_step_%d", t.turnID, n)
+		l.reredact()
 		msgs := assemble(l.layers, userText, l.inTurn)
 		stream, flush := l.redactedStream()
 		resp, err := l.provider.Complete(ctx, demiurge.ModelRequest{
@@ -70,6 +72,21 @@ func (l *modelLoop) run(ctx context.Context, userText string) (turnOutput, error
 		}
 	}
 	return turnOutput{text: fmt.Sprintf("The provider did not produce a final assistant message within the configured step budget of %d.", maxSteps)}, nil
+}
+
+// reredact redacts this turn's earlier messages again when the secret set
+// grew since, so a value a later call revealed is not replayed to the
+// provider from an earlier result that held it bare.
+func (l *modelLoop) reredact() {
+	red := l.t.tc.Secrets.Redactor()
+	n := len(red.Secrets())
+	if n == l.known {
+		return
+	}
+	l.known = n
+	for i := range l.inTurn {
+		l.inTurn[i].Content = red.String(l.inTurn[i].Content, redact.Model)
+	}
 }
 
 // redactedStream returns the delta callback for one provider call: the

@@ -2,9 +2,13 @@ package e2e
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -162,4 +166,61 @@ func TestStreamedReplyIsRedacted(t *testing.T) {
 		t.Fatalf("streamed reply:\n%s", r.stdout)
 	}
 	assertNotInHome(t, e.home, password)
+}
+
+// TestLaterDiscoveryIsNotReplayed: a value read bare first (notes.txt) and
+// revealed as a password a step later (config.ini) is not sent back to the
+// provider in the next request, neither in the earlier result nor the
+// later one.
+func TestLaterDiscoveryIsNotReplayed(t *testing.T) {
+	const password = "Late-d1scovered-e2e-9090"
+	var mu sync.Mutex
+	var requests []string
+	call := func(id, path string) string {
+		args, _ := json.Marshal(map[string]any{"path": path})
+		resp, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"message": map[string]any{
+			"role": "assistant", "content": "",
+			"tool_calls": []any{map[string]any{"id": id, "type": "function", "function": map[string]any{"name": "read_file", "arguments": string(args)}}},
+		}}}})
+		return string(resp)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		requests = append(requests, string(body))
+		n := len(requests)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		switch n {
+		case 1:
+			io.WriteString(w, call("call_1", "notes.txt"))
+		case 2:
+			io.WriteString(w, call("call_2", "config.ini"))
+		default:
+			io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"done"}}]}`)
+		}
+	}))
+	defer srv.Close()
+	e := newEnv(t)
+	for name, body := range map[string]string{"notes.txt": "remember " + password + "\n", "config.ini": "password=" + password + "\n"} {
+		if err := os.WriteFile(filepath.Join(e.workspace, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.extra = []string{"OPENAI_API_KEY=sk-test-provider-key-000", "OPENAI_BASE_URL=" + srv.URL + "/v1"}
+	out, r := e.runJSON("--provider", "openai", "--approve", "all", "read them")
+	if r.code != 0 || out.Outcome != "completed" || len(out.ToolCalls) != 2 {
+		t.Fatalf("exit %d %+v %s", r.code, out, r.stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(requests) != 3 {
+		t.Fatalf("%d provider requests", len(requests))
+	}
+	if !strings.Contains(requests[1], password) {
+		t.Fatal("the second request should still carry the bare value: nothing had revealed it yet")
+	}
+	if strings.Contains(requests[2], password) {
+		t.Fatalf("the value was replayed after a call revealed it: %s", requests[2])
+	}
 }
