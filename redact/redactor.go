@@ -57,7 +57,6 @@ func NewWithOptions(opts Options, secrets ...Secret) *Redactor {
 	})
 	r.byValue = make(map[string]int, len(r.secrets))
 	var vals, named, model []string
-	maxLen := 0
 	for i, s := range r.secrets {
 		if _, ok := r.byValue[s.Value]; ok {
 			continue
@@ -66,11 +65,10 @@ func NewWithOptions(opts Options, secrets ...Secret) *Redactor {
 		vals = append(vals, s.Value)
 		named = append(named, Marker(s.Name))
 		model = append(model, modelMarker)
-		maxLen = max(maxLen, len(s.Value))
 	}
 	// The secrets are sorted longest first, as the matcher requires.
-	r.model = &matcher{vals: vals, marks: model, maxLen: maxLen}
-	r.named = &matcher{vals: vals, marks: named, maxLen: maxLen}
+	r.model = buildMatcher(vals, model)
+	r.named = r.model.withMarks(named)
 	return r
 }
 
@@ -83,7 +81,7 @@ func (r *Redactor) debugMatcher() *matcher {
 			s := r.secrets[r.byValue[v]]
 			marks[i] = "<redacted:" + s.Name + ":" + s.Fingerprint() + ">"
 		}
-		r.debug = &matcher{vals: r.named.vals, marks: marks, maxLen: r.named.maxLen}
+		r.debug = r.named.withMarks(marks)
 	})
 	return r.debug
 }

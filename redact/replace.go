@@ -11,16 +11,36 @@ import (
 // position the one earlier in vals (the longest, by construction) wins.
 // Matches never overlap, so the output holds no value that lay wholly
 // inside an unreplaced stretch of the input.
+//
+// The search is one pass of Wu–Manber over the text, whatever the number
+// of values: every value is at least win bytes long, and a window of win
+// bytes can hold the start of a value only if its last three bytes occur
+// at the same distance from the start in some value. shift holds, for the
+// hash of every three-byte block, how far the window may move before that
+// can be true; on ordinary text with a few hundred long values it moves
+// win−2 bytes at a time and looks at almost nothing else. Values shorter
+// than four bytes make win too small for blocks, and then every position
+// is tried through byFirst, the values grouped by first byte.
 type matcher struct {
 	vals   []string
 	marks  []string
 	maxLen int
+
+	win     int              // min(shortest value, maxWindow)
+	shift   *[1 << 16]uint8  // block hash → distance to the nearest candidate end; nil below blockWindow
+	ends    map[uint16][]int // block hash → values whose window ends with it, in vals order
+	byFirst [256][]int       // first byte → values, in vals order (short windows only)
 }
+
+const (
+	blockLen    = 3  // bytes per Wu–Manber block
+	blockWindow = 4  // the shortest window that uses blocks
+	maxWindow   = 64 // longer windows fill the table without moving faster
+)
 
 // newMatcher builds a matcher from value → marker pairs, longest value
 // first, ties broken by value so the order is deterministic.
 func newMatcher(pairs map[string]string) *matcher {
-	m := &matcher{}
 	keys := make([]string, 0, len(pairs))
 	for v := range pairs {
 		if v != "" {
@@ -33,31 +53,117 @@ func newMatcher(pairs map[string]string) *matcher {
 		}
 		return strings.Compare(a, b)
 	})
-	for _, k := range keys {
-		m.vals = append(m.vals, k)
-		m.marks = append(m.marks, pairs[k])
-		m.maxLen = max(m.maxLen, len(k))
+	marks := make([]string, len(keys))
+	for i, k := range keys {
+		marks[i] = pairs[k]
+	}
+	return buildMatcher(keys, marks)
+}
+
+// buildMatcher indexes vals, which must be non-empty, distinct and sorted
+// longest first, each replaced by the mark of the same index.
+func buildMatcher(vals, marks []string) *matcher {
+	m := &matcher{vals: vals, marks: marks}
+	if len(vals) == 0 {
+		return m
+	}
+	m.maxLen = len(vals[0])
+	m.win = min(len(vals[len(vals)-1]), maxWindow)
+	if m.win < blockWindow {
+		for i, v := range vals {
+			m.byFirst[v[0]] = append(m.byFirst[v[0]], i)
+		}
+		return m
+	}
+	m.shift = new([1 << 16]uint8)
+	full := uint8(m.win - blockLen + 1)
+	for i := range m.shift {
+		m.shift[i] = full
+	}
+	m.ends = make(map[uint16][]int)
+	for i, v := range vals {
+		// Blocks of the window v[:win]: the one ending at offset e may
+		// be the window's last block after a move of win-1-e.
+		for e := blockLen - 1; e < m.win; e++ {
+			h := blockHash(uint32(v[e-2]) | uint32(v[e-1])<<8 | uint32(v[e])<<16)
+			m.shift[h] = min(m.shift[h], uint8(m.win-1-e))
+		}
+		h := blockHash(uint32(v[m.win-3]) | uint32(v[m.win-2])<<8 | uint32(v[m.win-1])<<16)
+		m.ends[h] = append(m.ends[h], i)
 	}
 	return m
 }
 
-// replaceString returns s with every match replaced.
-func (m *matcher) replaceString(s string) string {
-	if m == nil || len(m.vals) == 0 || len(s) == 0 {
-		return s
+// withMarks returns a matcher for the same values with other marks; the
+// index is shared, not rebuilt.
+func (m *matcher) withMarks(marks []string) *matcher {
+	c := *m
+	c.marks = marks
+	return &c
+}
+
+// blockHash hashes the three bytes of a block, read little-endian.
+func blockHash(x uint32) uint16 { return uint16(x * 2654435761 >> 16) }
+
+// text is what the matcher searches: a string or a byte slice, without
+// conversion.
+type text interface{ ~string | ~[]byte }
+
+// find returns the first match that starts in s[from:limit] and lies
+// wholly inside s: its start and the index of its value, or -1.
+func find[T text](m *matcher, s T, from, limit int) (int, int) {
+	limit = min(limit, len(s)-m.win+1)
+	if m.shift == nil {
+		for p := from; p < limit; p++ {
+			if k := longestAt(m, s, p, m.byFirst[s[p]]); k >= 0 {
+				return p, k
+			}
+		}
+		return -1, -1
 	}
-	// Cheap rejection first: most strings hold no secret at all.
-	first := -1
-	for i, v := range m.vals {
-		if strings.Contains(s, v) {
-			first = i
-			break
+	// i is the last byte of the window s[i-win+1 : i+1]; the window
+	// must start before limit.
+	shift, w := m.shift, m.win
+	end := limit + w - 1
+	for i := from + w - 1; i < end; {
+		blk := s[i-2 : i+1]
+		h := blockHash(uint32(blk[0]) | uint32(blk[1])<<8 | uint32(blk[2])<<16)
+		if sh := shift[h]; sh != 0 {
+			i += int(sh)
+			continue
+		}
+		p := i - w + 1
+		if k := longestAt(m, s, p, m.ends[h]); k >= 0 {
+			return p, k
+		}
+		i++
+	}
+	return -1, -1
+}
+
+// longestAt returns the first of cands (the longest, since cands keep vals
+// order) whose value occurs at s[p:], or -1.
+func longestAt[T text](m *matcher, s T, p int, cands []int) int {
+	for _, k := range cands {
+		v := m.vals[k]
+		if p+len(v) <= len(s) && string(s[p:p+len(v)]) == v {
+			return k
 		}
 	}
-	if first < 0 {
+	return -1
+}
+
+// replaceString returns s with every match replaced; s itself when there
+// is none, without allocating.
+func (m *matcher) replaceString(s string) string {
+	if m == nil || len(m.vals) == 0 {
 		return s
 	}
-	out, _ := m.scan(make([]byte, 0, len(s)), s, len(s))
+	p, k := find(m, s, 0, len(s))
+	if p < 0 {
+		return s
+	}
+	out, _ := scanFrom(m, make([]byte, 0, len(s)+len(m.marks[k])), s, len(s), p, k)
 	return string(out)
 }
 
@@ -67,36 +173,24 @@ func (m *matcher) replaceString(s string) string {
 // the longest value when limit = len(s)−maxLen+1) must wait for more input.
 // A match that starts before limit lies wholly inside s, so every decision
 // made here is the one a scan of the complete input would make.
-func (m *matcher) scan(dst []byte, s string, limit int) ([]byte, int) {
+func scan[T text](m *matcher, dst []byte, s T, limit int) ([]byte, int) {
 	limit = min(limit, len(s))
-	next := make([]int, len(m.vals))
-	for i, v := range m.vals {
-		next[i] = strings.Index(s, v)
+	if len(m.vals) == 0 {
+		return append(dst, s[:limit]...), limit
 	}
+	p, k := find(m, s, 0, limit)
+	return scanFrom(m, dst, s, limit, p, k)
+}
+
+// scanFrom is scan given its first match (p, k), or p = -1.
+func scanFrom[T text](m *matcher, dst []byte, s T, limit, p, k int) ([]byte, int) {
 	cur := 0
-	for {
-		best := -1
-		for i, p := range next {
-			if p >= 0 && (best < 0 || p < next[best]) {
-				best = i
-			}
-		}
-		if best < 0 || next[best] >= limit {
-			end := max(limit, cur)
-			return append(dst, s[cur:end]...), end
-		}
-		start := next[best]
-		dst = append(dst, s[cur:start]...)
-		dst = append(dst, m.marks[best]...)
-		cur = start + len(m.vals[best])
-		for i, p := range next {
-			if p >= 0 && p < cur {
-				if q := strings.Index(s[cur:], m.vals[i]); q >= 0 {
-					next[i] = cur + q
-				} else {
-					next[i] = -1
-				}
-			}
-		}
+	for p >= 0 {
+		dst = append(dst, s[cur:p]...)
+		dst = append(dst, m.marks[k]...)
+		cur = p + len(m.vals[k])
+		p, k = find(m, s, cur, limit)
 	}
+	end := max(limit, cur)
+	return append(dst, s[cur:end]...), end
 }

@@ -3,6 +3,7 @@ package redact
 import (
 	"errors"
 	"io"
+	"maps"
 	"sync"
 )
 
@@ -25,12 +26,18 @@ func ReplaceAll(s string, replacements map[string]string) string {
 // exactly ReplaceAll of the concatenated input. Close flushes the tail; it
 // does not close the underlying writer, which stays the caller's.
 //
+// Add grows the set while the stream runs; the bytes forwarded from then
+// on are ReplaceAll of the rest of the input with the larger set. Bytes
+// forwarded before cannot be called back: an occurrence of an added value
+// that began in them stays as it was.
+//
 // A Stream is safe for concurrent use; concurrent writes are serialised in
 // an unspecified order. After the underlying writer fails, every Write and
 // Close returns that error.
 type Stream struct {
 	mu      sync.Mutex // guards everything below
 	w       io.Writer
+	repl    map[string]string
 	m       *matcher
 	pending []byte
 	out     []byte
@@ -40,7 +47,29 @@ type Stream struct {
 
 // NewStream returns a Stream writing to w with replacements value → marker.
 func NewStream(w io.Writer, replacements map[string]string) *Stream {
-	return &Stream{w: w, m: newMatcher(replacements)}
+	repl := maps.Clone(replacements)
+	return &Stream{w: w, repl: repl, m: newMatcher(repl)}
+}
+
+// Add adds replacements value → marker; a value the stream already knows
+// keeps its marker. The bytes held back so far are searched with the
+// larger set.
+func (s *Stream) Add(replacements map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	grown := false
+	for v, mark := range replacements {
+		if _, ok := s.repl[v]; !ok && v != "" {
+			if s.repl == nil {
+				s.repl = make(map[string]string, len(replacements))
+			}
+			s.repl[v] = mark
+			grown = true
+		}
+	}
+	if grown {
+		s.m = newMatcher(s.repl)
+	}
 }
 
 // Write replaces what can be decided and forwards it; it holds back at most
@@ -85,7 +114,7 @@ func (s *Stream) Close() error {
 
 func (s *Stream) flush(limit int) error {
 	var done int
-	s.out, done = s.m.scan(s.out[:0], string(s.pending), limit)
+	s.out, done = scan(s.m, s.out[:0], s.pending, limit)
 	n := copy(s.pending, s.pending[done:])
 	s.pending = s.pending[:n]
 	if len(s.out) == 0 {

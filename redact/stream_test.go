@@ -3,7 +3,9 @@ package redact
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -191,5 +193,92 @@ func TestStreamConcurrentWrites(t *testing.T) {
 	_ = s.Close()
 	if got := strings.Count(out.String(), "<S>\n"); got != 400 || strings.Contains(out.String(), "secret") {
 		t.Fatalf("got %d markers", got)
+	}
+}
+
+// randomRepl returns up to n values of minLen to maxLen bytes over a small
+// alphabet, so that values overlap, share prefixes and occur often.
+func randomRepl(r *rand.Rand, n, minLen, maxLen int) map[string]string {
+	repl := map[string]string{}
+	for i := range n {
+		l := minLen + r.IntN(maxLen-minLen+1)
+		b := make([]byte, l)
+		for j := range b {
+			b[j] = "abcd"[r.IntN(4)]
+		}
+		repl[string(b)] = "<" + strconv.Itoa(i) + ">"
+	}
+	return repl
+}
+
+func randomText(r *rand.Rand, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = "abcde"[r.IntN(5)]
+	}
+	return string(b)
+}
+
+// randomChunks cuts s at random points, empty chunks included.
+func randomChunks(r *rand.Rand, s string) []string {
+	var out []string
+	for len(s) > 0 {
+		n := min(len(s), r.IntN(12))
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return append(out, "")
+}
+
+// TestMatcherAgainstReference compares ReplaceAll and Stream with the
+// reference semantics on many random value sets: with short values (every
+// position is tried) and long ones (the block index skips), windows of
+// every width up to maxWindow and beyond.
+func TestMatcherAgainstReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for _, shape := range []struct{ n, minLen, maxLen, text int }{
+		{1, 1, 3, 40}, {5, 1, 4, 60}, {8, 2, 6, 80}, {3, 4, 4, 60}, {6, 4, 9, 120},
+		{20, 5, 12, 200}, {40, 8, 30, 400}, {10, 60, 70, 600}, {4, 70, 90, 500},
+	} {
+		for range 200 {
+			repl := randomRepl(r, shape.n, shape.minLen, shape.maxLen)
+			in := randomText(r, r.IntN(shape.text))
+			// Plant some values so that long ones occur at all.
+			for v := range repl {
+				if r.IntN(2) == 0 && len(in) > 0 {
+					at := r.IntN(len(in))
+					in = in[:at] + v + in[at:]
+				}
+			}
+			want := naiveReplace(in, repl)
+			if got := ReplaceAll(in, repl); got != want {
+				t.Fatalf("ReplaceAll(%q, %v)\n got %q\nwant %q", in, repl, got, want)
+			}
+			if got := streamChunks(t, randomChunks(r, in), repl); got != want {
+				t.Fatalf("Stream(%q, %v)\n got %q\nwant %q", in, repl, got, want)
+			}
+		}
+	}
+}
+
+// TestMatcherWindowEdges pins the positions the block index must not skip:
+// a value at the very start and end of the text, and values whose window
+// ends with a block that also occurs earlier in another value.
+func TestMatcherWindowEdges(t *testing.T) {
+	repl := map[string]string{"wxyz1234": "<A>", "zz12wxyz": "<B>", "1234wxyzq": "<C>"}
+	for in, want := range map[string]string{
+		"wxyz1234":                 "<A>",
+		"_wxyz1234":                "_<A>",
+		"wxyz123":                  "wxyz123",
+		"zz12wxyz1234":             "<B>1234",
+		"1234wxyzq wxyz1234 x":     "<C> <A> x",
+		"ab1234wxyzzz12wxyz1234wx": "ab1234wxyz<B>1234wx",
+	} {
+		if got := ReplaceAll(in, repl); got != want {
+			t.Errorf("ReplaceAll(%q) = %q, want %q", in, got, want)
+		}
+		if got := naiveReplace(in, repl); got != want {
+			t.Errorf("reference(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
