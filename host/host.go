@@ -146,7 +146,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		h.closeStore(ctx)
 		return nil, err
 	}
-	interp := starlark.NewRuntime(starlark.Options{})
+	interp := starlark.NewRuntime(starlark.Options{MemoryLimit: h.Config.Limits.authoredMemoryLimit()})
 	deps := h.builtinDeps()
 	deps.Getenv, deps.URLPolicy, deps.Timezone = opts.Getenv, opts.URLPolicy, h.Timezone
 	deps.Sandbox = SandboxProfile(h.Home, h.Config, opts.Getenv)
