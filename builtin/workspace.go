@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/demiurge/demiurge/cmdguard"
 	"github.com/demiurge/demiurge/effect"
@@ -100,11 +101,29 @@ func newWorkspace(dir string, protected, hidden []string) (*workspace, error) {
 		}
 		h = filepath.Clean(h)
 		w.hidden = append(w.hidden, h)
-		if r, err := realPath(h); err == nil && r != h {
+		if r := hiddenRealPath(h); r != h {
 			w.hidden = append(w.hidden, r)
 		}
 	}
 	return w, nil
+}
+
+// hiddenReal caches the real paths of the Host's private paths: they are
+// the Host's own directories, fixed for the life of the process, and
+// resolving them on every call would cost more than the call (one lstat
+// per component of each).
+var hiddenReal sync.Map // clean absolute path → real path
+
+func hiddenRealPath(h string) string {
+	if r, ok := hiddenReal.Load(h); ok {
+		return r.(string)
+	}
+	r, err := realPath(h)
+	if err != nil {
+		return h // a link loop: the literal path is all there is to hide
+	}
+	hiddenReal.Store(h, r)
+	return r
 }
 
 // openWorkspace is newWorkspace for a tool call: a problem is the outcome
