@@ -2,6 +2,7 @@ package builtin_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -133,6 +134,22 @@ func TestReadApprovals(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSearchSensitiveProbeFailsClosed: an include_sensitive search of a
+// tree larger than the probe looks at is asked about, unseen.
+func TestSearchSensitiveProbeFailsClosed(t *testing.T) {
+	e, _ := readApprovalEnv(t)
+	files := map[string]string{}
+	for i := range 501 {
+		files[fmt.Sprintf("big/f%03d.txt", i)] = "x\n"
+	}
+	writeFiles(t, e.ws, files)
+	a := &recordingApprover{decision: effect.DecisionDeny}
+	res := newDispatcher(e).call(a, "search_files", map[string]any{"query": "x", "path": "big", "include_sensitive": true})
+	if asked := a.requests(); len(asked) != 1 || asked[0].Summary != "Search files under big (including sensitive files)" || res.Status != demiurge.EffectDenied {
+		t.Fatalf("asked %+v, %s %q", asked, res.Status, res.ModelView)
 	}
 }
 
