@@ -10,6 +10,11 @@ import (
 // options say otherwise.
 const DefaultDiscoverWindow = 64 << 10
 
+// stepWindows is the buffer, in windows, at which a DiscoveringStream
+// searches and forwards: all but the last window (more or less a line) of
+// it goes, so each byte is searched stepWindows/(stepWindows-1) times.
+const stepWindows = 4
+
 // DiscoverOptions configure a DiscoveringStream.
 type DiscoverOptions struct {
 	// Window is the look-back, in bytes (default DefaultDiscoverWindow):
@@ -36,16 +41,17 @@ type DiscoverOptions struct {
 // Discovery runs over a sliding window: the bytes written are held back
 // until Window more bytes after them have been searched (or the stream is
 // closed), then forwarded through a Stream that knows every secret found so
-// far. Windows overlap by at least Window bytes and start and end at line
+// far. Searches overlap by at least Window bytes and start and end at line
 // breaks where there are some, so a give-away shorter than Window is
 // always seen whole, and a value or a name is rarely seen cut in two.
 //
 // Limits: an occurrence more than Window bytes before its give-away is
-// forwarded before the secret is known, and stays; a value cut by a
-// window's end with no line break near may be found in part too, and that
-// part is then replaced as well (more is replaced, nothing leaks); only
-// the forms Discover recognises are found. Memory is bounded by about
-// 3 × Window plus the longest value.
+// forwarded before the secret is known, and stays. A value or a name cut
+// by the edge of a search where no line break is near may be found in
+// part, or a token without the word it continues, and that is then
+// replaced as well: more is replaced, nothing leaks. Only the forms
+// Discover recognises are found. Memory is bounded by about 6 × Window
+// plus the longest value.
 //
 // A DiscoveringStream is safe for concurrent use; Close flushes it and
 // does not close the underlying writer.
@@ -91,7 +97,7 @@ func (s *DiscoveringStream) Write(p []byte) (int, error) {
 		k := min(len(p), s.window)
 		s.buf = append(s.buf, p[:k]...)
 		p = p[k:]
-		if len(s.buf) >= 2*s.window {
+		if len(s.buf) >= stepWindows*s.window {
 			if err := s.step(false); err != nil {
 				return 0, err
 			}
@@ -127,10 +133,12 @@ func (s *DiscoveringStream) Discovered() []Secret {
 func (s *DiscoveringStream) step(final bool) error {
 	cut, keep := len(s.buf), 0
 	if !final {
-		// End the search at the last line break past the first window, so
-		// that the value on the last line is seen whole next time.
-		if nl := bytes.LastIndexByte(s.buf[s.window:], '\n'); nl >= 0 {
-			cut = s.window + nl + 1
+		// End the search at the last line break in the second half, so
+		// that the value on the last line is seen whole next time, and at
+		// least a window is forwarded.
+		half := stepWindows / 2 * s.window
+		if nl := bytes.LastIndexByte(s.buf[half:], '\n'); nl >= 0 {
+			cut = half + nl + 1
 		}
 		keep = s.window
 	}

@@ -129,10 +129,10 @@ func TestDiscoveringStreamBoundsItsBuffer(t *testing.T) {
 	if _, err := s.Write(big); err != nil {
 		t.Fatal(err)
 	}
-	if len(s.buf) >= 2*w {
+	if len(s.buf) >= stepWindows*w {
 		t.Fatalf("holds %d bytes, window %d", len(s.buf), w)
 	}
-	if out.Len() < len(big)-2*w {
+	if out.Len() < len(big)-stepWindows*w {
 		t.Fatalf("forwarded %d of %d bytes", out.Len(), len(big))
 	}
 	if err := s.Close(); err != nil {
@@ -154,15 +154,15 @@ func TestDiscoveringStreamDefaultWindow(t *testing.T) {
 	if s.window != DefaultDiscoverWindow {
 		t.Fatalf("window %d", s.window)
 	}
-	// Nothing is forwarded before two windows are held.
+	// Nothing is forwarded before stepWindows windows are held.
 	var out bytes.Buffer
 	s = NewDiscoveringStream(&out, nil, DiscoverOptions{Window: 10})
-	_, _ = s.Write([]byte("0123456789012345678\n")) // 20 bytes: one step
-	if out.String() != "0123456789" {
+	_, _ = s.Write([]byte("012345678901234567890123456789012345678\n")) // 40 bytes: one step
+	if out.String() != "012345678901234567890123456789" {
 		t.Fatalf("forwarded %q", out.String())
 	}
-	_, _ = s.Write([]byte("abcdefghi")) // 19 held: no step
-	if out.String() != "0123456789" {
+	_, _ = s.Write([]byte("abcdefghijklmnopqrstuvwxyz012")) // 39 held: no step
+	if out.String() != "012345678901234567890123456789" {
 		t.Fatalf("forwarded %q", out.String())
 	}
 }
@@ -208,15 +208,30 @@ func TestDiscoveringStreamProgress(t *testing.T) {
 	const w = 100
 	var out bytes.Buffer
 	s := NewDiscoveringStream(&out, nil, DiscoverOptions{Window: w})
-	_, _ = s.Write([]byte("x\n" + strings.Repeat("y", 2*w-2)))
-	if out.Len() < w/2 {
-		t.Fatalf("forwarded %d bytes of %d", out.Len(), 2*w)
+	_, _ = s.Write([]byte("x\n" + strings.Repeat("y", 4*w-2)))
+	if out.Len() != 3*w {
+		t.Fatalf("forwarded %d bytes of %d", out.Len(), 4*w)
 	}
 	// A line start in the second half of what may go is kept back.
 	out.Reset()
 	s = NewDiscoveringStream(&out, nil, DiscoverOptions{Window: w})
-	_, _ = s.Write([]byte(strings.Repeat("a", 79) + "\n" + strings.Repeat("b", 2*w-80)))
-	if out.String() != strings.Repeat("a", 79)+"\n" {
-		t.Fatalf("forwarded %q", out.String())
+	_, _ = s.Write([]byte(strings.Repeat("a", 199) + "\n" + strings.Repeat("b", 4*w-200)))
+	if out.String() != strings.Repeat("a", 199)+"\n" {
+		t.Fatalf("forwarded %d bytes", out.Len())
+	}
+	// The search ends at a line break in its second half, and a window
+	// before it stays.
+	out.Reset()
+	s = NewDiscoveringStream(&out, nil, DiscoverOptions{Window: w})
+	_, _ = s.Write([]byte(strings.Repeat("a", 249) + "\n" + strings.Repeat("b", 4*w-250)))
+	if out.String() != strings.Repeat("a", 150) {
+		t.Fatalf("forwarded %d bytes", out.Len())
+	}
+	// A line break in the first half does not end it.
+	out.Reset()
+	s = NewDiscoveringStream(&out, nil, DiscoverOptions{Window: w})
+	_, _ = s.Write([]byte(strings.Repeat("a", 198) + "\n" + strings.Repeat("b", 4*w-199)))
+	if out.Len() != 199 {
+		t.Fatalf("forwarded %d bytes", out.Len())
 	}
 }

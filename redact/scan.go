@@ -18,17 +18,22 @@ var optionNames = map[string]bool{
 	"passwd": true, "private_key": true, "privatekey": true, "secret": true, "token": true,
 }
 
-func optionName(norm string) bool {
-	if optionNames[norm] {
+func optionName(norm []byte) bool {
+	if optionNames[string(norm)] { // no allocation for a map index
 		return true
 	}
 	for _, s := range sensitiveSuffixes {
-		if strings.HasSuffix(norm, s) {
+		if len(norm) >= len(s) && string(norm[len(norm)-len(s):]) == s {
 			return true
 		}
 	}
 	return false
 }
+
+// normalized is NormalizeField into buf, without allocating for names of
+// up to len(buf) bytes: the scanners normalise a name at every '=' and ':'
+// of the text, and keep it only when it is a credential name.
+func normalized(buf *[64]byte, name string) []byte { return appendNormalized(buf[:0], name) }
 
 func scanText(d *discoverer, s string) {
 	if len(s) < MinSecretLen {
@@ -44,12 +49,8 @@ func scanText(d *discoverer, s string) {
 		scanAssignments(d, s)
 	}
 	if strings.IndexByte(s, ':') >= 0 {
-		if containsFold(s, "authorization") {
-			scanAuthHeaders(d, s)
-		}
-		if containsFold(s, "key") || containsFold(s, "token") {
-			scanSecretHeaders(d, s)
-		}
+		scanAuthHeaders(d, s)
+		scanSecretHeaders(d, s)
 		if strings.IndexByte(s, '"') >= 0 {
 			scanJSONFields(d, s)
 		}
@@ -86,7 +87,8 @@ func scanOptions(d *discoverer, s string) {
 			}
 		}
 		value, n := optionValue(s[k:])
-		if value == "" || strings.HasPrefix(value, "--") || !optionName(NormalizeField(name)) {
+		var buf [64]byte
+		if value == "" || strings.HasPrefix(value, "--") || !optionName(normalized(&buf, name)) {
 			continue
 		}
 		from = k + n
@@ -142,10 +144,12 @@ func scanAssignments(d *discoverer, s string) {
 		if j == end {
 			continue
 		}
-		norm := NormalizeField(s[j:end])
-		if !optionName(norm) {
+		var buf [64]byte
+		nb := normalized(&buf, s[j:end])
+		if !optionName(nb) {
 			continue
 		}
+		norm := string(nb)
 		k := i + 1
 		for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
 			k++
@@ -201,10 +205,6 @@ func assignedValue(s string) string {
 	}
 	return s[:end]
 }
-
-// containsFold reports whether s contains the lower-case ASCII word sub,
-// ignoring ASCII case.
-func containsFold(s, sub string) bool { return indexFold(s, sub) >= 0 }
 
 // indexFold is strings.Index ignoring ASCII case; sub must be lower case.
 // It does not allocate.

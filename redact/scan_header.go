@@ -92,6 +92,20 @@ func headerWord(s string) string {
 	return s[:end]
 }
 
+// lowerInto returns s in ASCII lower case, in buf (s fits: it is at most
+// 14 bytes here).
+func lowerInto(buf *[16]byte, s string) []byte {
+	b := buf[:len(s)]
+	for i := range len(s) {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return b
+}
+
 // secretHeaders are header names whose value is a credential.
 var secretHeaders = map[string]bool{
 	"x-api-key": true, "x-goog-api-key": true, "api-key": true, "apikey": true,
@@ -101,6 +115,7 @@ var secretHeaders = map[string]bool{
 // scanSecretHeaders finds "x-api-key: value" and the other secretHeaders,
 // also with the name quoted as in JSON text.
 func scanSecretHeaders(d *discoverer, s string) {
+	var buf [16]byte
 	for i := 0; i < len(s); i++ {
 		if s[i] != ':' {
 			continue
@@ -116,7 +131,7 @@ func scanSecretHeaders(d *discoverer, s string) {
 		for j > 0 && (isWordByte(s[j-1]) || s[j-1] == '-') {
 			j--
 		}
-		if end-j < 6 || end-j > 14 || !secretHeaders[strings.ToLower(s[j:end])] {
+		if end-j < 6 || end-j > 14 || !secretHeaders[string(lowerInto(&buf, s[j:end]))] {
 			continue
 		}
 		k := i + 1
@@ -155,10 +170,12 @@ func scanJSONFields(d *discoverer, s string) {
 		if start == end || start == 0 || s[start-1] != '"' {
 			continue
 		}
-		norm := NormalizeField(s[start:end])
-		if !sensitiveNormalized(norm) {
+		var buf [64]byte
+		nb := normalized(&buf, s[start:end])
+		if !sensitiveBytes(nb) {
 			continue
 		}
+		norm := string(nb)
 		k := i + 1
 		for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
 			k++
