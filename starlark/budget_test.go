@@ -83,6 +83,7 @@ func TestMemoryBudgetStopsBlowUps(t *testing.T) {
 		{"returned sharing", `return ["x" * 100000] * 1000`},
 		{"deep nesting rendered", "a = []\n    for _ in range(100000):\n        a = [a]\n    return len(str(a))"},
 		{"host results kept", "return len([host() for _ in range(100000)])"},
+		{"sorted by a built-in key", "a = [[\"x\" * 100000] * 100] * 1000\n    return len(sorted(a, key = str))"},
 		{"upper kept", "s = \"x\" * 1000000\n    return len([s.upper() for _ in range(1000)])"},
 	}
 	rt := starlark.NewRuntime(starlark.Options{MaxSteps: 1 << 62, Timeout: 5 * time.Minute, MemoryLimit: testBudget})

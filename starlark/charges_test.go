@@ -35,6 +35,10 @@ func TestMemoryChargesCoverAllocation(t *testing.T) {
 		"return sorted(range(N), reverse = True)",
 		"return [0] * N + [1] * N",
 		"return \"%s\" % list(range(N))",
+		"return str([\"x\" * 100] * (N // 100))",
+		"return str([\"\\x00\" * 100] * (N // 100))",
+		"return json.encode([\"x\" * 100] * (N // 100))",
+		"return \"{}\".format({\"k\": [\"x\" * 100] * (N // 100)})",
 	}
 	rt := NewRuntime(Options{MaxSteps: 1 << 62, Timeout: 5 * time.Minute, MemoryLimit: 1 << 40})
 	for _, body := range bodies {

@@ -204,7 +204,7 @@ func printCost(_ sl.Value, args sl.Tuple, kwargs []sl.Tuple, limit int64) int64 
 	}
 	var n int64
 	for _, a := range args {
-		n = addSat(n, addSat(strSize(a, limit), sep))
+		n = addSat(n, addSat(renderCost(a, limit), sep))
 		if n > limit {
 			break
 		}
@@ -216,7 +216,7 @@ func reprCost(_ sl.Value, args sl.Tuple, _ []sl.Tuple, limit int64) int64 {
 	if len(args) != 1 {
 		return 0
 	}
-	return built(renderSize(args[0], limit))
+	return addSat(mulSat(renderSize(args[0], limit), renderFactor), newBytes)
 }
 
 func strCost(_ sl.Value, args sl.Tuple, _ []sl.Tuple, limit int64) int64 {
@@ -226,7 +226,7 @@ func strCost(_ sl.Value, args sl.Tuple, _ []sl.Tuple, limit int64) int64 {
 	if _, ok := args[0].(sl.String); ok {
 		return 0 // str of a string is the string
 	}
-	return built(renderSize(args[0], limit))
+	return renderCost(args[0], limit) + newBytes
 }
 
 func joinCost(recv sl.Value, args sl.Tuple, _ []sl.Tuple, limit int64) int64 {
@@ -287,10 +287,10 @@ func formatMethodCost(recv sl.Value, args sl.Tuple, kwargs []sl.Tuple, limit int
 	f, _ := str(recv)
 	var largest int64
 	for _, a := range args {
-		largest = max(largest, renderSize(a, limit))
+		largest = max(largest, renderCost(a, limit))
 	}
 	for _, kv := range kwargs {
-		largest = max(largest, renderSize(kv[1], limit))
+		largest = max(largest, renderCost(kv[1], limit))
 	}
 	fields := int64(strings.Count(f, "{"))
 	return built(addSat(int64(len(f)), mulSat(fields, largest)))
@@ -303,19 +303,19 @@ func percentCost(s string, y sl.Value, limit int64) int64 {
 	switch y := y.(type) {
 	case sl.Tuple:
 		for _, e := range y {
-			n = addSat(n, renderSize(e, limit))
+			n = addSat(n, renderCost(e, limit))
 		}
 		return built(n)
 	case sl.Mapping:
 		var largest int64
 		if it, ok := y.(sl.IterableMapping); ok {
 			for _, kv := range it.Items() {
-				largest = max(largest, renderSize(kv[1], limit))
+				largest = max(largest, renderCost(kv[1], limit))
 			}
 		}
 		return built(addSat(n, mulSat(int64(strings.Count(s, "%")), largest)))
 	}
-	return built(addSat(n, renderSize(y, limit)))
+	return built(addSat(n, renderCost(y, limit)))
 }
 
 func splitCost(recv sl.Value, args sl.Tuple, kwargs []sl.Tuple, _ int64) int64 {
@@ -380,7 +380,7 @@ func jsonEncodeCost(_ sl.Value, args sl.Tuple, _ []sl.Tuple, limit int64) int64 
 	if len(args) != 1 {
 		return 0
 	}
-	return built(renderSize(args[0], limit))
+	return addSat(mulSat(renderSize(args[0], limit), renderFactor), newBytes)
 }
 
 func jsonEncodeIndentCost(_ sl.Value, args sl.Tuple, kwargs []sl.Tuple, limit int64) int64 {
@@ -392,9 +392,9 @@ func jsonEncodeIndentCost(_ sl.Value, args sl.Tuple, kwargs []sl.Tuple, limit in
 	if s.over() {
 		return s.n
 	}
-	// Indenting the encoding costs what json.indent of it would: each value
+	// Encoding, then indenting the encoding as json.indent would: each value
 	// opens at most two lines (its own and a closing bracket's).
-	return indentCost(s.n, 2*s.nodes, s.deepest, kwargs)
+	return addSat(mulSat(s.n, renderFactor), indentCost(s.n, 2*s.nodes, s.deepest, kwargs))
 }
 
 func jsonIndentCost(_ sl.Value, args sl.Tuple, kwargs []sl.Tuple, _ int64) int64 {

@@ -90,6 +90,7 @@ func callGuard(th *sl.Thread, _ *sl.Builtin, args sl.Tuple, kwargs []sl.Tuple) (
 			overhead += boundBytes
 		} else {
 			c = functionCosts[fn]
+			kwargs = guardKey(kwargs)
 		}
 		if c == nil {
 			break // a Host built-in
@@ -129,6 +130,32 @@ func callGuard(th *sl.Thread, _ *sl.Builtin, args sl.Tuple, kwargs []sl.Tuple) (
 		return nil, err
 	}
 	return v, nil
+}
+
+// guardKey routes the key= callback of sorted, min and max through callGuard
+// when it is a built-in: they call it from Go, past the rewrite, once per
+// element (sorted(l, key = str) renders every element). An authored function
+// needs no wrapper: its own operations are guarded.
+func guardKey(kwargs []sl.Tuple) []sl.Tuple {
+	for i, kv := range kwargs {
+		if k, _ := kv[0].(sl.String); k != "key" {
+			continue
+		}
+		key := kv[1]
+		if _, ok := key.(*sl.Function); ok || key == sl.None {
+			return kwargs
+		}
+		if _, ok := key.(sl.Callable); !ok {
+			return kwargs // the built-in rejects it
+		}
+		guarded := sl.NewBuiltin(key.String(), func(th *sl.Thread, _ *sl.Builtin, args sl.Tuple, kw []sl.Tuple) (sl.Value, error) {
+			return callGuard(th, nil, append(sl.Tuple{key}, args...), kw)
+		})
+		out := append([]sl.Tuple(nil), kwargs...)
+		out[i] = sl.Tuple{kv[0], guarded}
+		return out
+	}
+	return kwargs
 }
 
 // chargeProperty charges the value a Property of an Object computed.
