@@ -55,7 +55,10 @@
 // Failures of authored code are failed Outcomes (IsError, ExecutionStarted),
 // never Go errors: a missing or oversized module, a module that resolves
 // outside the core, a syntax error, a missing entry function, a runtime error,
-// an exhausted step budget, the tool's own deadline and an invalid result.
+// an exhausted step budget, an exhausted allocation budget ("...: authored
+// code exceeded its memory budget of 256 MiB", the runtime's
+// Options.MemoryLimit, which the Host takes from limits.authored_memory_mb_per_call),
+// the tool's own deadline and an invalid result.
 // Their content names the core-relative module path and, where known, the
 // line: "agent/tools/<name>/module.star:<line>: <msg>". A missing required
 // capability is a denial (Denial "capability", ExecutionStarted false).

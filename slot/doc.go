@@ -45,9 +45,10 @@
 //
 // # Failure modes
 //
-// A slot error (Starlark error, budget, deadline, unreadable module) records
-// a module.failed event whose Error reads "<module path>:<line>: <msg>"; the
-// slot's staged prompt fragments, result writes and intents are dropped.
+// A slot error (Starlark error, step or allocation budget, deadline,
+// unreadable module) records a module.failed event whose Error reads
+// "<module path>:<line>: <msg>"; the slot's staged prompt fragments, result
+// writes and intents are dropped.
 // Under the soft policy the phase continues; under the hard policy it returns
 // a *demiurge.Error (EINVALID for authored defects, EINTERNAL for Host
 // failures) naming the phase, the slot and the position. When the caller's
