@@ -120,11 +120,16 @@ def f():
         out += [a * b]
     return out`,
 		"top level": `acc = []
+d = {}
 for i in range(3):
     acc.append(i * i)
+    d[str(i)] = i
+    d[str(i)] += 1
+if acc:
+    d["x" + "y"] = [1][0:1]
 total = len(acc) * 2
 def f():
-    return [acc, total]`,
+    return [acc, total, d]`,
 		"error binary": `def f():
     return 1 + "a"`,
 		"error attribute hint": `def f():
