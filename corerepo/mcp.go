@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -56,7 +57,8 @@ func mcpDecls(t flatTree, coreID string, m *core.Manifest) map[string]string {
 
 // MCPSummary is the secret-safe description of one MCP declaration (spec
 // host-runtime §7.4): names of environment variables and headers, never
-// their values; arguments and URLs with credentials redacted.
+// their values; arguments and URLs with credentials redacted; the Host
+// variables the declaration's values reference, by name.
 type MCPSummary struct {
 	ServerID                       string   `json:"server_id"`
 	Path                           string   `json:"path"`
@@ -73,7 +75,73 @@ type MCPSummary struct {
 	EnvNames                       []string `json:"env_names,omitempty"`
 	URL                            string   `json:"url,omitempty"`
 	HeaderNames                    []string `json:"header_names,omitempty"`
-	ParseError                     string   `json:"parse_error,omitempty"`
+	// HostVariables are the ${NAME} references of env and header values
+	// (and of a URL, which the Host refuses: only env and headers are
+	// interpolated), in that order.
+	HostVariables []MCPHostVariable `json:"host_variables,omitempty"`
+	ParseError    string            `json:"parse_error,omitempty"`
+}
+
+// MCPHostVariable is one Host variable a declaration exports: into which
+// env variable or header (Field, Key), and whether its name looks like a
+// credential, which the core must grant by Grant (secret.bind:<NAME>).
+type MCPHostVariable struct {
+	Field      string `json:"field"` // env, header or url
+	Key        string `json:"key,omitempty"`
+	Variable   string `json:"variable"`
+	Credential bool   `json:"credential"`
+	Grant      string `json:"grant,omitempty"`
+}
+
+// String is "env LOG_LEVEL ← ${AWS_SECRET_ACCESS_KEY}", as the connect
+// approval and `demiurge mcp list` show it.
+func (v MCPHostVariable) String() string {
+	if v.Key == "" {
+		return v.Field + " ← ${" + v.Variable + "}"
+	}
+	return v.Field + " " + v.Key + " ← ${" + v.Variable + "}"
+}
+
+// hostRef is a ${NAME} reference, the form the MCP runtime interpolates.
+var hostRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// hostVariables lists the references of one field's values, keys sorted,
+// each name once per value.
+func hostVariables(field string, values map[string]string) []MCPHostVariable {
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []MCPHostVariable
+	for _, k := range keys {
+		seen := map[string]bool{}
+		for _, m := range hostRef.FindAllStringSubmatch(values[k], -1) {
+			if seen[m[1]] {
+				continue
+			}
+			seen[m[1]] = true
+			v := MCPHostVariable{Field: field, Key: k, Variable: m[1]}
+			if redact.CredentialVariable(m[1]) {
+				v.Credential, v.Grant = true, "secret.bind:"+m[1]
+			}
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// stringValues keeps the string values of a decoded mapping (others are
+// not references: the runtime refuses them).
+func stringValues(v any) map[string]string {
+	m, _ := v.(map[string]any)
+	out := make(map[string]string, len(m))
+	for k, x := range m {
+		if s, ok := x.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
 }
 
 // MCPChange is one changed MCP declaration.
@@ -126,6 +194,7 @@ func summarizeMCP(id, p string, data []byte) *MCPSummary {
 	if s.Transport == "streamable_http" {
 		s.URL = urlSummary(str("url"))
 		s.HeaderNames = mapKeys(m["headers"])
+		s.HostVariables = declaredHostVariables(m)
 		return s
 	}
 	s.Command = redactArgs([]string{str("command")})[0]
@@ -141,7 +210,17 @@ func summarizeMCP(id, p string, data []byte) *MCPSummary {
 		s.Cwd = "."
 	}
 	s.EnvNames = mapKeys(m["env"])
+	s.HostVariables = declaredHostVariables(m)
 	return s
+}
+
+// declaredHostVariables are the references of every field the runtime
+// reads them from, whatever the transport: env, headers, then the URL.
+func declaredHostVariables(m map[string]any) []MCPHostVariable {
+	url, _ := m["url"].(string)
+	out := hostVariables("env", stringValues(m["env"]))
+	out = append(out, hostVariables("header", stringValues(m["headers"]))...)
+	return append(out, hostVariables("url", map[string]string{"": url})...)
 }
 
 func mapKeys(v any) []string {

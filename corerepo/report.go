@@ -49,6 +49,9 @@ func reviewReport(rv *Review) string {
 				if side.s != nil {
 					data, _ := json.Marshal(side.s)
 					fmt.Fprintf(&b, "  - %s: `%s`\n", side.name, strings.ReplaceAll(string(data), "`", "'"))
+					for _, v := range side.s.HostVariables {
+						fmt.Fprintf(&b, "    - %s Host variable: %s\n", side.name, hostVariableLine(v))
+					}
 				}
 			}
 		}
@@ -80,3 +83,16 @@ func writeJSONBlock(b *strings.Builder, v any) {
 func mdLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func mdCell(s string) string { return strings.ReplaceAll(mdLine(s), "|", "\\|") }
+
+// hostVariableLine is one Host variable export in words: what goes where,
+// and the grant a credential needs.
+func hostVariableLine(v MCPHostVariable) string {
+	line := "`" + strings.ReplaceAll(v.String(), "`", "'") + "`"
+	switch {
+	case v.Field == "url":
+		line += " (not interpolated: the Host refuses a Host variable in a URL)"
+	case v.Credential:
+		line += " (looks like a credential: exported only if the core grants " + v.Grant + ")"
+	}
+	return line
+}

@@ -39,8 +39,10 @@ const (
 
 // Declaration is one agent/mcp/<server_id>.yaml, decoded and checked. It
 // holds the declared values only: ${NAME} references in Env and Headers
-// are interpolated from the Host environment after connect approval, and
-// Cwd is resolved against the turn's workspace then.
+// are interpolated from the Host environment after connect approval
+// (HostVariables names them), and Cwd is resolved against the turn's
+// workspace then. The URL is used as written: a ${NAME} in it is an
+// error.
 type Declaration struct {
 	ID      string // the file stem
 	Path    string // absolute path of the file
@@ -296,6 +298,12 @@ func ParseDeclaration(id, path, rel string, raw []byte) (Declaration, error) {
 		}
 		if !strings.HasPrefix(d.URL, "http://") && !strings.HasPrefix(d.URL, "https://") {
 			return d, declError(rel, line("url"), "streamable_http MCP server url must start with http:// or https://")
+		}
+		if m := refPattern.FindStringSubmatch(d.URL); m != nil {
+			// The URL is judged and approved as written; a Host variable in
+			// it would be sent literally, or, interpolated, reach the URL
+			// policy and every audit view.
+			return d, declError(rel, line("url"), "url references ${%s}: only env and header values are interpolated from the Host environment (send a credential in a header)", m[1])
 		}
 	}
 	d.Fingerprint = serverFingerprint(d.ID, d.RelPath, raw)

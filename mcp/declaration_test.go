@@ -95,6 +95,7 @@ func TestParseDeclarationErrors(t *testing.T) {
 		{"stdio without command", "args: [a]\n", "invalid MCP server agent/mcp/x.yaml: stdio MCP server requires command"},
 		{"http without url", "transport: streamable_http\n", "invalid MCP server agent/mcp/x.yaml: streamable_http MCP server requires url"},
 		{"http bad scheme", "transport: streamable_http\nurl: ftp://x\n", "invalid MCP server agent/mcp/x.yaml: agent/mcp/x.yaml:2: streamable_http MCP server url must start with http:// or https://"},
+		{"host variable in url", "transport: streamable_http\nurl: https://h/mcp?token=${API_TOKEN}\n", "invalid MCP server agent/mcp/x.yaml: agent/mcp/x.yaml:2: url references ${API_TOKEN}: only env and header values are interpolated from the Host environment (send a credential in a header)"},
 		{"bad transport", "transport: sse\ncommand: a\n", "agent/mcp/x.yaml:1: transport must be stdio or streamable_http"},
 		{"zero timeout", "command: a\nconnect_timeout_seconds: 0\n", "agent/mcp/x.yaml:2: connect_timeout_seconds must be greater than 0, got 0"},
 		{"negative call timeout", "command: a\ntimeout_seconds: -1\n", "timeout_seconds must be greater than 0, got -1"},

@@ -19,7 +19,26 @@
 // the raw file and a fingerprint of it. Env and header values keep their
 // ${NAME} references: they are interpolated from the Host environment
 // only after connect approval (a missing variable fails the server with
-// "missing environment variable: NAME" before any client exists).
+// "missing environment variable: NAME" before any client exists). The URL
+// is used as written; a ${NAME} in it is a declaration error.
+//
+// # Host variables
+//
+// Declaration.HostVariables names every ${NAME} of the env and header
+// values and where it goes ("env LOG_LEVEL ← ${AWS_SECRET_ACCESS_KEY}"),
+// never a value. The connect approval carries them (preview keys
+// host_variables and exports, and one note per export), ServerStatus
+// carries them (`demiurge mcp list|check`, text and JSON), and so does
+// corerepo's review of a changed declaration. A name that looks like a
+// credential (redact.CredentialVariable: AWS_SECRET_ACCESS_KEY,
+// GITHUB_TOKEN, DB_PASSWORD, SSH_KEY, …) is exported only when the core
+// grants secret.bind:<NAME> as a literal default (policy.Grants.CanExact;
+// secret.bind:* grants none), the grant a terminal secret binding needs.
+// Without it the server does not connect, in a turn and in Check alike,
+// before any approval is asked or process spawned, and its status says
+// why: `mcp server "x": env LOG_LEVEL references ${AWS_SECRET_ACCESS_KEY},
+// which looks like a credential; grant secret.bind:AWS_SECRET_ACCESS_KEY
+// in the core to export it`. Other names are exported as declared.
 //
 // # Turn preparation
 //
@@ -39,7 +58,8 @@
 //     notifications/tools/list_changed);
 //   - a failure inside its negative TTL (30 s) is reused without a retry;
 //   - otherwise, before any client is constructed or process spawned: the
-//     capability mcp.connect:<id>, the cwd inside the workspace, the URL
+//     capability mcp.connect:<id>, the secret.bind grant of each
+//     credential-looking Host variable, the cwd inside the workspace, the URL
 //     policy for HTTP servers, then the connect gate with policy
 //     stricter(prompt, approval_policy) folded with the core and global
 //     approval configuration (an "auto" declaration still prompts). A

@@ -41,8 +41,14 @@ type ConnectRequest struct {
 	// grant covers one version of one declaration.
 	RuleKey effect.RuleKey
 	// Preview is the safe connect summary: no argument, env or header
-	// value, a credential-free URL.
+	// value, a credential-free URL; the Host variables the connection
+	// exports by name.
 	Preview map[string]any
+	// HostVariables are the ${NAME} references of the declaration, each
+	// credential-looking one already checked against its secret.bind
+	// grant; Notes say in words what each exports where.
+	HostVariables []HostVariable
+	Notes         []string
 }
 
 // ConnectGate decides a ConnectRequest. nil allows the connection; an
@@ -64,7 +70,7 @@ func ApprovalGate(approvals *effect.ApprovalRuntime) ConnectGate {
 			CallID: r.Capability,
 			Tool:   r.Capability, Action: r.Action, Target: r.Target, Summary: r.Summary,
 			Risk: r.Risk, Capability: r.Capability, Provenance: "mcp:" + r.Declaration.ID,
-			Preview: r.Preview, Policy: r.Policy,
+			Preview: r.Preview, Notes: r.Notes, Policy: r.Policy,
 			CoreID: tc.CoreID, CoreRevision: tc.CoreRevision,
 			CapabilityFingerprint: tc.Grants.Fingerprint(),
 			AdapterKey:            r.Capability, RuleKey: r.RuleKey,
@@ -90,14 +96,16 @@ func deniedConnect(r ConnectRequest, why string) error {
 	return demiurge.Errorf(demiurge.EUNAUTHORIZED, "approval denied: %s (%s)", r.Summary, why)
 }
 
-// connectRequest builds the request for d under tc.
-func connectRequest(d Declaration, tc effect.TurnContext, effective policy.Policy) ConnectRequest {
+// connectRequest builds the request for d under tc; grants decide the
+// Exported flag of its Host variables.
+func connectRequest(d Declaration, tc effect.TurnContext, grants policy.Grants, effective policy.Policy) ConnectRequest {
+	vars := d.HostVariables(grants)
 	return ConnectRequest{
 		Declaration: d, Turn: tc, Policy: effective,
 		Action: ActionConnect, Capability: d.ConnectCapability(), Target: d.RelPath,
 		Summary: "Connect and discover MCP server " + d.ID, Risk: d.Risk,
 		RuleKey: effect.RuleKey(d.ConnectCapability() + ":" + d.Fingerprint),
-		Preview: ConnectSummary(d, effective),
+		Preview: ConnectSummary(d, effective), HostVariables: vars, Notes: hostVariableNotes(vars),
 	}
 }
 
@@ -112,7 +120,10 @@ func connectPolicy(d Declaration, core, global policy.ApprovalConfig) policy.Pol
 // runs or is reached, never a value that could be a secret. Option names
 // of stdio arguments are kept; a sensitive option's value becomes
 // "<redacted>" and every other value a digest and length; env and
-// headers show their names only; the URL keeps scheme, host and port.
+// headers show their names only, and the Host variables their values
+// reference by name: host_variables lists the names, exports says where
+// each goes ("env LOG_LEVEL ← ${AWS_SECRET_ACCESS_KEY}"); the URL keeps
+// scheme, host and port.
 func ConnectSummary(d Declaration, effective policy.Policy) map[string]any {
 	s := map[string]any{
 		"server_id": d.ID, "path": d.RelPath, "enabled": d.Enabled, "transport": d.Transport,
@@ -133,6 +144,14 @@ func ConnectSummary(d Declaration, effective policy.Policy) map[string]any {
 	case TransportStreamableHTTP:
 		s["url"] = urlpolicy.AuditURL(d.URL)
 		s["header_names"] = sortedKeys(d.Headers)
+	}
+	if vars := d.HostVariables(policy.Grants{}); len(vars) > 0 {
+		exports := make([]string, len(vars))
+		for i, v := range vars {
+			exports[i] = v.String()
+		}
+		s["host_variables"] = HostVariableNames(vars)
+		s["exports"] = exports
 	}
 	return s
 }

@@ -26,6 +26,7 @@ approval_policy: auto
 		"risk": "medium", "approval_policy": "auto", "effective_connect_approval_policy": "prompt",
 		"call_capability": "mcp.call:gh", "connect_capability": "mcp.connect:gh",
 		"command": "npx", "cwd": "sub", "env_names": []string{"GITHUB_TOKEN", "OTHER"},
+		"host_variables": []string{"GH"}, "exports": []string{"env GITHUB_TOKEN ← ${GH}"},
 	}
 	args := got["args"].([]string)
 	delete(got, "args")

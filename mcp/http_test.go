@@ -63,7 +63,7 @@ func TestStreamableHTTPServer(t *testing.T) {
 	})
 	d := e.decl("remote", "transport: streamable_http\nurl: "+srv.URL+"/mcp\napproval_policy: auto\nheaders:\n  Authorization: \"Bearer ${HTTP_TOKEN}\"\n")
 	g := newGate()
-	tc := e.turn(sessionID(), "mcp.connect:remote", "mcp.call:remote")
+	tc := e.turn(sessionID(), "mcp.connect:remote", "mcp.call:remote", "secret.bind:HTTP_TOKEN")
 	ctx := context.Background()
 	defs, sts := e.prepare(ctx, tc, g.fn, d)
 	if st := status(t, sts, "remote"); st.State != mcp.StateConnected || !hasName(defs, "remote__echo") {

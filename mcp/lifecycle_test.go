@@ -14,6 +14,7 @@ import (
 	"github.com/demiurge/demiurge/effect"
 	"github.com/demiurge/demiurge/mcp"
 	"github.com/demiurge/demiurge/mcp/internal/testserver"
+	"github.com/demiurge/demiurge/policy"
 	"github.com/demiurge/demiurge/redact"
 )
 
@@ -23,7 +24,7 @@ func TestServerEnvironmentIsAllowlisted(t *testing.T) {
 	t.Setenv("HOST_TOKEN", "declared-token-value-456")
 	e := newEnv(t, func(o *mcp.Options) { o.Getenv = os.Getenv })
 	d, _ := e.stdioDecl("demo", "env:\n  DEMO_TOKEN: \"tok-${HOST_TOKEN}\"\n  PLAIN: plain-value\n")
-	tc := e.turn(sessionID(), "mcp.connect:demo", "mcp.call:demo")
+	tc := e.turn(sessionID(), "mcp.connect:demo", "mcp.call:demo", "secret.bind:HOST_TOKEN")
 	defs, _ := e.prepare(context.Background(), tc, newGate().fn, d)
 
 	res := call(t, context.Background(), tc, defs, "demo__env", nil)
@@ -58,7 +59,10 @@ func TestServerEnvironmentIsAllowlisted(t *testing.T) {
 	// carries its fingerprint.
 	res = call(t, context.Background(), tc, defs, "demo__getenv", map[string]any{"name": "DEMO_TOKEN"})
 	fp := redact.Secret{Value: "tok-declared-token-value-456"}.Fingerprint()
-	if res.ModelView != "<redacted>" || res.DebugView["content"] != "<redacted:mcp.env:DEMO_TOKEN:"+fp+">" {
+	// (The marker's name is the first one the turn learnt the value under:
+	// mcp.env:DEMO_TOKEN, or DEMO_TOKEN once the env listing above made
+	// it a discovery of the turn.)
+	if content, _ := res.DebugView["content"].(string); res.ModelView != "<redacted>" || !strings.HasPrefix(content, "<redacted:") || !strings.HasSuffix(content, "DEMO_TOKEN:"+fp+">") {
 		t.Fatalf("getenv views: %q %v", res.ModelView, res.DebugView["content"])
 	}
 }
@@ -216,7 +220,7 @@ func TestEvictionClosesOnlyThatSession(t *testing.T) {
 	if len(pids) != 3 {
 		t.Fatalf("starts %v", pids)
 	}
-	if st := e.m.Status(s1, []mcp.Declaration{a}); st[0].State != mcp.StateConnected || st[0].Tools == 0 {
+	if st := e.m.Status(s1, []mcp.Declaration{a}, policy.Grants{}); st[0].State != mcp.StateConnected || st[0].Tools == 0 {
 		t.Fatalf("Status: %+v", st)
 	}
 
@@ -239,7 +243,7 @@ func TestEvictionClosesOnlyThatSession(t *testing.T) {
 	if r := call(t, ctx, e.turn(s2, "mcp.connect:*", "mcp.call:*"), defs2, "a__echo", map[string]any{"text": "x"}); r.ModelView != "echo: x" {
 		t.Fatalf("other session: %+v", r)
 	}
-	if st := e.m.Status(s1, []mcp.Declaration{a}); st[0].State != mcp.StateNotConnected {
+	if st := e.m.Status(s1, []mcp.Declaration{a}, policy.Grants{}); st[0].State != mcp.StateNotConnected {
 		t.Fatalf("Status after eviction: %+v", st)
 	}
 	// No declarations evicts the session's state.
@@ -370,7 +374,7 @@ func TestStderrIsBoundedRedactedAndPrivate(t *testing.T) {
 	})
 	d, state := e.stdioDecl("noisy", "env: {DEMO_TOKEN: \"${HOST_TOKEN}\"}\nconnect_timeout_seconds: 10\n", "-mode", testserver.ModeFloodStderr)
 	healthy, _ := e.stdioDecl("healthy", "")
-	tc := e.turn(sessionID(), "mcp.connect:*")
+	tc := e.turn(sessionID(), "mcp.connect:*", "secret.bind:HOST_TOKEN")
 	defs, sts := e.prepare(context.Background(), tc, newGate().fn, d, healthy)
 	if status(t, sts, "noisy").State != mcp.StateConnected || !hasName(defs, "noisy__echo") || !hasName(defs, "healthy__echo") {
 		t.Fatalf("a stderr flood blocked the server: %+v", sts)
@@ -429,7 +433,7 @@ func TestStatusAndCheck(t *testing.T) {
 	bad, _ := e.stdioDecl("bad", "connect_timeout_seconds: 0.5\n", "-mode", testserver.ModeHangInitialize)
 	off := e.decl("off", "command: x\nenabled: false\n")
 	decls := []mcp.Declaration{ok, bad, off}
-	if st := e.m.Status("nobody", decls); st[0].State != mcp.StateNotConnected || st[2].State != mcp.StateDisabled {
+	if st := e.m.Status("nobody", decls, policy.Grants{}); st[0].State != mcp.StateNotConnected || st[2].State != mcp.StateDisabled {
 		t.Fatalf("Status before any turn: %+v", st)
 	}
 	sts := e.m.Check(context.Background(), decls, mcp.CheckOptions{Workspace: e.workspace, Gate: mcp.AllowOperator})

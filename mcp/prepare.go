@@ -73,7 +73,7 @@ func (m *Manager) Definitions(ctx context.Context, req Request) ([]effect.Defini
 	}
 	statuses := make([]ServerStatus, len(req.Declarations))
 	for i, d := range req.Declarations {
-		statuses[i] = baseStatus(d)
+		statuses[i] = baseStatus(d, tc.Grants)
 	}
 	if len(req.Declarations) == 0 {
 		// Nothing declared any more: the scope's connections close in the
@@ -185,17 +185,21 @@ func (m *Manager) Definitions(ctx context.Context, req Request) ([]effect.Defini
 }
 
 // authorise runs the checks before any client exists (spec tool-runtime
-// §8.3): capability, working directory, URL policy, then the gate. It
+// §8.3): capability, the secret.bind grant of every credential-looking
+// Host variable, working directory, URL policy, then the gate. It
 // returns the stdio working directory, or why the server is denied.
 func (m *Manager) authorise(ctx context.Context, d Declaration, tc effect.TurnContext, gate ConnectGate, effective policy.Policy) (dir, why string) {
 	if !tc.Grants.Can(d.ConnectCapability(), "") {
 		return "", "capability denied: " + d.ConnectCapability()
 	}
+	if why := unboundCredential(d, tc.Grants); why != "" {
+		return "", why
+	}
 	dir, why = m.precheck(ctx, d, tc)
 	if why != "" {
 		return "", why
 	}
-	if err := gate(ctx, connectRequest(d, tc, effective)); err != nil {
+	if err := gate(ctx, connectRequest(d, tc, tc.Grants, effective)); err != nil {
 		return "", errorText(err)
 	}
 	return dir, ""

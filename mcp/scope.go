@@ -212,8 +212,9 @@ func (m *Manager) leave(s *scope, statuses []ServerStatus) (evicted bool) {
 // Status reports the servers of decls as last prepared for sessionID's
 // own scope (the most recently prepared one when the session used several
 // workspaces or cores): connected, failed, denied, disabled, or
-// not_connected when no turn has prepared it yet.
-func (m *Manager) Status(sessionID string, decls []Declaration) []ServerStatus {
+// not_connected when no turn has prepared it yet. grants (the core's)
+// judge the Host variables of a server no turn has prepared.
+func (m *Manager) Status(sessionID string, decls []Declaration, grants policy.Grants) []ServerStatus {
 	m.mu.Lock()
 	var latest *scope
 	for k, s := range m.scopes {
@@ -234,7 +235,7 @@ func (m *Manager) Status(sessionID string, decls []Declaration) []ServerStatus {
 	for _, d := range decls {
 		st, ok := byID[d.ID]
 		if !ok || st.Path != d.RelPath {
-			st = baseStatus(d)
+			st = baseStatus(d, grants)
 		}
 		out = append(out, st)
 	}

@@ -35,12 +35,19 @@ type ServerStatus struct {
 	RetryAfter time.Time `json:"retry_after,omitzero"`
 	// ConnectCapability is mcp.connect:<id>, named in denial events.
 	ConnectCapability string `json:"connect_capability"`
+	// HostVariables name the Host variables the declaration's env and
+	// header values reference, where each goes and, for a credential,
+	// whether the core grants its export (never a value).
+	HostVariables []HostVariable `json:"host_variables,omitempty"`
 }
 
-func baseStatus(d Declaration) ServerStatus {
+// baseStatus is d's status before any connection, its Host variables
+// judged under grants.
+func baseStatus(d Declaration, grants policy.Grants) ServerStatus {
 	st := ServerStatus{
 		Server: d.ID, Path: d.RelPath, Transport: d.Transport, Enabled: d.Enabled,
 		State: StateNotConnected, ConnectCapability: d.ConnectCapability(),
+		HostVariables: d.HostVariables(grants),
 	}
 	if !d.Enabled {
 		st.State = StateDisabled
@@ -59,21 +66,27 @@ type CheckOptions struct {
 	// CoreApproval and GlobalApproval tighten the connect policy as in a
 	// turn.
 	CoreApproval, GlobalApproval policy.ApprovalConfig
+	// Grants are the core's capability grants; only the exact
+	// secret.bind:<NAME> grants count (a credential-looking Host variable
+	// is exported only under one). The zero value grants none.
+	Grants policy.Grants
 }
 
 // Check connects to every enabled server of decls, lists its tools and
 // disconnects, without touching any session's state: the operator's
 // `demiurge mcp check`. Servers are checked concurrently, at most
 // MaxConcurrentConnects at a time, each bounded by its connect timeout;
-// the working directory and URL policy are checked first, then the gate.
-// Capability grants are not consulted: no turn is involved. The statuses
+// the secret.bind grants of credential-looking Host variables (from
+// opts.Grants), the working directory and the URL policy are checked
+// first, then the gate. The connect capability is not consulted: no turn
+// is involved, running the check is the operator's choice. The statuses
 // come in declaration order. Every connection that succeeded is closed
 // (stdio process trees reaped) before Check returns; servers that failed
 // are ended in the background, and Close waits for them.
 func (m *Manager) Check(ctx context.Context, decls []Declaration, opts CheckOptions) []ServerStatus {
 	out := make([]ServerStatus, len(decls))
 	for i, d := range decls {
-		out[i] = baseStatus(d)
+		out[i] = baseStatus(d, opts.Grants)
 	}
 	if !m.begin() {
 		return markEnabled(out, StateNotConnected, errManagerClosed.Message)
@@ -86,11 +99,15 @@ func (m *Manager) Check(ctx context.Context, decls []Declaration, opts CheckOpti
 		if !d.Enabled {
 			continue
 		}
-		dir, why := m.precheck(ctx, d, tc)
+		why := unboundCredential(d, opts.Grants)
+		var dir string
+		if why == "" {
+			dir, why = m.precheck(ctx, d, tc)
+		}
 		if why == "" {
 			if opts.Gate == nil {
 				why = "no connect gate configured"
-			} else if err := opts.Gate(ctx, connectRequest(d, tc, connectPolicy(d, opts.CoreApproval, opts.GlobalApproval))); err != nil {
+			} else if err := opts.Gate(ctx, connectRequest(d, tc, opts.Grants, connectPolicy(d, opts.CoreApproval, opts.GlobalApproval))); err != nil {
 				why = errorText(err)
 			}
 		}

@@ -182,6 +182,9 @@ func mcpLine(m *corerepo.MCPSummary) string {
 	if len(m.HeaderNames) > 0 {
 		parts = append(parts, "headers="+strings.Join(m.HeaderNames, ","))
 	}
+	for _, v := range m.HostVariables {
+		parts = append(parts, "host_variable=["+v.String()+"]")
+	}
 	parts = append(parts, "risk="+m.Risk, "approval="+m.ApprovalPolicy, "connect_approval="+m.EffectiveConnectApprovalPolicy,
 		"capabilities="+m.ConnectCapability+","+m.CallCapability)
 	return strings.Join(parts, " ")

@@ -10,11 +10,15 @@ import (
 
 	"github.com/demiurge/demiurge/host"
 	"github.com/demiurge/demiurge/mcp"
+	"github.com/demiurge/demiurge/policy"
 )
 
 // newMCPCmd shows the core's MCP servers. list reads the declarations
 // without connecting; check connects to each enabled server (running it is
-// the operator's approval), lists its tools and disconnects.
+// the operator's approval), lists its tools and disconnects. Both name the
+// Host variables each server's env and headers reference, never a value;
+// a credential-looking one the core does not grant (secret.bind:<NAME>)
+// keeps its server from connecting, in a turn and in check alike.
 func newMCPCmd(g *globals, streams IO) *cobra.Command {
 	cmd := &cobra.Command{Use: "mcp", Short: "List and check the core's MCP servers"}
 	var asJSON bool
@@ -30,15 +34,18 @@ func newMCPCmd(g *globals, streams IO) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				// The core's default grants decide which credential-looking
+				// Host variables a server may be given (secret.bind:<NAME>).
+				grants := policy.NewGrants(snap.Core.CapabilitySources().Defaults, nil)
 				var st []mcp.ServerStatus
 				if check {
 					ws, err := resolveWorkspace(workspace)
 					if err != nil {
 						return err
 					}
-					st = h.MCP.Check(ctx, decls, mcp.CheckOptions{Workspace: ws, Gate: mcp.AllowOperator})
+					st = h.MCP.Check(ctx, decls, mcp.CheckOptions{Workspace: ws, Gate: mcp.AllowOperator, Grants: grants})
 				} else {
-					st = h.MCP.Status("", decls)
+					st = h.MCP.Status("", decls, grants)
 				}
 				if st == nil {
 					st = []mcp.ServerStatus{}
@@ -77,6 +84,32 @@ func writeMCPTable(w io.Writer, st []mcp.ServerStatus) {
 	fmt.Fprintln(tw, "SERVER\tTRANSPORT\tSTATE\tTOOLS\tLAST ERROR")
 	for _, s := range st {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.Server, s.Transport, s.State, s.Tools, s.Error)
+	}
+	tw.Flush()
+	writeHostVariables(w, st)
+}
+
+// writeHostVariables lists, per server, which Host variable goes where:
+// "x  env LOG_LEVEL ← ${AWS_SECRET_ACCESS_KEY}  credential, not granted
+// (needs secret.bind:AWS_SECRET_ACCESS_KEY)".
+func writeHostVariables(w io.Writer, st []mcp.ServerStatus) {
+	header := false
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, s := range st {
+		for _, v := range s.HostVariables {
+			if !header {
+				fmt.Fprintln(w, "\nHost variables (names only; values are never shown):")
+				header = true
+			}
+			note := ""
+			switch {
+			case v.Credential && v.Exported:
+				note = "credential, granted by " + v.Grant
+			case v.Credential:
+				note = "credential, not granted (needs " + v.Grant + ")"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Server, v.String(), note)
+		}
 	}
 	tw.Flush()
 }
