@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/demiurge/demiurge/effect"
@@ -48,23 +49,34 @@ func webExtract(d Deps) effect.Definition {
 
 // webExtractor is the web_extract adapter (spec tool-runtime §1.3).
 //
-// The URL policy (Deps.URLPolicy) is checked three times: before approval
-// (Precheck: a refused URL is never put to the operator and answers "URL
-// blocked by Host policy: <reason>"), after approval (Invoke: the answer
-// may come much later and DNS may have changed; "URL blocked by Host
-// policy before request: <reason>"), and on every connection and redirect
-// (the policy's transport and CheckRedirect; "URL blocked by Host policy:
-// <reason>" with executionStarted true). Refusals are policy denials whose
-// data carries the audit view only.
+// Nothing leaves the machine before approval, not even a DNS query: the
+// checks before approval (Precheck) and again after it (Invoke) are the
+// URL policy's literal Check (scheme, port, metadata and localhost names,
+// literal addresses; a refusal before approval is never put to the
+// operator and answers "URL blocked by Host policy: <reason>", one after
+// it "URL blocked by Host policy before request: <reason>"). The host
+// name is resolved once the call is approved, by the policy's transport
+// when it opens the connection: every answer is judged and only judged
+// addresses are dialled. A refusal there, before the first request was
+// sent, is "URL blocked by Host policy before request: <reason>" with
+// executionStarted false; one on a redirect hop (a request was sent) is
+// "URL blocked by Host policy: <reason>" with executionStarted true.
+// Refusals are policy denials whose data carries the audit view only.
+//
+// The operator sees the URL reduced to scheme, host and a non-default
+// port, in the summary, the target and the argument preview; never its
+// userinfo, path, query or fragment.
 //
 // The request is a GET with User-Agent demiurge/0.1, no ambient proxy, no
 // cookies, bounded by timeout_seconds (default 20, at most 60). At most
 // webExtractMaxBytes of the body are read, and reading stops as soon as
-// max_chars (default and maximum 12,000) characters of text are in hand.
-// HTML becomes its title, a blank line and its visible text; other types
-// are decoded as text. A cut result ends in "\n...[truncated]" and has
-// data.truncated true. A status outside 2xx is "web_extract failed: HTTP
-// Error <code>: <text>"; a network error is "web_extract failed: <error>",
+// more than max_chars (default and maximum 12,000) characters of text are
+// in hand. HTML becomes its title, a blank line and its visible text;
+// other types are decoded as text. The result is the first max_chars
+// characters exactly, with no marker; data.truncated says whether text
+// was cut (spec: the original returns the first max_chars and reports
+// truncated). A status outside 2xx is "web_extract failed: HTTP Error
+// <code>: <text>"; a network error is "web_extract failed: <error>",
 // never quoting the URL.
 type webExtractor struct {
 	policy urlpolicy.Policy
@@ -76,14 +88,15 @@ var (
 	_ effect.Approvable = webExtractor{}
 )
 
-// Precheck refuses a missing or non-http(s) URL and one the URL policy
-// refuses, before any approval is asked and before anything is fetched.
-func (w webExtractor) Precheck(ctx context.Context, inv effect.Invocation) *effect.Outcome {
+// Precheck refuses a missing or non-http(s) URL and one the URL policy's
+// literal check refuses, before any approval is asked and before anything
+// is sent (no DNS query either).
+func (w webExtractor) Precheck(_ context.Context, inv effect.Invocation) *effect.Outcome {
 	raw, out, ok := webExtractURL(inv.Args)
 	if !ok {
 		return &out
 	}
-	if d := w.policy.Evaluate(ctx, raw); !d.Allowed {
+	if d := w.policy.Check(raw); !d.Allowed {
 		out := urlBlocked("URL blocked by Host policy: ", d, false)
 		return &out
 	}
@@ -91,8 +104,8 @@ func (w webExtractor) Precheck(ctx context.Context, inv effect.Invocation) *effe
 }
 
 // ApprovalFacts describe the fetch to the operator by its audit target
-// only (scheme, host, port); the rule key binds a session grant to the
-// exact URL.
+// only (scheme, host, port): the summary, the target and the argument
+// preview; the rule key binds a session grant to the exact URL.
 func (w webExtractor) ApprovalFacts(inv effect.Invocation) effect.ApprovalFacts {
 	raw := strings.TrimSpace(stringArg(inv.Args, "url"))
 	target := urlpolicy.AuditURL(raw)
@@ -101,6 +114,7 @@ func (w webExtractor) ApprovalFacts(inv effect.Invocation) effect.ApprovalFacts 
 		Action:   webExtractAction,
 		Target:   target,
 		Summary:  "Extract URL from " + target,
+		Preview:  map[string]any{"url": target},
 		RuleKey:  effect.RuleKey("web_extract:network.fetch:" + hex.EncodeToString(sum[:])),
 		Baseline: policy.Prompt,
 	}
@@ -113,10 +127,7 @@ func (w webExtractor) Invoke(ctx context.Context, inv effect.Invocation) (effect
 	if !ok {
 		return out, nil
 	}
-	d := w.policy.Evaluate(ctx, raw)
-	if err := ctx.Err(); err != nil {
-		return effect.Outcome{}, err
-	}
+	d := w.policy.Check(raw)
 	if !d.Allowed {
 		return urlBlocked("URL blocked by Host policy before request: ", d, false), nil
 	}
@@ -126,19 +137,22 @@ func (w webExtractor) Invoke(ctx context.Context, inv effect.Invocation) (effect
 }
 
 // fetch GETs raw and extracts its text. final tracks the decision on the
-// URL the response came from (the last redirect target).
+// URL the response came from (the last redirect target); dials records
+// the dialer's decisions, whose addresses complete the audit.
 func (w webExtractor) fetch(ctx context.Context, raw string, first urlpolicy.Decision, timeout time.Duration, maxChars int) (effect.Outcome, error) {
 	client := w.policy.Client(timeout)
 	defer client.CloseIdleConnections()
-	final := first
+	final, sent := first, false
 	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		sent = true // a response came back: a request was sent
 		d, err := w.policy.EvaluateRedirect(req, via)
 		if err == nil {
 			final = d
 		}
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
+	dials := &dialLog{}
+	req, err := http.NewRequestWithContext(urlpolicy.WithDialObserver(ctx, dials.record), http.MethodGet, raw, nil)
 	if err != nil {
 		return invalid("web_extract failed: %v", err), nil
 	}
@@ -147,9 +161,10 @@ func (w webExtractor) fetch(ctx context.Context, raw string, first urlpolicy.Dec
 
 	resp, err := client.Do(req)
 	if err != nil {
-		return fetchFailed(ctx, err, nil)
+		return fetchFailed(ctx, err, nil, final, sent)
 	}
 	defer resp.Body.Close()
+	final = dials.complete(final)
 	data := map[string]any{
 		"url":          final.Target(),
 		"url_policy":   final.Audit(),
@@ -157,18 +172,15 @@ func (w webExtractor) fetch(ctx context.Context, raw string, first urlpolicy.Dec
 		"content_type": nullable(resp.Header.Get("Content-Type")),
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fetchFailed(ctx, fmt.Errorf("HTTP Error %d: %s", resp.StatusCode, statusText(resp)), data)
+		return fetchFailed(ctx, fmt.Errorf("HTTP Error %d: %s", resp.StatusCode, statusText(resp)), data, final, true)
 	}
 	page, err := readPage(resp.Body, resp.Header.Get("Content-Type"), maxChars, webExtractMaxBytes)
 	if err != nil {
-		return fetchFailed(ctx, err, data)
+		return fetchFailed(ctx, err, data, final, true)
 	}
 	content := page.content()
 	if content == "" {
 		content = "(no readable text)"
-	}
-	if page.truncated {
-		content += "\n...[truncated]"
 	}
 	data["truncated"] = page.truncated
 	data["charset"] = page.charset
@@ -176,6 +188,35 @@ func (w webExtractor) fetch(ctx context.Context, raw string, first urlpolicy.Dec
 		data["title"] = page.title
 	}
 	return succeeded(content, data), nil
+}
+
+// dialLog keeps the dialer's latest decision per host and port.
+type dialLog struct {
+	mu   sync.Mutex
+	last map[string]urlpolicy.Decision
+}
+
+func (l *dialLog) record(d urlpolicy.Decision) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last == nil {
+		l.last = map[string]urlpolicy.Decision{}
+	}
+	l.last[d.Target()] = d
+}
+
+// complete returns d (a literal decision on the URL the response came
+// from) with the addresses the dialer judged for its host and port.
+func (l *dialLog) complete(d urlpolicy.Decision) urlpolicy.Decision {
+	if len(d.Resolved) > 0 {
+		return d
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if dialed, ok := l.last[urlpolicy.Decision{Hostname: d.Hostname, Port: d.Port}.Target()]; ok {
+		d.Resolved = dialed.Resolved
+	}
+	return d
 }
 
 // webExtractURL returns the trimmed url argument, or the outcome for a
@@ -202,17 +243,29 @@ func urlBlocked(prefix string, d urlpolicy.Decision, started bool) effect.Outcom
 	}
 }
 
-// fetchFailed turns a failed request into its outcome: a policy refusal
-// met on the way (a redirect, a connection) is a denial; other errors are
+// fetchFailed turns a failed request into its outcome. A policy refusal
+// met on the way is a denial: at the first connection, before any request
+// was sent (sent false), it is the after-approval refusal ("before
+// request", executionStarted false); on a redirect hop it is "URL blocked
+// by Host policy: <reason>" with executionStarted true. A dial refusal
+// carries no scheme; it takes the scheme of current, the URL being
+// fetched, when it names the same host and port. Other errors are
 // "web_extract failed: <error>" without the URL, which may carry secrets.
 // A cancelled call is the caller's error.
-func fetchFailed(ctx context.Context, err error, data map[string]any) (effect.Outcome, error) {
+func fetchFailed(ctx context.Context, err error, data map[string]any, current urlpolicy.Decision, sent bool) (effect.Outcome, error) {
 	if ctx.Err() != nil {
 		return effect.Outcome{}, ctx.Err()
 	}
 	var blocked *urlpolicy.BlockedError
 	if errors.As(err, &blocked) {
-		return urlBlocked("URL blocked by Host policy: ", blocked.Decision, true), nil
+		d := blocked.Decision
+		if d.Scheme == "" && d.Hostname == current.Hostname && d.Port == current.Port {
+			d.Scheme = current.Scheme
+		}
+		if !sent {
+			return urlBlocked("URL blocked by Host policy before request: ", d, false), nil
+		}
+		return urlBlocked("URL blocked by Host policy: ", d, true), nil
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {

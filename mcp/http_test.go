@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/testutil"
 	"github.com/demiurge/demiurge/mcp"
 	"github.com/demiurge/demiurge/mcp/internal/testserver"
 	"github.com/demiurge/demiurge/urlpolicy"
@@ -112,6 +114,52 @@ func TestHTTPPrivateURLRefused(t *testing.T) {
 	}
 	if g.count("remote") != 0 || len(srv.authorizations()) != 0 {
 		t.Fatal("a refused URL was approved or reached")
+	}
+}
+
+// TestHTTPNoLookupBeforeApproval: a streamable HTTP server named by a host
+// name is not looked up before its connect approval. Denied, the name is
+// never resolved; approved, it is resolved when the transport connects,
+// and a private answer is refused there.
+func TestHTTPNoLookupBeforeApproval(t *testing.T) {
+	srv := newHTTPServer(t, testserver.Config{})
+	u, _ := url.Parse(srv.URL)
+	// A server that accepts a Host header other than localhost, for the
+	// name that connects (closed after the manager, which holds its
+	// standalone stream).
+	lenient := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return testserver.New(testserver.Config{}) },
+		&sdk.StreamableHTTPOptions{DisableLocalhostProtection: true}))
+	t.Cleanup(lenient.Close)
+	lu, _ := url.Parse(lenient.URL)
+	dns := testutil.NewResolver(map[string]string{"mcp.exfil.test": "10.0.0.9", "named.test": "127.0.0.1"})
+	e := newEnv(t, func(o *mcp.Options) {
+		o.URLPolicy = urlpolicy.Policy{AllowPrivatePrefixes: loopback.AllowPrivatePrefixes, Resolver: dns}
+	})
+	d := e.decl("remote", "transport: streamable_http\nurl: http://mcp.exfil.test:"+u.Port()+"/mcp\nconnect_timeout_seconds: 5\n")
+	ctx := context.Background()
+
+	deny := newGate("remote")
+	_, sts := e.prepare(ctx, e.turn(sessionID(), "mcp.connect:remote"), deny.fn, d)
+	if st := status(t, sts, "remote"); st.State != mcp.StateDenied || deny.count("remote") != 1 {
+		t.Fatalf("denied: %+v (asked %d)", st, deny.count("remote"))
+	}
+	if got := dns.Lookups(); len(got) != 0 {
+		t.Fatalf("lookups %v before approval", got)
+	}
+
+	_, sts = e.prepare(ctx, e.turn(sessionID(), "mcp.connect:remote"), newGate().fn, d)
+	if st := status(t, sts, "remote"); st.State != mcp.StateFailed || !strings.Contains(st.Error, "URL blocked by Host policy: private_address") {
+		t.Fatalf("approved: %+v", st)
+	}
+	if got := dns.Lookups(); len(got) == 0 || got[0] != "mcp.exfil.test" || len(srv.authorizations()) != 0 {
+		t.Fatalf("lookups %v, requests %d; want the lookup at connect and no request", got, len(srv.authorizations()))
+	}
+
+	// A name that resolves to an admitted address connects.
+	named := e.decl("named", "transport: streamable_http\nurl: http://named.test:"+lu.Port()+"/mcp\n")
+	defs, sts := e.prepare(ctx, e.turn(sessionID(), "mcp.connect:named"), newGate().fn, named)
+	if st := status(t, sts, "named"); st.State != mcp.StateConnected || !hasName(defs, "named__echo") {
+		t.Fatalf("named: %+v", st)
 	}
 }
 

@@ -207,7 +207,9 @@ func (m *Manager) authorise(ctx context.Context, d Declaration, tc effect.TurnCo
 
 // precheck checks the pure Host conditions of a connection: a stdio
 // server's working directory inside the workspace, an HTTP server's URL
-// against the URL policy.
+// against the URL policy's literal check (it runs before the connect
+// approval, so it sends nothing, not even a DNS query; the transport
+// resolves and judges the host when it connects).
 func (m *Manager) precheck(ctx context.Context, d Declaration, tc effect.TurnContext) (dir, why string) {
 	switch d.Transport {
 	case TransportStdio:
@@ -216,7 +218,7 @@ func (m *Manager) precheck(ctx context.Context, d Declaration, tc effect.TurnCon
 		}
 		return resolveCwd(d.Cwd, tc.Workspace)
 	case TransportStreamableHTTP:
-		if dec := m.opts.URLPolicy.Evaluate(ctx, d.URL); !dec.Allowed {
+		if dec := m.opts.URLPolicy.Check(d.URL); !dec.Allowed {
 			return "", "URL blocked by Host policy: " + dec.Reason
 		}
 	}

@@ -6,16 +6,24 @@
 //
 // # Verdicts
 //
-// Policy.Evaluate judges a URL and returns a Decision with a typed reason
-// (the Reason constants). Only http and https are fetched; the host is
-// normalised (lowercase, trailing dots dropped, punycode for IDNs; an
-// invalid IDN is an invalid URL). Metadata host names are always refused,
-// localhost and *.localhost unless AllowPrivate. An IP literal, in any
-// form a resolver would accept (standard IPv4 and IPv6 with the zone
-// ignored, IPv4-mapped IPv6, and the legacy inet_aton forms such as
-// "127.1", "2130706433", "0x7f000001" or "0177.0.0.1"), is judged without
-// DNS. A host name is resolved and every answer must pass: one refused
-// answer refuses the URL, and a failed or empty resolution refuses it too.
+// Policy.Check judges a URL without any I/O and returns a Decision with a
+// typed reason (the Reason constants). Only http and https are fetched;
+// the host is normalised (lowercase, trailing dots dropped, punycode for
+// IDNs; an invalid IDN is an invalid URL). Metadata host names are always
+// refused, localhost and *.localhost unless AllowPrivate. An IP literal,
+// in any form a resolver would accept (standard IPv4 and IPv6 with the
+// zone ignored, IPv4-mapped IPv6, and the legacy inet_aton forms such as
+// "127.1", "2130706433", "0x7f000001" or "0177.0.0.1"), is judged as that
+// address. A host name that passes is allowed pending its addresses,
+// which are judged when a connection is opened.
+//
+// No effect before approval, DNS included: a DNS query carries its name
+// to whoever serves the zone, so a model could leak data through the name
+// of a call the operator then denies. Check is therefore the only verdict
+// callers take before an approval. Policy.Evaluate adds the resolution
+// (every answer must pass: one refused answer refuses the URL, and a
+// failed or empty resolution refuses it too) for URLs the Host contacts on
+// its own; the transport below applies the same rule at connect.
 //
 // Policy.CheckAddr judges one address: metadata (link-local, 169.254/16,
 // 100.100.100.200, fd00:ec2::254) is always refused; so are unspecified,
@@ -33,15 +41,18 @@
 //
 // # Enforcement
 //
-// A verdict taken before an approval prompt can be stale by the time the
-// request is sent (DNS rebinding). Policy.Transport therefore judges the
-// host again when it opens each connection, connects only to the addresses
-// it judged, and re-checks the socket's real peer address in the dialer's
-// Control hook just before connect(2). It uses no proxy, and keeps the
-// request URL, so the Host header and the TLS server name remain those of
-// the original host. Policy.Client adds CheckRedirect, which judges every
-// redirect target (and refuses https→http downgrades) before it is
-// followed, up to MaxRedirects.
+// Policy.Transport resolves and judges the host when it opens each
+// connection (after approval, and again at every new connection, so DNS
+// rebinding between two connections gains nothing), connects only to the
+// addresses it judged, and re-checks the socket's real peer address in
+// the dialer's Control hook just before connect(2). It resolves through
+// Policy.Resolver (ServerResolver names an operator's DNS server), uses
+// no proxy, and keeps the request URL, so the Host header and the TLS
+// server name remain those of the original host. WithDialObserver lets a
+// caller see each dial decision (the addresses used, for its audit).
+// Policy.Client adds CheckRedirect, which judges every redirect target
+// with Check (and refuses https→http downgrades) before it is followed,
+// up to MaxRedirects; the dialer judges the target's addresses.
 //
 // # Audit
 //

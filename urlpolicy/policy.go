@@ -61,12 +61,32 @@ var metadataHostnames = map[string]bool{
 // a silent resolver whatever the caller's context.
 const dnsTimeout = 10 * time.Second
 
-// Evaluate judges rawURL (spec tool-runtime §6.1): it must be http or https,
-// name a host that is neither a metadata name nor (without AllowPrivate)
-// localhost, and every address the host stands for, the literal address
-// or every DNS answer, must pass CheckAddr. One refused answer refuses the
-// URL; a DNS failure refuses it too. Userinfo, path, query and fragment
-// play no part.
+// Check is the verdict that needs no I/O (spec tool-runtime §6.1, steps
+// 1 to 6): the URL must parse and be http or https, and its host must be
+// neither a metadata name nor (without AllowPrivate) localhost; an IP
+// literal is judged as that address. A host name that passes is allowed
+// with no Resolved addresses: its addresses are judged when a connection
+// to it is opened (Transport), never before. Check sends nothing, not even
+// a DNS query, so it is the only check that may run before an approval:
+// a call the operator then denies must leave no trace on the network.
+func (p Policy) Check(rawURL string) Decision {
+	t, ok := parseTarget(rawURL)
+	if !ok {
+		return Decision{Reason: ReasonInvalidURL}
+	}
+	if t.scheme != "http" && t.scheme != "https" {
+		return t.deny(ReasonUnsupportedScheme, nil)
+	}
+	d, _ := p.literal(t)
+	return d
+}
+
+// Evaluate judges rawURL completely (spec tool-runtime §6.1): Check, then,
+// for a host name, every address it resolves to must pass CheckAddr. One
+// refused answer refuses the URL; a DNS failure refuses it too. Userinfo,
+// path, query and fragment play no part. Evaluate resolves: it is for
+// URLs the Host itself chose to contact, never for a call that still
+// awaits approval (use Check).
 func (p Policy) Evaluate(ctx context.Context, rawURL string) Decision {
 	t, ok := parseTarget(rawURL)
 	if !ok {
@@ -87,23 +107,34 @@ func (p Policy) Require(ctx context.Context, rawURL string) (Decision, error) {
 	return d, nil
 }
 
-// evaluate judges the host and port of t (its scheme is already checked,
-// or unknown at dial time).
-func (p Policy) evaluate(ctx context.Context, t target) Decision {
+// literal judges what the host of t says by itself: a missing host, a
+// metadata or localhost name, an IP literal. done is false for a host
+// name that passes, whose addresses are still to be judged.
+func (p Policy) literal(t target) (d Decision, done bool) {
 	switch {
 	case t.host == "":
-		return t.deny(ReasonMissingHostname, nil)
+		return t.deny(ReasonMissingHostname, nil), true
 	case metadataHostnames[t.host]:
-		return t.deny(ReasonMetadataHostname, nil)
+		return t.deny(ReasonMetadataHostname, nil), true
 	case !p.AllowPrivate && (t.host == "localhost" || strings.HasSuffix(t.host, ".localhost")):
-		return t.deny(ReasonPrivateHostname, nil)
+		return t.deny(ReasonPrivateHostname, nil), true
 	}
 	if a, ok := parseIP(t.host); ok {
 		addrs := []netip.Addr{a}
 		if r := p.blocked(a); r != "" {
-			return t.deny(r, addrs)
+			return t.deny(r, addrs), true
 		}
-		return t.allow(addrs)
+		return t.allow(addrs), true
+	}
+	return t.allow(nil), false
+}
+
+// evaluate judges the host and port of t (its scheme is already checked,
+// or unknown at dial time): the literal checks, then every address the
+// name resolves to.
+func (p Policy) evaluate(ctx context.Context, t target) Decision {
+	if d, done := p.literal(t); done {
+		return d
 	}
 	addrs, reason := p.resolve(ctx, t.host)
 	if reason != "" {

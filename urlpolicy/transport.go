@@ -40,15 +40,22 @@ func (e *BlockedError) Error() string {
 //
 //   - no proxy (ambient HTTP_PROXY and friends are ignored), so the
 //     connection goes where the policy looked;
-//   - the dialer judges the host of every new connection afresh (fresh
-//     DNS; every answer must pass) and connects only to the addresses it
-//     judged, never resolving again;
+//   - the dialer judges the host of every new connection: the literal
+//     checks, then (for a host name) a fresh resolution through
+//     p.Resolver, every answer classified; one refused answer, a failed
+//     or an empty resolution refuses the connection. This is the only
+//     place a host name is resolved, so nothing is looked up before the
+//     first connection is opened (after approval);
+//   - it connects only to the addresses it judged, never resolving again;
 //   - the dialer's Control hook checks the address the socket is about to
 //     connect to, so nothing reaches a refused address whatever resolved it
 //     (DNS rebinding between a check and the connection included);
 //   - the request URL is not rewritten, so the Host header and the TLS
 //     server name (and certificate check) stay those of the original host.
 //
+// A refusal is a *BlockedError whose decision has no scheme (the dialer
+// sees host and port only). The dial decisions, allowed or refused, are
+// reported to the observer of the request's context (WithDialObserver).
 // Each call returns a new transport; its owner closes idle connections
 // (CloseIdleConnections) when done with it.
 func (p Policy) Transport() *http.Transport {
@@ -75,14 +82,16 @@ func (p Policy) Client(timeout time.Duration) *http.Client {
 
 // CheckRedirect is an http.Client CheckRedirect hook: it refuses more than
 // MaxRedirects redirects, a redirect from https to http, and any target
-// Evaluate refuses. The dialer checks the target again when it connects.
+// Check refuses. The target's addresses are judged by the dialer when it
+// connects.
 func (p Policy) CheckRedirect(req *http.Request, via []*http.Request) error {
 	_, err := p.EvaluateRedirect(req, via)
 	return err
 }
 
 // EvaluateRedirect is CheckRedirect that also returns the decision on the
-// redirect target. err is ErrTooManyRedirects or a *BlockedError.
+// redirect target (a Check decision: a host name's addresses are judged at
+// connect). err is ErrTooManyRedirects or a *BlockedError.
 func (p Policy) EvaluateRedirect(req *http.Request, via []*http.Request) (Decision, error) {
 	if len(via) >= MaxRedirects {
 		return Decision{}, ErrTooManyRedirects
@@ -92,7 +101,11 @@ func (p Policy) EvaluateRedirect(req *http.Request, via []*http.Request) (Decisi
 		d := t.deny(ReasonRedirectDowngrade, nil)
 		return d, &BlockedError{Decision: d}
 	}
-	return p.Require(req.Context(), req.URL.String())
+	d := p.Check(req.URL.String())
+	if !d.Allowed {
+		return d, &BlockedError{Decision: d}
+	}
+	return d, nil
 }
 
 // Control is a net.Dialer Control hook: it refuses to connect to an
@@ -127,6 +140,9 @@ func (p Policy) dial(ctx context.Context, d *net.Dialer, network, addr string) (
 		return nil, &BlockedError{Decision: dec}
 	}
 	dec := p.evaluate(ctx, target{host: h, port: port})
+	if observe, ok := ctx.Value(dialObserverKey{}).(func(Decision)); ok {
+		observe(dec)
+	}
 	if !dec.Allowed {
 		return nil, &BlockedError{Decision: dec}
 	}
@@ -154,4 +170,16 @@ func dialAddrs(ctx context.Context, d *net.Dialer, network string, addrs []netip
 		first = errors.New("no address to dial")
 	}
 	return nil, first
+}
+
+type dialObserverKey struct{}
+
+// WithDialObserver returns ctx carrying fn, which the dialer of Transport
+// calls with its decision on every connection it opens for a request made
+// with that context (or a context derived from it): the host and port it
+// judged and the addresses it resolved, allowed or not. A caller uses it
+// to audit the addresses a fetch really used. fn runs on the dialing
+// goroutine and must be safe for concurrent use.
+func WithDialObserver(ctx context.Context, fn func(Decision)) context.Context {
+	return context.WithValue(ctx, dialObserverKey{}, fn)
 }

@@ -93,10 +93,9 @@ func TestClientReachesAdmittedLoopback(t *testing.T) {
 	}
 }
 
-// TestRebindingRefusedAtConnect: the name is public when the URL is
-// checked (before approval) and private when the connection is opened.
-// The dialer judges the name again and refuses; the server is never
-// reached.
+// TestRebindingRefusedAtConnect: the name is public when it is first
+// resolved and private when the connection is opened. The dialer resolves
+// and judges the name again and refuses; the server is never reached.
 func TestRebindingRefusedAtConnect(t *testing.T) {
 	srv := newCounter(t, okHandler)
 	dns := &sequenceDNS{host: "rebind.test", answers: []string{"93.184.216.34", "127.0.0.1"}}
@@ -124,8 +123,7 @@ func TestRebindingRefusedAtConnect(t *testing.T) {
 // any connection to it, after the earlier hops were served.
 func TestRedirectToPrivateRefusedAtThatHop(t *testing.T) {
 	var target string
-	var srv *counter
-	srv = newCounter(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := newCounter(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/start":
 			http.Redirect(w, r, "/hop", http.StatusFound)

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"os"
 
+	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/host"
 	"github.com/demiurge/demiurge/urlpolicy"
 )
@@ -18,20 +19,34 @@ func openHost(ctx context.Context, g *globals, fakeScript string) (*host.Host, e
 	if fakeScript == "" {
 		fakeScript = os.Getenv("DEMIURGE_FAKE_SCRIPT")
 	}
-	return host.Open(ctx, host.Options{Home: home, FakeScript: fakeScript, URLPolicy: urlPolicyFromEnv()})
+	urls, err := urlPolicyFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	return host.Open(ctx, host.Options{Home: home, FakeScript: fakeScript, URLPolicy: urls})
 }
 
-// urlPolicyFromEnv is the URL policy of the Host: private addresses are
-// refused, except that an operator may admit loopback services with
-// DEMIURGE_URL_ALLOW_LOOPBACK=1 (the operator's environment, which nothing
-// an Agent Core declares can set; the end-to-end tests use it).
-func urlPolicyFromEnv() urlpolicy.Policy {
-	if os.Getenv("DEMIURGE_URL_ALLOW_LOOPBACK") != "1" {
-		return urlpolicy.Policy{}
+// urlPolicyFromEnv is the URL policy of the Host, from the operator's
+// environment (which nothing an Agent Core declares can set; the
+// end-to-end tests use both settings): private addresses are refused,
+// except that DEMIURGE_URL_ALLOW_LOOPBACK=1 admits loopback services, and
+// host names resolve through the system resolver, or through the name
+// server DEMIURGE_DNS_SERVER names ("ip:port"), for web_extract and MCP
+// over HTTP alike. A bad DEMIURGE_DNS_SERVER is a configuration error,
+// never a quiet fallback to the system resolver.
+func urlPolicyFromEnv() (urlpolicy.Policy, error) {
+	var p urlpolicy.Policy
+	if os.Getenv("DEMIURGE_URL_ALLOW_LOOPBACK") == "1" {
+		p.AllowPrivatePrefixes = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 	}
-	return urlpolicy.Policy{AllowPrivatePrefixes: []netip.Prefix{
-		netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"),
-	}}
+	if addr := os.Getenv("DEMIURGE_DNS_SERVER"); addr != "" {
+		r, err := urlpolicy.ServerResolver(addr)
+		if err != nil {
+			return p, demiurge.Errorf(demiurge.ECONFIG, "DEMIURGE_DNS_SERVER: %v", err)
+		}
+		p.Resolver = r
+	}
+	return p, nil
 }
 
 func closeHost(ctx context.Context, h *host.Host) {
