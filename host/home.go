@@ -39,7 +39,8 @@ type InitReport struct {
 // Init creates whatever is missing of the home: directories (0700),
 // config.yaml and the embedded default cores (0600). It never overwrites an
 // existing file unless refresh names a core ("assistant", "evolver",
-// "global" or "all"). It is idempotent.
+// "global" or "all"). It is idempotent, and serialised across processes
+// by runtime/init.lock.
 func Init(dir, refresh string) (InitReport, error) {
 	h := Home{Dir: dir}
 	rep := InitReport{Home: dir}
@@ -51,6 +52,12 @@ func Init(dir, refresh string) (InitReport, error) {
 			return rep, demiurge.WrapError(demiurge.ECONFIG, err, "chmod %s: %v", d, err)
 		}
 	}
+	// Concurrent first runs install the home one at a time.
+	lock, err := lockInit(h)
+	if err != nil {
+		return rep, err
+	}
+	defer lock.Close()
 	if _, err := os.Stat(h.ConfigPath()); errors.Is(err, fs.ErrNotExist) {
 		if err := writeFileAtomic(h.ConfigPath(), []byte(defaultConfigYAML)); err != nil {
 			return rep, err

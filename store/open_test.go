@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/store"
@@ -206,6 +210,60 @@ func TestConcurrentOpenOfNewFile(t *testing.T) {
 	mustAppend(t, dbs[0], "", ev("test", "x", "test.event", nil))
 	if seq, err := dbs[3].LastSeq(context.Background(), "test", "x"); err != nil || seq != 1 {
 		t.Fatalf("LastSeq via another handle = %d, %v", seq, err)
+	}
+}
+
+// The same race between processes, as concurrent first runs of the CLI
+// make it: each child opens the fresh file once (see TestOpenHelperProcess).
+func TestConcurrentFirstOpenAcrossProcesses(t *testing.T) {
+	rounds, procs := 30, 8
+	if testing.Short() {
+		rounds = 2
+	}
+	for round := range rounds {
+		path := filepath.Join(t.TempDir(), "runtime", "runtime.sqlite3")
+		cmds := make([]*exec.Cmd, procs)
+		outs := make([]bytes.Buffer, procs)
+		for i := range cmds {
+			c := exec.Command(os.Args[0], "-test.run=^TestOpenHelperProcess$")
+			c.Env = append(os.Environ(), "STORE_OPEN_HELPER_PATH="+path)
+			c.Stdout, c.Stderr = &outs[i], &outs[i]
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			cmds[i] = c
+		}
+		var failures []string
+		for i, c := range cmds {
+			if err := c.Wait(); err != nil {
+				failures = append(failures, fmt.Sprintf("process %d: %v: %s", i, err, outs[i].String()))
+			}
+		}
+		if len(failures) > 0 {
+			t.Fatalf("round %d: %v", round, failures)
+		}
+		db := MustOpenPath(t, path, store.Options{})
+		mustAppend(t, db, "", ev("test", "x", "test.event", nil))
+	}
+}
+
+// TestOpenHelperProcess is the child of TestConcurrentFirstOpenAcrossProcesses.
+func TestOpenHelperProcess(t *testing.T) {
+	path := os.Getenv("STORE_OPEN_HELPER_PATH")
+	if path == "" {
+		t.Skip("helper process only")
+	}
+	// Spread the starts over about one migration's time, so that some
+	// probes land while another child's migration commits.
+	time.Sleep(time.Duration(rand.IntN(40)) * time.Millisecond)
+	db, err := store.Open(context.Background(), path, store.Options{Readers: 1})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(3)
+	}
+	if err := db.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(4)
 	}
 }
 

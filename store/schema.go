@@ -72,21 +72,35 @@ type header struct {
 	objects int // rows in sqlite_schema
 }
 
-func readHeader(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}) (header, error) {
+// readHeader reads the three header values. q must be a transaction, so
+// that all three come from one snapshot: read as separate statements
+// outside one, they could straddle another process's migration commit
+// (application_id still 0, schema already there) and a fresh file that a
+// concurrent first run is creating would look foreign.
+func readHeader(ctx context.Context, q *sql.Tx) (header, error) {
 	var h header
-	if err := q.QueryRowContext(ctx, "PRAGMA application_id").Scan(&h.appID); err != nil {
-		return h, err
+	reads := []struct {
+		query string
+		dest  any
+	}{
+		{"SELECT count(*) FROM sqlite_schema", &h.objects},
+		{"PRAGMA application_id", &h.appID},
+		{"PRAGMA user_version", &h.version},
 	}
-	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&h.version); err != nil {
-		return h, err
-	}
-	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&h.objects); err != nil {
-		return h, err
+	for i, r := range reads {
+		if err := q.QueryRowContext(ctx, r.query).Scan(r.dest); err != nil {
+			return h, err
+		}
+		if afterHeaderRead != nil {
+			afterHeaderRead(i)
+		}
 	}
 	return h, nil
 }
+
+// afterHeaderRead, set only by tests, runs after each header read: the seam
+// where a test commits another opener's migration between two reads.
+var afterHeaderRead func(read int)
 
 // check reports why a database with header h must not be used, or nil.
 func (h header) check(path string) error {
@@ -113,7 +127,7 @@ func probe(ctx context.Context, path string) error {
 	}
 	defer p.Close()
 	p.SetMaxOpenConns(1)
-	h, err := readHeader(ctx, p)
+	h, err := probeHeader(ctx, p)
 	if err != nil {
 		if isNotADB(err) {
 			return demiurge.WrapError(demiurge.ESCHEMA, err, "%s is not a SQLite database; refusing to open or modify it", path)
@@ -121,6 +135,19 @@ func probe(ctx context.Context, path string) error {
 		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "read runtime database header %s: %v", path, err)
 	}
 	return h.check(path)
+}
+
+// probeHeader reads the header in one read transaction (a deferred BEGIN:
+// it takes no write lock, so it never blocks a migration for long and never
+// writes). The file is either empty, or carries a finished schema: migrate
+// writes schema, application_id and user_version in one transaction.
+func probeHeader(ctx context.Context, p *sql.DB) (header, error) {
+	tx, err := p.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return header{}, err
+	}
+	defer tx.Rollback()
+	return readHeader(ctx, tx)
 }
 
 // migrate applies the embedded migrations the database lacks, in one

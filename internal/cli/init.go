@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/demiurge/demiurge/host"
+	"github.com/demiurge/demiurge/store"
 )
 
 func newInitCmd(g *globals, streams IO) *cobra.Command {
@@ -25,6 +30,9 @@ func newInitCmd(g *globals, streams IO) *cobra.Command {
 				return err
 			}
 			out := initJSON{InitReport: rep, Cores: []coreJSON{}}
+			if out.DatabaseCreated, err = initStore(cmd.Context(), host.Home{Dir: home}); err != nil {
+				return err
+			}
 			if check {
 				h, err := host.Open(cmd.Context(), host.Options{Home: home})
 				if err != nil {
@@ -47,6 +55,9 @@ func newInitCmd(g *globals, streams IO) *cobra.Command {
 			if rep.ConfigCreated {
 				fmt.Fprintln(streams.Out, "created config.yaml")
 			}
+			if out.DatabaseCreated {
+				fmt.Fprintln(streams.Out, "created runtime/runtime.sqlite3")
+			}
 			for _, c := range rep.CoresCreated {
 				fmt.Fprintf(streams.Out, "created core %s\n", c)
 			}
@@ -67,8 +78,24 @@ func newInitCmd(g *globals, streams IO) *cobra.Command {
 
 type initJSON struct {
 	host.InitReport
-	Checked bool       `json:"checked"`
-	Cores   []coreJSON `json:"cores"`
+	DatabaseCreated bool       `json:"database_created"`
+	Checked         bool       `json:"checked"`
+	Cores           []coreJSON `json:"cores"`
+}
+
+// initStore creates (or migrates) the runtime database of home: store.Open
+// creates it 0600 in WAL mode with the current schema, and refuses a file
+// that is not ours. created reports whether the file was missing.
+func initStore(ctx context.Context, home host.Home) (created bool, err error) {
+	_, statErr := os.Stat(home.DBPath())
+	db, err := store.Open(ctx, home.DBPath(), store.Options{})
+	if err != nil {
+		return false, err
+	}
+	if err := db.Close(); err != nil {
+		return false, err
+	}
+	return errors.Is(statErr, fs.ErrNotExist), nil
 }
 
 type coreJSON struct {
