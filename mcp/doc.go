@@ -123,9 +123,11 @@
 // server never blocks. Linux only: elsewhere stdio servers fail with
 // EUNSUPPORTED.
 //
-// streamable_http: every connection goes through the URL policy's
-// transport (judged again per connection, pinned to judged addresses, no
-// proxy), every redirect is judged before it is followed, and the
+// streamable_http: before the connect approval the URL gets the URL
+// policy's literal check only (nothing is sent, not even a DNS query);
+// every connection goes through the policy's transport (the host resolved
+// and judged when each connection is opened, pinned to judged addresses,
+// no proxy), every redirect is judged before it is followed, and the
 // declared headers are sent to the declared origin only.
 //
 // # Concurrency and failure modes

@@ -15,8 +15,9 @@ const minHTTPReadTimeout = 60 * time.Second
 
 // httpTransport returns the streamable HTTP transport of d and the HTTP
 // transport under it (its owner closes idle connections when done). Every
-// connection goes through the Host URL policy: the host is judged again
-// when each connection is opened, only judged addresses are dialled, the
+// connection goes through the Host URL policy: the host is resolved (with
+// the policy's resolver) and judged only when each connection is opened,
+// after the connect approval, only judged addresses are dialled, the
 // socket's peer is checked before connect(2), no proxy is used, and every
 // redirect target is judged before it is followed. The declared headers
 // are sent only to the declared origin, never to a host a redirect leads
