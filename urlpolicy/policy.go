@@ -46,7 +46,8 @@ type Decision struct {
 	Port     int    // explicit or the scheme's default; 0 when the URL does not parse
 	// Resolved are the addresses judged: the literal address, or every
 	// DNS answer (deduplicated, IPv4-mapped addresses unmapped). When the
-	// decision allows, a connection may use any of them.
+	// decision allows, a connection may use any of them. Check leaves it
+	// empty for a host name: nothing is resolved before a connection.
 	Resolved []netip.Addr
 }
 
