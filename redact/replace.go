@@ -2,6 +2,7 @@ package redact
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -18,24 +19,30 @@ import (
 // at the same distance from the start in some value. shift holds, for the
 // hash of every three-byte block, how far the window may move before that
 // can be true; on ordinary text with a few hundred long values it moves
-// win−2 bytes at a time and looks at almost nothing else. Values shorter
-// than four bytes make win too small for blocks, and then every position
-// is tried through byFirst, the values grouped by first byte.
+// win−2 bytes at a time and looks at almost nothing else. The table has
+// about eight slots per block of the values, so it stays sparse and is
+// cheap to build for a few. Values shorter than four bytes make win too
+// small for blocks, and then every position is tried through byFirst, the
+// values grouped by first byte.
 type matcher struct {
 	vals   []string
 	marks  []string
 	maxLen int
 
-	win     int              // min(shortest value, maxWindow)
-	shift   *[1 << 16]uint8  // block hash → distance to the nearest candidate end; nil below blockWindow
-	ends    map[uint16][]int // block hash → values whose window ends with it, in vals order
-	byFirst [256][]int       // first byte → values, in vals order (short windows only)
+	win       int         // min(shortest value, maxWindow)
+	shift     []uint8     // block hash → distance to the nearest candidate end; nil below blockWindow
+	hashShift uint32      // 32 − log2(len(shift))
+	endHash   []uint32    // hashes of the values' last window blocks, sorted
+	endVal    []int       // endVal[i]: the value whose last block hashed to endHash[i], in vals order among equals
+	byFirst   *[256][]int // first byte → values, in vals order (short windows only)
 }
 
 const (
 	blockLen    = 3  // bytes per Wu–Manber block
 	blockWindow = 4  // the shortest window that uses blocks
 	maxWindow   = 64 // longer windows fill the table without moving faster
+	minBits     = 8  // smallest shift table: 256 slots
+	maxBits     = 16 // largest: 64 KiB
 )
 
 // newMatcher builds a matcher from value → marker pairs, longest value
@@ -70,28 +77,56 @@ func buildMatcher(vals, marks []string) *matcher {
 	m.maxLen = len(vals[0])
 	m.win = min(len(vals[len(vals)-1]), maxWindow)
 	if m.win < blockWindow {
+		m.byFirst = new([256][]int)
 		for i, v := range vals {
 			m.byFirst[v[0]] = append(m.byFirst[v[0]], i)
 		}
 		return m
 	}
-	m.shift = new([1 << 16]uint8)
+	blocks := len(vals) * (m.win - blockLen + 1)
+	tb := min(max(bits.Len(uint(blocks)*8), minBits), maxBits)
+	m.shift = make([]uint8, 1<<tb)
+	m.hashShift = uint32(32 - tb)
 	full := uint8(m.win - blockLen + 1)
 	for i := range m.shift {
 		m.shift[i] = full
 	}
-	m.ends = make(map[uint16][]int)
+	type end struct {
+		h uint32
+		v int
+	}
+	ends := make([]end, len(vals))
 	for i, v := range vals {
 		// Blocks of the window v[:win]: the one ending at offset e may
 		// be the window's last block after a move of win-1-e.
 		for e := blockLen - 1; e < m.win; e++ {
-			h := blockHash(uint32(v[e-2]) | uint32(v[e-1])<<8 | uint32(v[e])<<16)
+			h := m.hash(v[e-2 : e+1])
 			m.shift[h] = min(m.shift[h], uint8(m.win-1-e))
 		}
-		h := blockHash(uint32(v[m.win-3]) | uint32(v[m.win-2])<<8 | uint32(v[m.win-1])<<16)
-		m.ends[h] = append(m.ends[h], i)
+		ends[i] = end{h: m.hash(v[m.win-3 : m.win]), v: i}
+	}
+	slices.SortStableFunc(ends, func(a, b end) int { return cmp.Compare(a.h, b.h) })
+	m.endHash, m.endVal = make([]uint32, len(ends)), make([]int, len(ends))
+	for i, e := range ends {
+		m.endHash[i], m.endVal[i] = e.h, e.v
 	}
 	return m
+}
+
+// hash returns the shift-table slot of a three-byte block.
+func (m *matcher) hash(blk string) uint32 {
+	return (uint32(blk[0]) | uint32(blk[1])<<8 | uint32(blk[2])<<16) * 2654435761 >> m.hashShift
+}
+
+// endsWith returns the values whose last window block hashes to h, in
+// vals order.
+func (m *matcher) endsWith(h uint32) []int {
+	i, _ := slices.BinarySearch(m.endHash, h)
+	j := i
+	for j < len(m.endHash) && m.endHash[j] == h {
+		j++
+	}
+	return m.endVal[i:j]
 }
 
 // withMarks returns a matcher for the same values with other marks; the
@@ -101,9 +136,6 @@ func (m *matcher) withMarks(marks []string) *matcher {
 	c.marks = marks
 	return &c
 }
-
-// blockHash hashes the three bytes of a block, read little-endian.
-func blockHash(x uint32) uint16 { return uint16(x * 2654435761 >> 16) }
 
 // text is what the matcher searches: a string or a byte slice, without
 // conversion.
@@ -115,7 +147,7 @@ func find[T text](m *matcher, s T, from, limit int) (int, int) {
 	limit = min(limit, len(s)-m.win+1)
 	if m.shift == nil {
 		for p := from; p < limit; p++ {
-			if k := longestAt(m, s, p, m.byFirst[s[p]]); k >= 0 {
+			if k := longestAt(m, s, p, (*m.byFirst)[s[p]]); k >= 0 {
 				return p, k
 			}
 		}
@@ -123,17 +155,17 @@ func find[T text](m *matcher, s T, from, limit int) (int, int) {
 	}
 	// i is the last byte of the window s[i-win+1 : i+1]; the window
 	// must start before limit.
-	shift, w := m.shift, m.win
+	shift, w, hs := m.shift, m.win, m.hashShift
 	end := limit + w - 1
 	for i := from + w - 1; i < end; {
 		blk := s[i-2 : i+1]
-		h := blockHash(uint32(blk[0]) | uint32(blk[1])<<8 | uint32(blk[2])<<16)
+		h := (uint32(blk[0]) | uint32(blk[1])<<8 | uint32(blk[2])<<16) * 2654435761 >> hs
 		if sh := shift[h]; sh != 0 {
 			i += int(sh)
 			continue
 		}
 		p := i - w + 1
-		if k := longestAt(m, s, p, m.ends[h]); k >= 0 {
+		if k := longestAt(m, s, p, m.endsWith(h)); k >= 0 {
 			return p, k
 		}
 		i++
