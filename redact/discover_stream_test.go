@@ -235,3 +235,25 @@ func TestDiscoveringStreamProgress(t *testing.T) {
 		t.Fatalf("forwarded %d bytes", out.Len())
 	}
 }
+
+// TestDiscoveringStreamCutEdges pins the two line-break rules at their
+// boundaries: a break right at the middle ends the search, and a break
+// right at half of what may go keeps the line back.
+func TestDiscoveringStreamCutEdges(t *testing.T) {
+	const w = 100
+	forwarded := func(in string) int {
+		var out bytes.Buffer
+		s := NewDiscoveringStream(&out, nil, DiscoverOptions{Window: w})
+		_, _ = s.Write([]byte(in))
+		return out.Len()
+	}
+	if got := forwarded(strings.Repeat("a", 200) + "\n" + strings.Repeat("b", 199)); got != 101 {
+		t.Errorf("break at the middle: forwarded %d, want 101", got)
+	}
+	if got := forwarded(strings.Repeat("a", 150) + "\n" + strings.Repeat("b", 249)); got != 151 {
+		t.Errorf("break at half: forwarded %d, want 151", got)
+	}
+	if got := forwarded(strings.Repeat("a", 149) + "\n" + strings.Repeat("b", 250)); got != 300 {
+		t.Errorf("break before half: forwarded %d, want 300", got)
+	}
+}

@@ -60,11 +60,9 @@ func appendNormalized(b []byte, name string) []byte {
 	sep := false
 	for i := 0; i < len(name); i++ {
 		c := name[i]
-		switch {
-		case c >= 'A' && c <= 'Z':
+		if c >= 'A' && c <= 'Z' {
 			c += 'a' - 'A'
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		default:
+		} else if !isAlnum(c) {
 			sep = true
 			continue
 		}

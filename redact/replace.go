@@ -142,16 +142,17 @@ func (m *matcher) withMarks(marks []string) *matcher {
 type text interface{ ~string | ~[]byte }
 
 // find returns the first match that starts in s[from:limit] and lies
-// wholly inside s: its start and the index of its value, or -1.
-func find[T text](m *matcher, s T, from, limit int) (int, int) {
+// wholly inside s: its start and the index of its value; ok is false when
+// there is none.
+func find[T text](m *matcher, s T, from, limit int) (p, k int, ok bool) {
 	limit = min(limit, len(s)-m.win+1)
 	if m.shift == nil {
 		for p := from; p < limit; p++ {
 			if k := longestAt(m, s, p, (*m.byFirst)[s[p]]); k >= 0 {
-				return p, k
+				return p, k, true
 			}
 		}
-		return -1, -1
+		return 0, 0, false
 	}
 	// i is the last byte of the window s[i-win+1 : i+1]; the window
 	// must start before limit.
@@ -166,11 +167,11 @@ func find[T text](m *matcher, s T, from, limit int) (int, int) {
 		}
 		p := i - w + 1
 		if k := longestAt(m, s, p, m.endsWith(h)); k >= 0 {
-			return p, k
+			return p, k, true
 		}
 		i++
 	}
-	return -1, -1
+	return 0, 0, false
 }
 
 // longestAt returns the first of cands (the longest, since cands keep vals
@@ -191,11 +192,11 @@ func (m *matcher) replaceString(s string) string {
 	if m == nil || len(m.vals) == 0 {
 		return s
 	}
-	p, k := find(m, s, 0, len(s))
-	if p < 0 {
+	p, k, ok := find(m, s, 0, len(s))
+	if !ok {
 		return s
 	}
-	out, _ := scanFrom(m, make([]byte, 0, len(s)+len(m.marks[k])), s, len(s), p, k)
+	out, _ := scanFrom(m, make([]byte, 0, len(s)+len(m.marks[k])), s, len(s), p, k, ok)
 	return string(out)
 }
 
@@ -210,18 +211,18 @@ func scan[T text](m *matcher, dst []byte, s T, limit int) ([]byte, int) {
 	if len(m.vals) == 0 {
 		return append(dst, s[:limit]...), limit
 	}
-	p, k := find(m, s, 0, limit)
-	return scanFrom(m, dst, s, limit, p, k)
+	p, k, ok := find(m, s, 0, limit)
+	return scanFrom(m, dst, s, limit, p, k, ok)
 }
 
-// scanFrom is scan given its first match (p, k), or p = -1.
-func scanFrom[T text](m *matcher, dst []byte, s T, limit, p, k int) ([]byte, int) {
+// scanFrom is scan given the result of find from the start.
+func scanFrom[T text](m *matcher, dst []byte, s T, limit, p, k int, ok bool) ([]byte, int) {
 	cur := 0
-	for p >= 0 {
+	for ok {
 		dst = append(dst, s[cur:p]...)
 		dst = append(dst, m.marks[k]...)
 		cur = p + len(m.vals[k])
-		p, k = find(m, s, cur, limit)
+		p, k, ok = find(m, s, cur, limit)
 	}
 	end := max(limit, cur)
 	return append(dst, s[cur:end]...), end

@@ -282,3 +282,57 @@ func TestMatcherWindowEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestMatcherIndex pins how the index is built: blocks from four-byte
+// windows on, a full move of win−2 where no block of a value occurs, one
+// end entry per value in vals order, a table that grows with the values.
+func TestMatcherIndex(t *testing.T) {
+	if m := newMatcher(map[string]string{"abc": "x", "abcdef": "y"}); m.shift != nil || m.byFirst == nil || len((*m.byFirst)['a']) != 2 {
+		t.Fatalf("three-byte window: shift %v, byFirst %v", m.shift != nil, m.byFirst != nil)
+	}
+	m := newMatcher(map[string]string{"abcd": "x"})
+	if m.shift == nil || m.byFirst != nil || m.win != 4 {
+		t.Fatalf("four-byte window uses no blocks")
+	}
+	m = newMatcher(map[string]string{"abcdefgh": "x", "qrstuvwxyz": "y"})
+	if m.win != 8 || m.maxLen != 10 {
+		t.Fatalf("win %d maxLen %d", m.win, m.maxLen)
+	}
+	if got := slices.Max(m.shift); got != 6 {
+		t.Fatalf("full move %d, want win-2 = 6", got)
+	}
+	if got := m.shift[m.hash("fgh")]; got != 0 {
+		t.Fatalf("last block of abcdefgh moves %d", got)
+	}
+	if got := m.shift[m.hash("abc")]; got != 5 {
+		t.Fatalf("first block of abcdefgh moves %d", got)
+	}
+	if got := m.endsWith(m.hash("xyz")); len(got) != 0 {
+		t.Fatalf("xyz lies beyond the window of qrstuvwxyz: %v", got)
+	}
+	if got := m.endsWith(m.hash("vwx")); len(got) != 1 || m.vals[got[0]] != "qrstuvwxyz" {
+		t.Fatalf("ends of vwx: %v", got)
+	}
+	if got := m.endsWith(m.hash("zzz")); len(got) != 0 {
+		t.Fatalf("ends of zzz: %v", got)
+	}
+	// Values sharing a window share an end entry, longest first.
+	m = newMatcher(map[string]string{"wxyz1234": "a", "wxyz1234567": "b", "wxyz12345": "c"})
+	if got := m.endsWith(m.hash("234")); len(got) != 3 || m.vals[got[0]] != "wxyz1234567" || m.vals[got[2]] != "wxyz1234" {
+		t.Fatalf("shared ends %v", got)
+	}
+	if len(m.shift) != 1<<minBits {
+		t.Fatalf("table of %d slots for three values", len(m.shift))
+	}
+	big := make(map[string]string)
+	for i := range 2000 {
+		big[gen(uint64(i), alnum, 20)] = "x"
+	}
+	if got := len(newMatcher(big).shift); got != 1<<maxBits {
+		t.Fatalf("table of %d slots for 2000 values", got)
+	}
+	long := newMatcher(map[string]string{strings.Repeat("ab", 50): "x"})
+	if long.win != maxWindow {
+		t.Fatalf("window %d for a 100-byte value", long.win)
+	}
+}

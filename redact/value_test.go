@@ -384,3 +384,36 @@ func TestRedactValueRenderPanic(t *testing.T) {
 		t.Fatal("no error")
 	}
 }
+
+func TestRedactorDecidingNameAndNil(t *testing.T) {
+	a := Secret{Value: "same-value-1", Name: "ZED", Source: "s"}
+	b := Secret{Value: "same-value-1", Name: "ALPHA", Source: "s"}
+	for _, order := range [][]Secret{{a, b}, {b, a}} {
+		if got := New(order...).String("x same-value-1", Operator); got != "x <redacted:ALPHA>" {
+			t.Errorf("got %q", got)
+		}
+	}
+	if got := New(Secret{Value: "", Name: "EMPTY"}).Secrets(); len(got) != 0 {
+		t.Errorf("empty value kept: %v", got)
+	}
+	if got := New().Limits(View(99)); got != DefaultLimits() {
+		t.Errorf("unknown view limits %v", got)
+	}
+	var nilR *Redactor
+	if got := nilR.Limits(Model); got != DefaultLimits() {
+		t.Errorf("nil limits %v", got)
+	}
+	out, err := nilR.Value(map[string]any{"password": "abc"}, Durable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := out.(map[string]any)["password"].(map[string]any); m["name"] != "PASSWORD" || m["source"] != "field:password" {
+		t.Errorf("nil redactor marker %v", m)
+	}
+	if got := nilR.String("abc", Model); got != "abc" {
+		t.Errorf("nil String %q", got)
+	}
+	if nilR.Secrets() != nil {
+		t.Error("nil Secrets")
+	}
+}
