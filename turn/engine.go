@@ -181,6 +181,10 @@ func (l *modelLoop) call(ctx context.Context, stepID string, call demiurge.ToolC
 		return demiurge.EffectResult{}, err
 	}
 
+	observe := t.req.OnToolCall
+	if observe != nil {
+		observe(ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: call.Arguments})
+	}
 	var res demiurge.EffectResult
 	if bound {
 		res = t.x.d.Effects.Execute(ctx, l.catalog, req, tc)
@@ -222,6 +226,9 @@ func (l *modelLoop) call(ctx context.Context, stepID string, call demiurge.ToolC
 		CallID: call.ID, Name: call.Name, Status: res.Status, IsError: res.IsError(),
 		ExecutionStarted: res.ExecutionStarted, Content: res.ModelView,
 	})
+	if observe != nil {
+		observe(ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: call.Arguments, Done: true, Status: res.Status, IsError: res.IsError()})
+	}
 	return res, ctx.Err()
 }
 

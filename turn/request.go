@@ -35,6 +35,10 @@ type Request struct {
 	Stream func(delta string)
 	// OnAdmitted is called once the turn has an id, before any model call.
 	OnAdmitted func(sessionID, turnID string)
+	// OnToolCall observes the turn's tool calls as they happen: once when
+	// a call starts (Done false) and once with its status (Done true), on
+	// the turn's goroutine (nil: not observed).
+	OnToolCall func(ToolCallEvent)
 
 	// Delegation makes this a delegated child turn (nil: a top-level turn).
 	Delegation *Delegation
@@ -93,6 +97,18 @@ type ToolCallSummary struct {
 	IsError          bool
 	ExecutionStarted bool
 	Content          string
+}
+
+// ToolCallEvent is one observation of a tool call (Request.OnToolCall).
+// Arguments are the model view (redacted with the turn's secrets as known
+// when the call started); Status and IsError are set once Done.
+type ToolCallEvent struct {
+	CallID    string
+	Name      string
+	Arguments map[string]any
+	Done      bool
+	Status    string
+	IsError   bool
 }
 
 // DeliverySummary is one delivery of the turn.

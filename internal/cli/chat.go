@@ -1,15 +1,13 @@
 package cli
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/effect"
@@ -58,20 +56,30 @@ type chat struct {
 	sessionID  string // the session of the next turn ("" = the CLI conversation's)
 	newSession bool
 	route      *printRoute
-	interact   bool
+	out        *chatOut
+	approver   effect.Approver
 }
 
+// runChat is the chat loop. One line source reads stdin for the whole
+// chat: the conversation and the approval questions both take their lines
+// from it, so an answer always goes to the question on screen. On a
+// terminal the default is to ask every approval; off one it is deny
+// (DESIGN §4), and --approve ask reads each answer as the next input line.
 func runChat(ctx context.Context, g *globals, streams IO, f chatFlags) error {
 	workspace, err := resolveWorkspace(f.workspace)
 	if err != nil {
 		return err
 	}
-	in := bufio.NewReader(streams.In)
-	// Approval prompts read from the same input as the conversation.
-	approver, err := newApprover(f.approve, IO{In: in, Out: streams.Out, Err: streams.Err})
+	terminal := isTerminal(streams.In)
+	mode, err := approvalMode(f.approve, streams.In)
 	if err != nil {
 		return err
 	}
+	out := &chatOut{w: streams.Out, terminal: terminal}
+	lines := newLineSource(streams.In)
+	defer lines.Close()
+	approver := approverFor(mode, func() *lineSource { return lines }, streams.Err, out.endLine)
+
 	h, err := openHost(ctx, g, f.fakeScript)
 	if err != nil {
 		return err
@@ -81,32 +89,36 @@ func runChat(ctx context.Context, g *globals, streams IO, f chatFlags) error {
 	h.StartScheduler()
 
 	c := &chat{h: h, g: g, streams: streams, f: f, workspace: workspace, sessionID: f.session,
-		route: &printRoute{out: streams.Out}}
-	if file, ok := streams.In.(*os.File); ok && term.IsTerminal(int(file.Fd())) {
-		c.interact = true
-		fmt.Fprintf(streams.Out, "demiurge chat · core %s · home %s\n%s\n", coreOr(g.core, h.Config.Runtime.DefaultCore), h.Home.Dir, chatHelp)
+		route: &printRoute{out: out}, out: out, approver: approver}
+	if terminal {
+		fmt.Fprintf(out, "demiurge chat · core %s · home %s\n%s\n", coreOr(g.core, h.Config.Runtime.DefaultCore), h.Home.Dir, chatHelp)
 	}
 	for {
-		if c.interact {
-			fmt.Fprint(streams.Out, "\n> ")
+		if terminal {
+			fmt.Fprint(out, "\n> ")
 		}
-		line, err := in.ReadString('\n')
-		if strings.TrimSpace(line) != "" {
-			quit, cerr := c.handle(ctx, strings.TrimSpace(line), approver)
-			if cerr != nil {
-				fmt.Fprintf(streams.Err, "demiurge: %s\n", oneLine(demiurge.ErrorMessage(cerr)))
-			}
-			if quit {
-				return nil
-			}
+		l, err := lines.Next(ctx)
+		if terminal {
+			out.typed()
 		}
-		if err == io.EOF {
+		switch {
+		case ctx.Err() != nil:
 			return nil
-		}
-		if err != nil {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
 			return err
 		}
-		if ctx.Err() != nil {
+		text := strings.TrimSpace(l.text)
+		if text == "" {
+			continue
+		}
+		quit, cerr := c.handle(ctx, text)
+		if cerr != nil {
+			out.endLine()
+			fmt.Fprintf(streams.Err, "demiurge: %s\n", oneLine(demiurge.ErrorMessage(cerr)))
+		}
+		if quit || ctx.Err() != nil {
 			return nil
 		}
 	}
@@ -121,7 +133,7 @@ func coreOr(flag, def string) string {
 
 // handle runs one line: a slash command or a turn. quit reports whether
 // the loop should end.
-func (c *chat) handle(ctx context.Context, line string, approver effect.Approver) (quit bool, err error) {
+func (c *chat) handle(ctx context.Context, line string) (quit bool, err error) {
 	if strings.HasPrefix(line, "/") {
 		return c.command(ctx, line)
 	}
@@ -130,13 +142,13 @@ func (c *chat) handle(ctx context.Context, line string, approver effect.Approver
 	req := turn.Request{
 		CoreID: c.g.core, Text: line, SessionID: c.sessionID, NewSession: c.newSession,
 		Workspace: c.workspace, Provider: c.f.provider, Model: c.f.model, Route: c.route,
+		Approver: c.approver, OnToolCall: c.out.toolCall,
 		Stream: func(delta string) {
 			streamed.WriteString(delta)
 			c.route.setStreamed(streamed.String())
-			io.WriteString(c.streams.Out, delta)
+			io.WriteString(c.out, delta)
 		},
 	}
-	req.Approver = approver
 	res, err := c.h.Run(ctx, req)
 	if err != nil {
 		return false, err
@@ -144,9 +156,9 @@ func (c *chat) handle(ctx context.Context, line string, approver effect.Approver
 	c.newSession = false
 	c.sessionID = res.SessionID
 	if streamed.Len() == 0 && res.Text != "" {
-		io.WriteString(c.streams.Out, res.Text)
+		io.WriteString(c.out, res.Text)
 	}
-	io.WriteString(c.streams.Out, "\n")
+	c.out.endLine()
 	if res.Error != nil {
 		fmt.Fprintf(c.streams.Err, "turn %s: %s\n", res.Outcome, res.Error.Message)
 	}
@@ -159,11 +171,11 @@ func (c *chat) command(ctx context.Context, line string) (bool, error) {
 	case "/exit", "/quit":
 		return true, nil
 	case "/help":
-		fmt.Fprintln(c.streams.Out, chatHelp)
+		fmt.Fprintln(c.out, chatHelp)
 	case "/new":
 		c.forget(c.sessionID)
 		c.newSession, c.sessionID = true, ""
-		fmt.Fprintln(c.streams.Out, "(the next message starts a fresh session)")
+		fmt.Fprintln(c.out, "(the next message starts a fresh session)")
 	case "/resume":
 		if len(fields) != 2 {
 			return false, demiurge.Errorf(demiurge.EINVALID, "usage: /resume SESSION_ID")
@@ -175,13 +187,13 @@ func (c *chat) command(ctx context.Context, line string) (bool, error) {
 			c.forget(c.sessionID)
 		}
 		c.newSession, c.sessionID = false, fields[1]
-		fmt.Fprintf(c.streams.Out, "(resumed %s)\n", fields[1])
+		fmt.Fprintf(c.out, "(resumed %s)\n", fields[1])
 	case "/sessions":
 		list, err := c.h.Sessions.List(ctx, demiurge.OperatorScope(""), coreOr(c.g.core, c.h.Config.Runtime.DefaultCore), 20)
 		if err != nil {
 			return false, err
 		}
-		writeSessionTable(c.streams.Out, list, c.sessionID)
+		writeSessionTable(c.out, list, c.sessionID)
 	default:
 		return false, demiurge.Errorf(demiurge.EINVALID, "unknown command: %s (%s)", fields[0], chatHelp)
 	}
