@@ -224,3 +224,32 @@ func TestLaterDiscoveryIsNotReplayed(t *testing.T) {
 		t.Fatalf("the value was replayed after a call revealed it: %s", requests[2])
 	}
 }
+
+// TestBareCredentialShapesAreRedacted: tokens with no field name or
+// assignment around them (a file of bare lines, a command printing them)
+// are recognised by shape and stored nowhere raw.
+func TestBareCredentialShapesAreRedacted(t *testing.T) {
+	tokens := []string{
+		"sk-proj-" + strings.Repeat("Ab3x", 10) + "T3BlbkFJ" + strings.Repeat("Zq9w", 10),
+		"sk-ant-api03-" + strings.Repeat("k2Lm-", 18) + "AbCdEAA",
+		"ghp_" + "R7w2Yq9ZkP4mN8vB1xC6dF3gH5jL0sT2uV4w",
+		"github_pat_" + "11ABCDEFG0" + "hijklmnopqrs" + "_" + strings.Repeat("Xy7Qz", 11) + "Wq3e",
+		"AKIA" + "Q3ZT7XK2MB5NWPLR",
+		"xoxb-" + "123456789012" + "-" + "1234567890123" + "-" + "AbCdEfGhIjKlMnOpQrStUvWx",
+		"glpat-" + "Zx8Kq2Lm7Np4Rt6Vw9By",
+		"AIza" + "SyB-9xQ2kL7mN4pR8tV1wZ3yC6dF0gH5jK2",
+	}
+	e := newEnv(t)
+	if err := os.WriteFile(filepath.Join(e.workspace, "tokens.txt"), []byte(strings.Join(tokens, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := e.scripted("all", `[{"name":"read_file","arguments":{"path":"tokens.txt"}},{"name":"terminal","arguments":{"command":"cat tokens.txt"}}]`)
+	for i, c := range out.ToolCalls {
+		if c.Status != "succeeded" || strings.Count(c.Content, "<redacted") < len(tokens) {
+			t.Fatalf("call %d: %+v", i, c)
+		}
+	}
+	for _, tok := range tokens {
+		assertNotInHome(t, e.home, tok)
+	}
+}
