@@ -93,6 +93,12 @@ func sensitiveBytes(n []byte) bool {
 	if sensitiveExact[string(n)] { // no allocation for a map index
 		return true
 	}
+	return hasSensitiveSuffix(n)
+}
+
+// hasSensitiveSuffix reports whether the normalised name n ends with one
+// of sensitiveSuffixes.
+func hasSensitiveSuffix(n []byte) bool {
 	for _, s := range sensitiveSuffixes {
 		if len(n) >= len(s) && string(n[len(n)-len(s):]) == s {
 			return true

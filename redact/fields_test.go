@@ -56,3 +56,22 @@ func TestSensitiveField(t *testing.T) {
 		}
 	}
 }
+
+func TestHasSensitiveSuffix(t *testing.T) {
+	for _, s := range sensitiveSuffixes {
+		if !hasSensitiveSuffix([]byte(s)) || !hasSensitiveSuffix([]byte("x"+s)) {
+			t.Errorf("%q", s)
+		}
+		if hasSensitiveSuffix([]byte(s + "x")) {
+			t.Errorf("%q matched too much", s)
+		}
+	}
+	for _, n := range []string{"token", "oken", "secret", "password", "tokens", "_tokenx"} {
+		if hasSensitiveSuffix([]byte(n)) {
+			t.Errorf("%q matched", n)
+		}
+	}
+	if hasSensitiveSuffix(nil) {
+		t.Error("empty name")
+	}
+}

@@ -189,7 +189,7 @@ func longestAt[T text](m *matcher, s T, p int, cands []int) int {
 // replaceString returns s with every match replaced; s itself when there
 // is none, without allocating.
 func (m *matcher) replaceString(s string) string {
-	if m == nil || len(m.vals) == 0 {
+	if len(m.vals) == 0 {
 		return s
 	}
 	p, k, ok := find(m, s, 0, len(s))

@@ -227,3 +227,31 @@ func TestRedactErrorsAreCoded(t *testing.T) {
 		t.Fatalf("unknown view: %v", err)
 	}
 }
+
+func TestRedactDataSources(t *testing.T) {
+	views, err := Redact(ToolResult{Content: "x", Data: map[string]any{"token": "abcdefgh1", "list": []any{map[string]any{"secret": "abcdefgh2"}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := views.Durable.Data
+	if m := d["token"].(map[string]any); m["source"] != "field:data.token" {
+		t.Errorf("source %v", m["source"])
+	}
+	if m := d["list"].([]any)[0].(map[string]any)["secret"].(map[string]any); m["source"] != "field:data.list.0.secret" {
+		t.Errorf("source %v", m["source"])
+	}
+	if len(views.Discovered) != 2 {
+		t.Errorf("discovered %v", views.Discovered)
+	}
+}
+
+func TestErrorLimitBoundary(t *testing.T) {
+	at := errors.New(strings.Repeat("é", ErrorLimit))
+	if got := Error(at, nil, Model); strings.Contains(got, "[truncated]") || !strings.HasSuffix(got, "é") {
+		t.Errorf("message of exactly %d characters cut: %q", ErrorLimit, got[len(got)-20:])
+	}
+	over := errors.New(strings.Repeat("é", ErrorLimit+1))
+	if got := Error(over, nil, Model); !strings.HasSuffix(got, "é... [truncated]") {
+		t.Errorf("message of %d characters not cut", ErrorLimit+1)
+	}
+}

@@ -22,12 +22,7 @@ func optionName(norm []byte) bool {
 	if optionNames[string(norm)] { // no allocation for a map index
 		return true
 	}
-	for _, s := range sensitiveSuffixes {
-		if len(norm) >= len(s) && string(norm[len(norm)-len(s):]) == s {
-			return true
-		}
-	}
-	return false
+	return hasSensitiveSuffix(norm)
 }
 
 // normalized is NormalizeField into buf, without allocating for names of
@@ -36,22 +31,21 @@ func optionName(norm []byte) bool {
 func normalized(buf *[64]byte, name string) []byte { return appendNormalized(buf[:0], name) }
 
 func scanText(d *discoverer, s string) {
-	if len(s) < MinSecretLen {
-		return
-	}
+	// Each scanner is anchored on a literal; a text without it skips the
+	// scanner after one fast search.
 	if strings.Contains(s, "://") {
 		scanURLs(d, s)
 	}
 	if strings.Contains(s, "--") {
 		scanOptions(d, s)
 	}
-	if strings.IndexByte(s, '=') >= 0 {
+	if strings.Contains(s, "=") {
 		scanAssignments(d, s)
 	}
-	if strings.IndexByte(s, ':') >= 0 {
+	if strings.Contains(s, ":") {
 		scanAuthHeaders(d, s)
 		scanSecretHeaders(d, s)
-		if strings.IndexByte(s, '"') >= 0 {
+		if strings.Contains(s, `"`) {
 			scanJSONFields(d, s)
 		}
 	}
@@ -194,8 +188,8 @@ func assignedValue(s string) string {
 		return ""
 	}
 	if q := s[0]; q == '"' || q == '\'' {
-		if end := strings.IndexByte(s[1:], q); end >= 0 {
-			return s[1 : 1+end]
+		if v, _, closed := strings.Cut(s[1:], s[:1]); closed {
+			return v
 		}
 		s = s[1:]
 	}

@@ -254,3 +254,39 @@ func TestDiscoverDepthBounds(t *testing.T) {
 		t.Fatalf("item bound: %q", got)
 	}
 }
+
+// TestScannersGoOnAfterAMiss: a candidate that fails does not end the
+// search; the next one is still found.
+func TestScannersGoOnAfterAMiss(t *testing.T) {
+	c := func(v string) string { return "COMMAND_SECRET=" + v + "@command:value" }
+	a := func(name, v string) string { return name + "=" + v + "@assignment:value" }
+	runExactRows(t, []exactRow{
+		{"--x, --token value131", []string{c("value131")}},
+		{"--verbose yes --token value133", []string{c("value133")}},
+		{"--1 --token value134", []string{c("value134")}},
+		{" =x token=value135", []string{a("TOKEN", "value135")}},
+		{"name=foo token=value136", []string{a("TOKEN", "value136")}},
+		{"a==b token=value137", []string{a("TOKEN", "value137")}},
+		{`authorization="Bearer a1234567" token=value138`, []string{a("AUTHORIZATION", "a1234567"), a("TOKEN", "value138")}},
+		{"token=value139 authorization=Bearer b1234567", []string{a("TOKEN", "value139"), a("AUTHORIZATION", "b1234567")}},
+		{"authorization=", nil},
+		{"token=&abcdefgh", nil},
+		{"token=''abcdefgh", nil},
+		{`token=""abcdefgh`, nil},
+		{`token="a"abcdefgh`, nil},
+	})
+}
+
+func TestIndexFold(t *testing.T) {
+	for _, tt := range []struct {
+		s, sub string
+		want   int
+	}{
+		{"xAUTH", "auth", 1}, {"auth", "auth", 0}, {"aut", "auth", -1}, {"", "auth", -1},
+		{"AuThOrIzAtIoN", "authorization", 0}, {"xx authx", "auth", 3},
+	} {
+		if got := indexFold(tt.s, tt.sub); got != tt.want {
+			t.Errorf("indexFold(%q, %q) = %d, want %d", tt.s, tt.sub, got, tt.want)
+		}
+	}
+}
