@@ -238,7 +238,7 @@ func TestMatcherAgainstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
 	for _, shape := range []struct{ n, minLen, maxLen, text int }{
 		{1, 1, 3, 40}, {5, 1, 4, 60}, {8, 2, 6, 80}, {3, 4, 4, 60}, {6, 4, 9, 120},
-		{20, 5, 12, 200}, {40, 8, 30, 400}, {10, 60, 70, 600}, {4, 70, 90, 500},
+		{20, 5, 12, 200}, {40, 8, 30, 400}, {10, 60, 70, 600}, {4, 70, 90, 500}, {30, 6, 20, 3000},
 	} {
 		for range 200 {
 			repl := randomRepl(r, shape.n, shape.minLen, shape.maxLen)
@@ -334,5 +334,62 @@ func TestMatcherIndex(t *testing.T) {
 	long := newMatcher(map[string]string{strings.Repeat("ab", 50): "x"})
 	if long.win != maxWindow {
 		t.Fatalf("window %d for a 100-byte value", long.win)
+	}
+}
+
+// TestFindTwoCursors places matches around the middle of a stretch long
+// enough for two cursors: the first half's match wins wherever the second
+// cursor stops, one at either side of the middle is found, and each
+// cursor goes on alone when the other runs out.
+func TestFindTwoCursors(t *testing.T) {
+	vals := map[string]string{"secret-value-aa": "<A>", "secret-value-bb": "<B>", "xx-other-secret-yy": "<O>"}
+	m := newMatcher(vals)
+	const n = 4 * dualMin
+	fill := func() []byte { return bytes.Repeat([]byte("."), n) }
+	put := func(b []byte, at int, v string) []byte { copy(b[at:], v); return b }
+	limit := n - m.win + 1
+	mid := limit / 2
+	for _, tt := range []struct {
+		name string
+		text []byte
+		want int // start of the first match, -1 for none
+	}{
+		{"none", fill(), -1},
+		{"only in the second half", put(fill(), mid+100, "secret-value-bb"), mid + 100},
+		{"only in the first half", put(fill(), 10, "secret-value-aa"), 10},
+		{"first half wins over an earlier stop of the second", put(put(fill(), mid-40, "secret-value-aa"), mid+2, "secret-value-bb"), mid - 40},
+		{"at the middle", put(fill(), mid, "secret-value-bb"), mid},
+		{"across the middle", put(fill(), mid-5, "secret-value-aa"), mid - 5},
+		{"at the very start", put(fill(), 0, "secret-value-aa"), 0},
+		{"at the very end", put(fill(), n-len("secret-value-bb"), "secret-value-bb"), n - len("secret-value-bb")},
+		{"a near miss in each half", put(put(fill(), 50, "secret-value-a."), mid+50, "secret-value-b."), -1},
+		{"near miss before the second half's match", put(put(fill(), 50, "secret-value-a."), mid+70, "secret-value-bb"), mid + 70},
+		{"second half's near miss before the first half's match", put(put(fill(), mid-60, "secret-value-aa"), mid+1, "secret-value-b."), mid - 60},
+	} {
+		p, k, ok := find(m, tt.text, 0, len(tt.text))
+		if tt.want < 0 {
+			if ok {
+				t.Errorf("%s: found %q at %d", tt.name, m.vals[k], p)
+			}
+			continue
+		}
+		if !ok || p != tt.want {
+			t.Errorf("%s: got %d (%v), want %d", tt.name, p, ok, tt.want)
+			continue
+		}
+		if got := ReplaceAll(string(tt.text), vals); got != naiveReplace(string(tt.text), vals) {
+			t.Errorf("%s: ReplaceAll differs from the reference", tt.name)
+		}
+	}
+	// From an offset and up to a limit, as the stream calls it.
+	text := put(put(fill(), 300, "secret-value-aa"), 700, "secret-value-bb")
+	if p, _, ok := find(m, text, 301, len(text)); !ok || p != 700 {
+		t.Errorf("from 301: %d %v", p, ok)
+	}
+	if _, _, ok := find(m, text, 301, 700); ok {
+		t.Error("match at the limit found")
+	}
+	if p, _, ok := find(m, text, 0, 301); !ok || p != 300 {
+		t.Errorf("limit 301: %d %v", p, ok)
 	}
 }
