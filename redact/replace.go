@@ -115,7 +115,7 @@ func buildMatcher(vals, marks []string) *matcher {
 
 // hash returns the shift-table slot of a three-byte block.
 func (m *matcher) hash(blk string) uint32 {
-	return (uint32(blk[0]) | uint32(blk[1])<<8 | uint32(blk[2])<<16) * 2654435761 >> m.hashShift
+	return (uint32(blk[0])<<8 | uint32(blk[1])<<16 | uint32(blk[2])<<24) * 2654435761 >> m.hashShift
 }
 
 // endsWith returns the values whose last window block hashes to h, in
@@ -145,6 +145,9 @@ type text interface{ ~string | ~[]byte }
 // wholly inside s: its start and the index of its value; ok is false when
 // there is none.
 func find[T text](m *matcher, s T, from, limit int) (p, k int, ok bool) {
+	if len(m.vals) == 0 {
+		return 0, 0, false
+	}
 	limit = min(limit, len(s)-m.win+1)
 	if m.shift == nil {
 		for p := from; p < limit; p++ {
@@ -195,8 +198,8 @@ const dualMin = 256
 func findBlocks[T text](m *matcher, s T, from, limit int) (p, k int, ok bool) {
 	shift, w, hs := m.shift, m.win, m.hashShift
 	for p := from; p < limit; {
-		blk := s[p+w-3 : p+w]
-		h := (uint32(blk[0]) | uint32(blk[1])<<8 | uint32(blk[2])<<16) * 2654435761 >> hs
+		blk := s[p+w-4 : p+w]
+		h := (uint32(blk[0]) | uint32(blk[1])<<8 | uint32(blk[2])<<16 | uint32(blk[3])<<24) &^ 0xff * 2654435761 >> hs
 		if sh := shift[h]; sh != 0 {
 			p += int(sh)
 			continue
@@ -215,9 +218,9 @@ func findBlocks[T text](m *matcher, s T, from, limit int) (p, k int, ok bool) {
 func skipBoth[T text](m *matcher, s T, a, endA, b, endB int) (int, int) {
 	shift, w, hs := m.shift, m.win, m.hashShift
 	for a < endA && b < endB {
-		ba, bb := s[a+w-3:a+w], s[b+w-3:b+w]
-		sa := shift[(uint32(ba[0])|uint32(ba[1])<<8|uint32(ba[2])<<16)*2654435761>>hs]
-		sb := shift[(uint32(bb[0])|uint32(bb[1])<<8|uint32(bb[2])<<16)*2654435761>>hs]
+		ba, bb := s[a+w-4:a+w], s[b+w-4:b+w]
+		sa := shift[(uint32(ba[0])|uint32(ba[1])<<8|uint32(ba[2])<<16|uint32(ba[3])<<24)&^0xff*2654435761>>hs]
+		sb := shift[(uint32(bb[0])|uint32(bb[1])<<8|uint32(bb[2])<<16|uint32(bb[3])<<24)&^0xff*2654435761>>hs]
 		if sa == 0 || sb == 0 {
 			return a, b
 		}
@@ -231,7 +234,7 @@ func skipBoth[T text](m *matcher, s T, a, endA, b, endB int) (int, int) {
 // starts at p.
 func blockAt[T text](m *matcher, s T, p int) uint32 {
 	blk := s[p+m.win-3 : p+m.win]
-	return (uint32(blk[0]) | uint32(blk[1])<<8 | uint32(blk[2])<<16) * 2654435761 >> m.hashShift
+	return (uint32(blk[0])<<8 | uint32(blk[1])<<16 | uint32(blk[2])<<24) * 2654435761 >> m.hashShift
 }
 
 // startsAt returns the longest value that occurs at s[p:] among those
@@ -266,22 +269,13 @@ func (m *matcher) replaceString(s string) string {
 	return string(out)
 }
 
-// scan appends s to dst with matches replaced, deciding only matches that
-// start before limit. It returns the extended dst and the offset where it
-// stopped: everything before that offset is final, the rest (shorter than
-// the longest value when limit = len(s)−maxLen+1) must wait for more input.
-// A match that starts before limit lies wholly inside s, so every decision
-// made here is the one a scan of the complete input would make.
-func scan[T text](m *matcher, dst []byte, s T, limit int) ([]byte, int) {
-	limit = min(limit, len(s))
-	if len(m.vals) == 0 {
-		return append(dst, s[:limit]...), limit
-	}
-	p, k, ok := find(m, s, 0, limit)
-	return scanFrom(m, dst, s, limit, p, k, ok)
-}
-
-// scanFrom is scan given the result of find from the start.
+// scanFrom appends s to dst with matches replaced, deciding only matches
+// that start before limit, given the first of them (find from the start).
+// It returns the extended dst and the offset where it stopped: everything
+// before that offset is final, the rest (shorter than the longest value
+// when limit = len(s)−maxLen+1) must wait for more input. A match that
+// starts before limit lies wholly inside s, so every decision made here
+// is the one a scan of the complete input would make.
 func scanFrom[T text](m *matcher, dst []byte, s T, limit, p, k int, ok bool) ([]byte, int) {
 	cur := 0
 	for ok {

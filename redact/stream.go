@@ -112,15 +112,18 @@ func (s *Stream) Close() error {
 	return s.flush(len(s.pending))
 }
 
+// flush forwards the decided part of pending, up to limit or the end of a
+// match that starts before it, and keeps the rest. Without a match the
+// bytes are forwarded from pending itself, not copied first.
 func (s *Stream) flush(limit int) error {
-	var done int
-	s.out, done = scan(s.m, s.out[:0], s.pending, limit)
-	n := copy(s.pending, s.pending[done:])
-	s.pending = s.pending[:n]
-	if len(s.out) == 0 {
-		return nil
+	limit = min(limit, len(s.pending))
+	out, done := s.pending[:limit], limit
+	if p, k, ok := find(s.m, s.pending, 0, limit); ok {
+		s.out, done = scanFrom(s.m, s.out[:0], s.pending, limit, p, k, ok)
+		out = s.out
 	}
-	_, err := s.forward(s.out, 0)
+	_, err := s.forward(out, 0) // before pending moves: out may be part of it
+	s.pending = s.pending[:copy(s.pending, s.pending[done:])]
 	return err
 }
 

@@ -417,3 +417,41 @@ func TestRedactorDecidingNameAndNil(t *testing.T) {
 		t.Error("nil Secrets")
 	}
 }
+
+func TestAuthorizationFieldPrefersTheWholeKnownValue(t *testing.T) {
+	r := New(Secret{Value: "Custom tok12345", Name: "WHOLE", Source: "a"}, Secret{Value: "tok12345", Name: "PART", Source: "b"})
+	out, err := r.Value(map[string]any{"authorization": "Custom tok12345", "proxy_authorization": "Custom tok12345x"}, Operator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := out.(map[string]any)
+	if m["authorization"] != "<redacted:WHOLE>" {
+		t.Errorf("authorization: %v", m["authorization"])
+	}
+	// Neither the value nor its credential is known whole: the first
+	// known secret inside it, longest first, names the marker.
+	if m["proxy_authorization"] != "<redacted:WHOLE>" {
+		t.Errorf("proxy_authorization: %v", m["proxy_authorization"])
+	}
+	out, _ = r.Value(map[string]any{"authorization": "Bearer tok12345"}, Operator)
+	if got := out.(map[string]any)["authorization"]; got != "<redacted:PART>" {
+		t.Errorf("credential after a scheme: %v", got)
+	}
+}
+
+func TestViewNames(t *testing.T) {
+	for v, want := range map[View]string{Model: "model", Operator: "operator", Event: "event", Durable: "durable", Debug: "debug", numViews: "view(5)", View(17): "view(17)"} {
+		if got := v.String(); got != want {
+			t.Errorf("View(%d) = %q, want %q", uint8(v), got, want)
+		}
+	}
+	if numViews.valid() || !Debug.valid() {
+		t.Error("valid")
+	}
+	if _, err := New().Value("x", numViews); err == nil {
+		t.Error("view past the last accepted")
+	}
+	if got := New().Limits(numViews); got != DefaultLimits() {
+		t.Errorf("limits of an unknown view %v", got)
+	}
+}
