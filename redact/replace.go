@@ -214,7 +214,8 @@ func findBlocks[T text](m *matcher, s T, from, limit int) (p, k int, ok bool) {
 
 // skipBoth moves the starts a (before endA) and b (before endB) along
 // together until either stops on a block without a move or leaves its
-// stretch.
+// stretch. Blocks are read as four bytes ending with the block (one load;
+// win ≥ 4) with the first byte masked off, which hashes as hash does.
 func skipBoth[T text](m *matcher, s T, a, endA, b, endB int) (int, int) {
 	shift, w, hs := m.shift, m.win, m.hashShift
 	for a < endA && b < endB {
