@@ -17,10 +17,11 @@ const MinSecretLen = 4
 // Discover returns the secrets found in v: values under sensitive field
 // names and credentials recognised inside strings and mapping keys (URLs,
 // command options, assignments, Authorization and API-key headers, quoted
-// JSON fields). The walk visits at most DiscoverMaxDepth container levels
-// and DiscoverMaxItems entries per container (the first by sorted key for
-// mappings). Mappings that are already redaction markers are skipped. The
-// result holds each (value, name, source) once, in the order found; sources
+// JSON fields, credential shapes). The walk visits at most
+// DiscoverMaxDepth container levels and DiscoverMaxItems entries per
+// container, mappings in sorted key order. Mappings that are already
+// redaction markers are skipped. The result holds each (value, name,
+// source) once, in the order found, the same for the same input; sources
 // never contain a discovered value.
 func Discover(v any) []Secret {
 	d := &discoverer{}
@@ -136,15 +137,11 @@ func (d *discoverer) mapping(m map[string]any, level int) {
 	if level+1 > DiscoverMaxDepth || isMarker(m) {
 		return
 	}
-	if len(m) > DiscoverMaxItems {
-		keys := sortedKeys(m)[:DiscoverMaxItems]
-		for _, k := range keys {
-			d.entry(k, m[k], level)
-		}
-		return
-	}
-	for k, v := range m {
-		d.entry(k, v, level)
+	// Sorted, so that the secrets come out in the same order every time
+	// and the first DiscoverMaxItems keys are the ones walked.
+	keys := sortedKeys(m)
+	for _, k := range keys[:min(len(keys), DiscoverMaxItems)] {
+		d.entry(k, m[k], level)
 	}
 }
 
@@ -251,8 +248,9 @@ func isAuthField(norm string) bool {
 // text after the first word when there are several, else the whole value.
 func authCredential(v string) string {
 	v = strings.TrimSpace(v)
-	if i := strings.IndexAny(v, " \t"); i > 0 && isWord(v[:i]) {
-		return strings.TrimSpace(v[i+1:])
+	i := max(strings.IndexAny(v, " \t"), 0) // 0: one word, and no scheme before it
+	if isWord(v[:i]) {
+		return strings.TrimSpace(v[i:])
 	}
 	return v
 }

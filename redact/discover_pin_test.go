@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -308,4 +309,23 @@ func TestDiscoverSecretHeaders(t *testing.T) {
 		{name: "a different header", in: "x-request-id: requestid1", never: []string{"requestid1"}},
 		{name: "value stops at ;", in: "x-auth-token: authtok12; path=/", want: []string{"SECRET_HEADER=authtok12@header:value"}},
 	})
+}
+
+func TestDiscoverOrderIsSorted(t *testing.T) {
+	in := map[string]any{"zeta_token": "zzzz1111", "alpha_token": "aaaa1111", "mid": map[string]any{"password": "mmmm1111"}}
+	for range 20 {
+		got := Discover(in)
+		if len(got) != 3 || got[0].Value != "aaaa1111" || got[1].Value != "mmmm1111" || got[2].Value != "zzzz1111" {
+			t.Fatalf("order %v", values(got))
+		}
+	}
+	// A mapping of exactly DiscoverMaxItems keys is walked whole.
+	m := map[string]any{}
+	for i := range DiscoverMaxItems {
+		m[fmt.Sprintf("k%03d", i)] = "x"
+	}
+	m["k499"] = "token=last-of-500"
+	if got := values(Discover(m)); len(got) != 1 || got[0] != "last-of-500" {
+		t.Fatalf("500 keys: %q", got)
+	}
 }
