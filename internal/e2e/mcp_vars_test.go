@@ -154,11 +154,12 @@ func TestMCPHostVariableNeedsSecretBind(t *testing.T) {
 	// With the grant: the operator is asked, with the variable named.
 	e.grantDefaults(t, "secret.bind:AWS_SECRET_ACCESS_KEY")
 	script := e.writeFile("script-granted.json", `[{"tool_calls":`+getenv+`},{"content":"done"}]`)
-	granted := keep(e.run("1\n1\n", "run", "--json", "--approve", "ask", "--fake-script", script, "go"))
+	// f shows the full arguments before the answer.
+	granted := keep(e.run("f\n1\n1\n", "run", "--json", "--approve", "ask", "--fake-script", script, "go"))
 	for _, want := range []string{
 		"Connect and discover MCP server vault",
 		"exports Host variable AWS_SECRET_ACCESS_KEY into env LOG_LEVEL (looks like a credential; granted by secret.bind:AWS_SECRET_ACCESS_KEY)",
-		`"host_variables":["APP_REGION","AWS_SECRET_ACCESS_KEY"]`,
+		"\"host_variables\": [\n      \"APP_REGION\",\n      \"AWS_SECRET_ACCESS_KEY\"\n    ]",
 		"env LOG_LEVEL ← ${AWS_SECRET_ACCESS_KEY}",
 	} {
 		if !strings.Contains(granted.stderr, want) {
