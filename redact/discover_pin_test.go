@@ -11,8 +11,8 @@ import (
 type discoverRow struct {
 	name  string
 	in    any
-	want  []string
-	never []string
+	want  []string // each must be found
+	never []string // no secret may have one of these values
 }
 
 func runDiscoverRows(t *testing.T, rows []discoverRow) {
@@ -31,6 +31,9 @@ func runDiscoverRows(t *testing.T, rows []discoverRow) {
 					if s.Value == n {
 						t.Errorf("unexpected secret %q (%s)", s.Value, s)
 					}
+				}
+				if len(s.Value) < MinSecretLen {
+					t.Errorf("short secret %q", s.Value)
 				}
 			}
 		})
