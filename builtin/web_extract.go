@@ -20,7 +20,7 @@ import (
 // web_extract limits and fixed request properties (spec tool-runtime §1.3).
 const (
 	webExtractUserAgent      = "demiurge/0.1"
-	webExtractAction         = "web.fetch"
+	webExtractAction         = "fetch"
 	webExtractDefaultTimeout = 20 // seconds
 	webExtractMaxTimeout     = 60 // seconds
 	// webExtractMaxBytes bounds the body bytes read, whatever max_chars
@@ -117,6 +117,7 @@ func (w webExtractor) ApprovalFacts(inv effect.Invocation) effect.ApprovalFacts 
 		Preview:  map[string]any{"url": target},
 		RuleKey:  effect.RuleKey("web_extract:network.fetch:" + hex.EncodeToString(sum[:])),
 		Baseline: policy.Prompt,
+		Risk:     "high", // the question's risk; the catalog entry stays medium (spec tool-runtime §1.3)
 	}
 }
 

@@ -323,7 +323,7 @@ func TestWebExtractApproval(t *testing.T) {
 		t.Fatal("denied fetch reached the server")
 	}
 	asked := deny.requests()
-	if len(asked) != 1 || asked[0].Action != "web.fetch" || asked[0].Target != target || asked[0].Risk != "medium" || asked[0].Capability != "network.fetch" {
+	if len(asked) != 1 || asked[0].Action != "fetch" || asked[0].Target != target || asked[0].Risk != "high" || asked[0].Capability != "network.fetch" {
 		t.Fatalf("approval requests %+v", asked)
 	}
 
