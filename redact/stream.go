@@ -88,11 +88,7 @@ func (s *Stream) Write(p []byte) (int, error) {
 	}
 	s.pending = append(s.pending, p...)
 	// A match may start only where the whole longest value fits.
-	limit := len(s.pending) - s.m.maxLen + 1
-	if limit <= 0 {
-		return len(p), nil
-	}
-	if err := s.flush(limit); err != nil {
+	if err := s.flush(max(len(s.pending)-s.m.maxLen+1, 0)); err != nil {
 		return 0, err
 	}
 	return len(p), nil

@@ -393,3 +393,26 @@ func TestFindTwoCursors(t *testing.T) {
 		t.Errorf("limit 301: %d %v", p, ok)
 	}
 }
+
+type sliceWriter struct{ got [][]byte }
+
+func (w *sliceWriter) Write(p []byte) (int, error) { w.got = append(w.got, p); return len(p), nil }
+
+// TestStreamWithoutValuesDoesNotCopy: a stream that knows no value passes
+// the caller's bytes on as they are, and one that does forwards a stretch
+// without a match from its own buffer in one write.
+func TestStreamWithoutValuesDoesNotCopy(t *testing.T) {
+	w := &sliceWriter{}
+	s := NewStream(w, nil)
+	p := []byte("some output")
+	_, _ = s.Write(p)
+	if len(w.got) != 1 || &w.got[0][0] != &p[0] {
+		t.Fatal("bytes were copied")
+	}
+	w = &sliceWriter{}
+	s = NewStream(w, map[string]string{"secret-value": "<S>"})
+	_, _ = s.Write([]byte(strings.Repeat("x", 100)))
+	if len(w.got) != 1 || len(w.got[0]) != 100-len("secret-value")+1 {
+		t.Fatalf("writes %d", len(w.got))
+	}
+}
