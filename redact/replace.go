@@ -157,9 +157,6 @@ func find[T text](m *matcher, s T, from, limit int) (p, k int, ok bool) {
 		}
 		return 0, 0, false
 	}
-	if limit-from < dualMin {
-		return findBlocks(m, s, from, limit)
-	}
 	// Two cursors, over the first and the second half of the starts. Each
 	// step is a chain of dependent loads; two chains that do not depend
 	// on each other run side by side in the processor, nearly twice as
@@ -168,30 +165,29 @@ func find[T text](m *matcher, s T, from, limit int) (p, k int, ok bool) {
 	a, b := from, mid
 	for {
 		a, b = skipBoth(m, s, a, mid, b, limit)
-		switch {
-		case a >= mid:
+		if a >= mid {
 			return findBlocks(m, s, b, limit)
-		case b >= limit:
+		}
+		if b >= limit {
 			return findBlocks(m, s, a, mid)
-		case m.shift[blockAt(m, s, a)] == 0:
+		}
+		if m.shift[blockAt(m, s, a)] == 0 {
 			if k := startsAt(m, s, a); k >= 0 {
 				return a, k, true
 			}
 			a++
-		default: // b stopped on a block without a move
-			if k := startsAt(m, s, b); k >= 0 {
-				if p, k, ok := findBlocks(m, s, a, mid); ok {
-					return p, k, true
-				}
-				return b, k, true
-			}
-			b++
+			continue
 		}
+		// b stopped on a block without a move.
+		if k := startsAt(m, s, b); k >= 0 {
+			if p, k, ok := findBlocks(m, s, a, mid); ok {
+				return p, k, true
+			}
+			return b, k, true
+		}
+		b++
 	}
 }
-
-// dualMin is the shortest stretch of starts that find splits in two.
-const dualMin = 256
 
 // findBlocks is find over the starts [from, limit) with one cursor, for
 // windows of at least blockWindow bytes.

@@ -243,6 +243,18 @@ func TestRedactDataSources(t *testing.T) {
 	if len(views.Discovered) != 2 {
 		t.Errorf("discovered %v", views.Discovered)
 	}
+	// A value too short to be discovered is marked by the field's own
+	// path, under data.
+	views, err = Redact(ToolResult{Data: map[string]any{"token": "abc", "n": map[string]any{"secret": []any{1}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := views.Event.Data["token"].(map[string]any); m["source"] != "field:data.token" {
+		t.Errorf("short value source %v", m["source"])
+	}
+	if m := views.Event.Data["n"].(map[string]any)["secret"].(map[string]any); m["source"] != "field:data.n.secret" {
+		t.Errorf("container source %v", m["source"])
+	}
 }
 
 func TestErrorLimitBoundary(t *testing.T) {

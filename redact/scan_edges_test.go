@@ -121,6 +121,10 @@ func TestScanOptionEdges(t *testing.T) {
 		{"--tokens value126", nil},
 		{"x--token value127", []string{c("value127")}},
 		{"--token value128 --secret value129", []string{c("value128"), c("value129")}},
+		// The search goes on after the whole quoted value, not inside it.
+		{`--token "a --secret inner123" --password outer123`, []string{c("a --secret inner123"), c("outer123")}},
+		{`--token 'a --secret inner124'`, []string{c("a --secret inner124")}},
+		{`--token "" --secret value130`, []string{c("value130")}},
 	})
 }
 

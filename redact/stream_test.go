@@ -344,7 +344,7 @@ func TestMatcherIndex(t *testing.T) {
 func TestFindTwoCursors(t *testing.T) {
 	vals := map[string]string{"secret-value-aa": "<A>", "secret-value-bb": "<B>", "xx-other-secret-yy": "<O>"}
 	m := newMatcher(vals)
-	const n = 4 * dualMin
+	const n = 1024
 	fill := func() []byte { return bytes.Repeat([]byte("."), n) }
 	put := func(b []byte, at int, v string) []byte { copy(b[at:], v); return b }
 	limit := n - m.win + 1
@@ -362,9 +362,12 @@ func TestFindTwoCursors(t *testing.T) {
 		{"across the middle", put(fill(), mid-5, "secret-value-aa"), mid - 5},
 		{"at the very start", put(fill(), 0, "secret-value-aa"), 0},
 		{"at the very end", put(fill(), n-len("secret-value-bb"), "secret-value-bb"), n - len("secret-value-bb")},
-		{"a near miss in each half", put(put(fill(), 50, "secret-value-a."), mid+50, "secret-value-b."), -1},
-		{"near miss before the second half's match", put(put(fill(), 50, "secret-value-a."), mid+70, "secret-value-bb"), mid + 70},
-		{"second half's near miss before the first half's match", put(put(fill(), mid-60, "secret-value-aa"), mid+1, "secret-value-b."), mid - 60},
+		// A near miss ends like a value and stops a cursor, then fails.
+		{"a near miss in each half", put(put(fill(), 50, "Xecret-value-aa"), mid+50, "Xecret-value-bb"), -1},
+		{"near miss before the second half's match", put(put(fill(), 50, "Xecret-value-aa"), mid+70, "secret-value-bb"), mid + 70},
+		{"second half's near miss before the first half's match", put(put(fill(), mid-60, "secret-value-aa"), mid+1, "Xecret-value-bb"), mid - 60},
+		{"second half's near misses, then its match", put(put(put(fill(), mid+1, "Xecret-value-bb"), mid+40, "Yecret-value-aa"), mid+90, "secret-value-aa"), mid + 90},
+		{"near misses back to back in the first half", put(put(put(fill(), 3, "Xecret-value-aa"), 18, "Yecret-value-aa"), 40, "secret-value-bb"), 40},
 	} {
 		p, k, ok := find(m, tt.text, 0, len(tt.text))
 		if tt.want < 0 {
