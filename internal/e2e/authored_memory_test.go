@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -64,22 +63,12 @@ func (e *env) runUnderAS(args ...string) (result, int64) {
 	}
 	c.Env = append(c.Env, asLimitEnv+"="+strconv.Itoa(hostAddressSpace), asTargetEnv+"="+binary)
 	c.Dir = e.workspace
-	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	err := c.Run()
-	code := 0
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			e.t.Fatalf("run %v: %v", args, err)
-		}
-		code = ee.ExitCode()
-	}
+	r := e.wait(c)
 	var peak int64
 	if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		peak = ru.Maxrss << 10 // KiB on Linux
 	}
-	return result{code: code, stdout: out.String(), stderr: errb.String()}, peak
+	return r, peak
 }
 
 // hogModule is the shipped echo tool, made to allocate without limit when

@@ -84,7 +84,12 @@ func (e *env) run(stdin string, args ...string) result {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := e.cmd(ctx, stdin, args...)
+	return e.wait(e.cmd(ctx, stdin, args...))
+}
+
+// wait runs c to its end and collects its output and exit code.
+func (e *env) wait(c *exec.Cmd) result {
+	e.t.Helper()
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	err := c.Run()
@@ -92,7 +97,7 @@ func (e *env) run(stdin string, args ...string) result {
 	if err != nil {
 		ee, ok := err.(*exec.ExitError)
 		if !ok {
-			e.t.Fatalf("run %v: %v", args, err)
+			e.t.Fatalf("run %v: %v", c.Args, err)
 		}
 		code = ee.ExitCode()
 	}
