@@ -75,7 +75,7 @@ var functionCosts = func() map[*sl.Builtin]cost {
 			m[b] = free
 		}
 	}
-	for name, c := range map[string]cost{"encode": jsonEncodeCost, "encode_indent": jsonEncodeIndentCost, "decode": jsonDecodeCost, "indent": jsonIndentCost} {
+	for name, c := range map[string]cost{"encode": reprCost, "encode_indent": jsonEncodeIndentCost, "decode": jsonDecodeCost, "indent": jsonIndentCost} {
 		m[json.Module.Members[name].(*sl.Builtin)] = c
 	}
 	return m
@@ -212,6 +212,7 @@ func printCost(_ sl.Value, args sl.Tuple, kwargs []sl.Tuple, limit int64) int64 
 	return built(n)
 }
 
+// reprCost also prices json.encode: both render their argument once.
 func reprCost(_ sl.Value, args sl.Tuple, _ []sl.Tuple, limit int64) int64 {
 	if len(args) != 1 {
 		return 0
@@ -374,13 +375,6 @@ func splitlinesCost(recv sl.Value, _ sl.Tuple, _ []sl.Tuple, _ int64) int64 {
 func caseCost(recv sl.Value, _ sl.Tuple, _ []sl.Tuple, _ int64) int64 {
 	s, _ := str(recv)
 	return 2*int64(len(s)) + newBytes
-}
-
-func jsonEncodeCost(_ sl.Value, args sl.Tuple, _ []sl.Tuple, limit int64) int64 {
-	if len(args) != 1 {
-		return 0
-	}
-	return addSat(mulSat(renderSize(args[0], limit), renderFactor), newBytes)
 }
 
 func jsonEncodeIndentCost(_ sl.Value, args sl.Tuple, kwargs []sl.Tuple, limit int64) int64 {
