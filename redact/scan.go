@@ -165,15 +165,22 @@ func scanAssignments(d *discoverer, s string) {
 		if strings.Contains(strings.TrimRight(next, "="), "=") {
 			next = "" // another assignment, not a credential
 		}
-		switch {
-		case authSchemes[strings.ToLower(value)]:
-			d.add(next, name, source)
-		case next != "" && isWord(value):
-			d.add(value, name, source)
-			d.add(next, name, source)
-		default:
-			d.add(value, name, source)
-		}
+		addAuth(d, value, next, name, source)
+	}
+}
+
+// addAuth records the credential of "first [second]", the words after an
+// Authorization name: the second after a known scheme; both after any
+// other first word that may be a scheme (a word: it may also be the
+// credential, so both are recorded rather than guessing); else the first.
+func addAuth(d *discoverer, first, second, name string, src sourceParts) {
+	if authSchemes[strings.ToLower(first)] {
+		d.add(second, name, src)
+		return
+	}
+	d.add(first, name, src)
+	if isWord(first) {
+		d.add(second, name, src)
 	}
 }
 

@@ -34,6 +34,11 @@ func runExactRows(t *testing.T, rows []exactRow) {
 func TestScanAuthHeaderEdges(t *testing.T) {
 	h := func(v string) string { return "AUTHORIZATION=" + v + "@header:value" }
 	runExactRows(t, []exactRow{
+		// A colon elsewhere, so the scanner runs, and the name at the end.
+		{"x: Authorization", nil},
+		{"x: Authorization ", nil},
+		{`x: "Authorization"`, nil},
+		{"x: Authorization: ", nil},
 		{"Authorization", nil},
 		{"Authorization:", nil},
 		{"Authorization: ", nil},
@@ -273,6 +278,18 @@ func TestScannersGoOnAfterAMiss(t *testing.T) {
 		{"a==b token=value137", []string{a("TOKEN", "value137")}},
 		{`authorization="Bearer a1234567" token=value138`, []string{a("AUTHORIZATION", "a1234567"), a("TOKEN", "value138")}},
 		{"token=value139 authorization=Bearer b1234567", []string{a("TOKEN", "value139"), a("AUTHORIZATION", "b1234567")}},
+		{"xAuthorization: a1 Authorization: tok12345", []string{"AUTHORIZATION=tok12345@header:value"}},
+		{"Authorization: ;x Authorization: tok12346", []string{"AUTHORIZATION=tok12346@header:value"}},
+		{"Authorization x Authorization: tok12347", []string{"AUTHORIZATION=tok12347@header:value"}},
+		{"time: 12:00 x-api-key: val12353", []string{"SECRET_HEADER=val12353@header:value"}},
+		{"x-api-key: \"open x-api-key: val12354", []string{"SECRET_HEADER=val12354@header:value"}},
+		{`a: 1, "password":"pw123456"`, []string{"PASSWORD=pw123456@json:value"}},
+		{`x":1, "password":"pw123457"`, []string{"PASSWORD=pw123457@json:value"}},
+		{`"user":"ann", "password":"pw123458"`, []string{"PASSWORD=pw123458@json:value"}},
+		{`"password":1, "token":"tok12348"`, []string{"TOKEN=tok12348@json:value"}},
+		{`"":1, "token":"tok12349"`, []string{"TOKEN=tok12349@json:value"}},
+		{"://u:pw123470@h", []string{"URL_PASSWORD=pw123470@url:value.password"}},
+		{"https://a/?n=https://u:pw123471@h/ and ftp://v:pw123472@g", []string{"URL_PASSWORD=pw123471@url:value.password", "URL_PASSWORD=pw123472@url:value.password"}},
 		{"authorization=", nil},
 		{"token=&abcdefgh", nil},
 		{"token=''abcdefgh", nil},

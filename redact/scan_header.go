@@ -44,22 +44,9 @@ func scanAuthHeaders(d *discoverer, s string) {
 		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
 			j++
 		}
-		second := ""
-		if j > k {
-			second = headerWord(s[j:])
-		}
-		source := d.src("header:", "")
-		switch {
-		case authSchemes[strings.ToLower(first)]:
-			d.add(second, "AUTHORIZATION", source)
-		case second != "":
-			// An unknown first word may be a scheme or the credential
-			// itself; both are recorded rather than guessing.
-			d.add(first, "AUTHORIZATION", source)
-			d.add(second, "AUTHORIZATION", source)
-		default:
-			d.add(first, "AUTHORIZATION", source)
-		}
+		// Without blanks s[j] is where the first word stopped, so there
+		// is no second word.
+		addAuth(d, first, headerWord(s[j:]), "AUTHORIZATION", d.src("header:", ""))
 	}
 }
 
@@ -92,30 +79,21 @@ func headerWord(s string) string {
 	return s[:end]
 }
 
-// lowerInto returns s in ASCII lower case, in buf (s fits: it is at most
-// 14 bytes here).
-func lowerInto(buf *[16]byte, s string) []byte {
-	b := buf[:len(s)]
-	for i := range len(s) {
-		c := s[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b[i] = c
-	}
-	return b
-}
-
 // secretHeaders are header names whose value is a credential.
-var secretHeaders = map[string]bool{
-	"x-api-key": true, "x-goog-api-key": true, "api-key": true, "apikey": true,
-	"x-api-token": true, "x-auth-token": true, "x-access-token": true,
+var secretHeaders = []string{"x-api-key", "x-goog-api-key", "api-key", "apikey", "x-api-token", "x-auth-token", "x-access-token"}
+
+func isSecretHeader(name string) bool {
+	for _, h := range secretHeaders {
+		if strings.EqualFold(name, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // scanSecretHeaders finds "x-api-key: value" and the other secretHeaders,
 // also with the name quoted as in JSON text.
 func scanSecretHeaders(d *discoverer, s string) {
-	var buf [16]byte
 	for i := 0; i < len(s); i++ {
 		if s[i] != ':' {
 			continue
@@ -131,7 +109,7 @@ func scanSecretHeaders(d *discoverer, s string) {
 		for j > 0 && (isWordByte(s[j-1]) || s[j-1] == '-') {
 			j--
 		}
-		if end-j < 6 || end-j > 14 || !secretHeaders[string(lowerInto(&buf, s[j:end]))] {
+		if !isSecretHeader(s[j:end]) {
 			continue
 		}
 		k := i + 1
@@ -188,8 +166,8 @@ func scanJSONFields(d *discoverer, s string) {
 			raw = authCredential(raw)
 		}
 		name, source := strings.ToUpper(norm), d.src("json:", "")
-		if dec, err := strconv.Unquote(`"` + raw + `"`); err == nil && dec != raw {
-			d.add(dec, name, source)
+		if dec, err := strconv.Unquote(`"` + raw + `"`); err == nil {
+			d.add(dec, name, source) // the same as raw without escapes: recorded once
 		}
 		d.add(raw, name, source)
 	}
@@ -212,7 +190,7 @@ func jsonStringBody(s string) (string, bool) {
 		case '\n':
 			return "", false
 		case '"':
-			return s[1:i], i > 1
+			return s[1:i], true // "" is no secret: too short to record
 		}
 	}
 	return "", false

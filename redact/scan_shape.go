@@ -38,7 +38,6 @@ type compiledShape struct {
 type shapeIndex struct {
 	pairs   [256][4]uint64 // bit b of pairs[c] set: some prefix starts with c, b
 	buckets [256][]shapeCandidate
-	minLen  int
 }
 
 type shapeCandidate struct {
@@ -49,7 +48,7 @@ type shapeCandidate struct {
 var shapes = sync.OnceValue(func() *shapeIndex { return buildShapeIndex(shapeRules) })
 
 func buildShapeIndex(rules []shapeRule) *shapeIndex {
-	ix := &shapeIndex{minLen: math.MaxInt}
+	ix := &shapeIndex{}
 	for _, r := range rules {
 		c := &compiledShape{
 			re:     regexp.MustCompile(`^(?:` + r.pattern + `)`),
@@ -63,7 +62,6 @@ func buildShapeIndex(rules []shapeRule) *shapeIndex {
 		for _, p := range r.prefixes {
 			ix.pairs[p[0]][p[1]>>6] |= 1 << (p[1] & 63)
 			ix.buckets[p[0]] = append(ix.buckets[p[0]], shapeCandidate{prefix: p, rule: c})
-			ix.minLen = min(ix.minLen, len(p))
 		}
 	}
 	return ix
@@ -77,11 +75,12 @@ func buildShapeIndex(rules []shapeRule) *shapeIndex {
 // A longer run of token characters is not cut down to fit a shape: it is
 // some other identifier. At each position the first matching rule wins and
 // the scan resumes after the token.
-func scanShapes(d *discoverer, s string) {
-	ix := shapes()
-	for i := 0; i+ix.minLen <= len(s); i++ {
-		c := s[i]
-		if ix.pairs[c][s[i+1]>>6]&(1<<(s[i+1]&63)) == 0 || (i > 0 && isAlnum(s[i-1])) {
+func scanShapes(d *discoverer, s string) { shapes().scan(d, s) }
+
+func (ix *shapeIndex) scan(d *discoverer, s string) {
+	// Every prefix has two bytes or more, so the last byte starts none.
+	for i := 0; i < len(s)-1; i++ {
+		if !ix.hasPair(s[i], s[i+1]) || (i > 0 && isAlnum(s[i-1])) {
 			continue
 		}
 		if end := ix.match(d, s, i); end > i {
@@ -89,6 +88,9 @@ func scanShapes(d *discoverer, s string) {
 		}
 	}
 }
+
+// hasPair reports whether some prefix starts with the bytes a, b.
+func (ix *shapeIndex) hasPair(a, b byte) bool { return ix.pairs[a][b>>6]&(1<<(b&63)) != 0 }
 
 // match tries the rules whose prefix occurs at s[i:] and records the first
 // token found; it returns the end of that token, or i.

@@ -229,6 +229,7 @@ func TestShapesBoundaries(t *testing.T) {
 		{"two tokens", pat + " " + aws, []string{pat, aws}},
 		{"two tokens with a comma", pat + "," + aws, []string{pat, aws}},
 		{"back to back across a dot", pat + "." + pat, []string{pat}},
+		{"a token inside a token is not another", "glpat-xx-" + pat, []string{"glpat-xx-" + pat}},
 		{"first rule wins", "sk-ant-admin01-" + gen(1, alnum, 30), []string{"sk-ant-admin01-" + gen(1, alnum, 30)}},
 		{"a failed first rule leaves the next", "sk-ant-admin-" + gen(1, alnum, 30), []string{"sk-ant-admin-" + gen(1, alnum, 30)}},
 		{"case matters", "GHP_" + gen(12, alnum, 36), nil},
@@ -402,6 +403,81 @@ func TestShapeEntropy(t *testing.T) {
 	}{{"", 0}, {"aaaa", 0}, {"ab", 1}, {"abcd", 2}, {"abcdefgh", 3}, {"aabb", 1}} {
 		if got := entropy(tt.in); got != tt.want {
 			t.Errorf("entropy(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestShapeIndexRules pins how a rule table is applied, with rules made
+// for the purpose: the first rule that matches wins, one that fails on its
+// boundary or its entropy leaves the next one its chance, a group is the
+// secret wherever it starts, and the pair table holds exactly the first
+// two bytes of the prefixes.
+func TestShapeIndexRules(t *testing.T) {
+	ix := buildShapeIndex([]shapeRule{
+		{id: "short-first", prefixes: []string{"zq_"}, pattern: `zq_[a-h]{8}`},
+		{id: "long-second", prefixes: []string{"zq_"}, pattern: `zq_[a-h]{8}[0-9]{4}`},
+		{id: "grouped", prefixes: []string{"gr"}, pattern: `(gr[a-h]{8})x`},
+		{id: "entropy-first", prefixes: []string{"en"}, pattern: `(en)[a-z]{6}`},
+		{id: "entropy-second", prefixes: []string{"en"}, pattern: `en[a-z]{6}`},
+		{id: "windowed", prefixes: []string{"wi"}, pattern: `wi[a-h]+`, maxLen: 10},
+	})
+	scan := func(s string) []string {
+		d := &discoverer{}
+		ix.scan(d, s)
+		var out []string
+		for _, sec := range d.finish() {
+			out = append(out, sec.Source+"="+sec.Value)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		in   string
+		want []string
+	}{
+		{"zq_abcdefgh", []string{"shape:short-first=zq_abcdefgh"}},
+		{"zq_abcdefgh1234", []string{"shape:long-second=zq_abcdefgh1234"}},
+		{"zq_abcdefgh12345", nil},
+		{"grabcdefghx", []string{"shape:grouped=grabcdefgh"}},
+		// Exactly 3 bits per character is enough.
+		{"enabcdfg", []string{"shape:entropy-second=enabcdfg"}},
+		{"enaaaaaaaaaa", nil},
+		{"wiabcdefgh", []string{"shape:windowed=wiabcdefgh"}},
+		{"wiabcdefgha", nil}, // longer than the window: its end is not seen
+		{"x zq_abcdefgh, zq_hgfedcba", []string{"shape:short-first=zq_abcdefgh", "shape:short-first=zq_hgfedcba"}},
+	} {
+		if got := scan(tt.in); strings.Join(got, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("%q: got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	for _, p := range []string{"zq", "gr", "en", "wi"} {
+		if !ix.hasPair(p[0], p[1]) {
+			t.Errorf("pair %q missing", p)
+		}
+	}
+	for _, p := range []string{"zr", "qz", "g\x00", "ez", "wj", "\xff\xff", "z\xc0", "zQ"} {
+		if ix.hasPair(p[0], p[1]) {
+			t.Errorf("pair %q present", p)
+		}
+	}
+}
+
+func TestShapeRulesWellFormed(t *testing.T) {
+	for _, r := range shapeRules {
+		for _, p := range r.prefixes {
+			if len(p) < 2 {
+				t.Errorf("%s: prefix %q shorter than two bytes", r.id, p)
+			}
+		}
+	}
+	for _, sm := range shapeSamples() {
+		ok := false
+		for _, r := range shapeRules {
+			for _, p := range r.prefixes {
+				ok = ok || (r.id == sm.id && strings.HasPrefix(sm.token, p))
+			}
+		}
+		if !ok {
+			t.Errorf("sample of %s starts with none of its prefixes", sm.id)
 		}
 	}
 }
