@@ -70,14 +70,13 @@ func scanAuthority(d *discoverer, rest string) int {
 		end = len(rest)
 	}
 	authority := rest[:end]
-	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
-		user, pass, _ := strings.Cut(authority[:at], ":")
-		switch {
-		case pass != "":
-			addDecoded(d, pass, "URL_PASSWORD", d.src("url:", ".password"), url.PathUnescape)
-		case len(user) >= 8:
-			addDecoded(d, user, "URL_USERINFO", d.src("url:", ".username"), url.PathUnescape)
-		}
+	// Without '@' the userinfo is empty: nothing to record.
+	userinfo := authority[:max(strings.LastIndexByte(authority, '@'), 0)]
+	user, pass, _ := strings.Cut(userinfo, ":")
+	if pass != "" {
+		addDecoded(d, pass, "URL_PASSWORD", d.src("url:", ".password"), url.PathUnescape)
+	} else if len(user) >= 8 {
+		addDecoded(d, user, "URL_USERINFO", d.src("url:", ".username"), url.PathUnescape)
 	}
 	return end
 }
@@ -89,10 +88,7 @@ func scanAuthority(d *discoverer, rest string) int {
 // ("?next=https://h/cb?key=…") are found.
 func scanParams(d *discoverer, q, part string) {
 	for _, kv := range strings.FieldsFunc(q, func(r rune) bool { return r == '&' || r == ';' || r == '?' }) {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || v == "" {
-			continue
-		}
+		k, v, _ := strings.Cut(kv, "=") // no value: nothing is recorded
 		if dk, err := url.QueryUnescape(k); err == nil {
 			k = dk
 		}
@@ -105,8 +101,8 @@ func scanParams(d *discoverer, q, part string) {
 }
 
 func addDecoded(d *discoverer, raw, name string, source sourceParts, unescape func(string) (string, error)) {
-	if dec, err := unescape(raw); err == nil && dec != raw {
-		d.add(dec, name, source)
+	if dec, err := unescape(raw); err == nil {
+		d.add(dec, name, source) // the same as raw without escapes: recorded once
 	}
 	d.add(raw, name, source)
 }
