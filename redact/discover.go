@@ -44,9 +44,10 @@ type sensitiveCtx struct {
 }
 
 // sourceParts is a source as it is built: a fixed kind ("field:",
-// "url:"), the dot path of the value, and a fixed suffix (".password").
-// Only the path, made of mapping keys, can hold a credential.
-type sourceParts struct{ kind, path, suffix string }
+// "url:"), the dot path of the value, a fixed suffix (".password",
+// ".query.") and a name taken from the text (a query parameter's). Only
+// the path, made of mapping keys, and the name can hold a credential.
+type sourceParts struct{ kind, path, suffix, name string }
 
 // src is the source of kind and suffix at the current path.
 func (d *discoverer) src(kind, suffix string) sourceParts {
@@ -57,7 +58,7 @@ func (d *discoverer) add(value, name string, src sourceParts) {
 	if utf8.RuneCountInString(strings.TrimSpace(value)) < MinSecretLen || isMarkerText(value) {
 		return
 	}
-	s := Secret{Value: value, Name: name, Source: src.kind + src.path + src.suffix}
+	s := Secret{Value: value, Name: name, Source: src.kind + src.path + src.suffix + src.name}
 	if d.seen == nil {
 		d.seen = make(map[Secret]bool)
 	}
@@ -69,15 +70,16 @@ func (d *discoverer) add(value, name string, src sourceParts) {
 	d.parts = append(d.parts, src)
 }
 
-// finish removes discovered values from the paths of the sources: a path
-// built from mapping keys may itself contain a credential. The fixed parts
-// are kept as they are, so a short password ("pass") does not turn
-// ".password" into a marker.
+// finish removes discovered values from the parts of the sources taken
+// from the input (paths built from mapping keys, parameter names): they
+// may themselves contain a credential. The fixed parts are kept as they
+// are, so a short password ("pass") does not turn ".password" into a
+// marker.
 func (d *discoverer) finish() []Secret {
 	if len(d.out) == 0 {
 		return nil
 	}
-	if !d.pathsHoldValues() {
+	if !d.partsHoldValues() {
 		return d.out
 	}
 	r := New(d.out...)
@@ -85,7 +87,7 @@ func (d *discoverer) finish() []Secret {
 	seen := make(map[Secret]bool, len(d.out))
 	for i, s := range d.out {
 		p := d.parts[i]
-		s.Source = p.kind + r.String(p.path, Operator) + p.suffix
+		s.Source = p.kind + r.String(p.path, Operator) + p.suffix + r.String(p.name, Operator)
 		if !seen[s] {
 			seen[s] = true
 			out = append(out, s)
@@ -94,10 +96,10 @@ func (d *discoverer) finish() []Secret {
 	return out
 }
 
-func (d *discoverer) pathsHoldValues() bool {
+func (d *discoverer) partsHoldValues() bool {
 	for _, p := range d.parts {
 		for _, o := range d.out {
-			if strings.Contains(p.path, o.Value) {
+			if strings.Contains(p.path, o.Value) || strings.Contains(p.name, o.Value) {
 				return true
 			}
 		}

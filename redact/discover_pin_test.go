@@ -332,3 +332,16 @@ func TestDiscoverOrderIsSorted(t *testing.T) {
 		t.Fatalf("500 keys: %q", got)
 	}
 }
+
+// TestDiscoverSourcesOfParameters: a parameter's name comes from the text
+// and may hold a value found elsewhere; the fixed words never change.
+func TestDiscoverSourcesOfParameters(t *testing.T) {
+	for _, s := range Discover("://y#0000000!token=0000 and postgres://u:pass@h/") {
+		if strings.Contains(s.Source, "0000") {
+			t.Errorf("source %q holds a secret", s.Source)
+		}
+		if s.Value == "pass" && s.Source != "url:value.password" {
+			t.Errorf("fixed part changed: %q", s.Source)
+		}
+	}
+}

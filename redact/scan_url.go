@@ -96,7 +96,9 @@ func scanParams(d *discoverer, q, part string) {
 		if !sensitiveNormalized(norm) && !urlParamNames[norm] {
 			continue
 		}
-		addDecoded(d, v, strings.ToUpper(norm), d.src("url:", part+norm), url.QueryUnescape)
+		src := d.src("url:", part)
+		src.name = norm
+		addDecoded(d, v, strings.ToUpper(norm), src, url.QueryUnescape)
 	}
 }
 
