@@ -331,6 +331,17 @@ func TestMatcherIndex(t *testing.T) {
 	if got := len(newMatcher(big).shift); got != 1<<maxBits {
 		t.Fatalf("table of %d slots for 2000 values", got)
 	}
+	// About eight slots per block: 32 values of 18 bytes have 512 blocks
+	// (4096 → 8192 slots), of 17 bytes 480 (3840 → 4096).
+	for win, want := range map[int]int{18: 8192, 17: 4096} {
+		vals := make(map[string]string)
+		for i := range 32 {
+			vals[gen(uint64(i), alnum, win)] = "x"
+		}
+		if got := len(newMatcher(vals).shift); got != want {
+			t.Errorf("32 values of %d bytes: %d slots, want %d", win, got, want)
+		}
+	}
 	long := newMatcher(map[string]string{strings.Repeat("ab", 50): "x"})
 	if long.win != maxWindow {
 		t.Fatalf("window %d for a 100-byte value", long.win)
