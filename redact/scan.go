@@ -98,8 +98,9 @@ func optionValue(s string) (string, int) {
 		return "", 0
 	}
 	if q := s[0]; q == '"' || q == '\'' {
-		if end := strings.IndexAny(s[1:], string(q)+"\n"); end >= 0 && s[1+end] == q {
-			return s[1 : 1+end], end + 2
+		line, _, _ := strings.Cut(s[1:], "\n")
+		if v, _, closed := strings.Cut(line, s[:1]); closed {
+			return v, len(v) + 2
 		}
 		return "", 0
 	}
