@@ -22,10 +22,11 @@ const (
 	figReadFile    = "read_file, 20,000-char window of a 1 GiB file"
 	figSearch      = "search_files over 1 GiB"
 
-	figDrain = "drain of 256 MiB stdout, sandboxed (tails, artifact, redaction)"
-	figKill  = "timeout to whole tree gone, sandboxed (TERM-ignoring, setsid grandchild)"
-	figSpawn = "`true`, spawn to exit"
-	figURL   = "URL policy verdict for a literal address"
+	figDrain     = "drain of 256 MiB stdout, sandboxed (tails, artifact, redaction)"
+	figDiscovery = "terminal output discovery, 64 MiB of code-like text, in memory"
+	figKill      = "timeout to whole tree gone, sandboxed (TERM-ignoring, setsid grandchild)"
+	figSpawn     = "`true`, spawn to exit"
+	figURL       = "URL policy verdict for a literal address"
 
 	figTaskThroughput = "trivial tasks, submit to succeeded"
 	figCompletion     = "task end to completion handler"

@@ -67,11 +67,16 @@ func drainRows(ctx context.Context, dir string) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
+	discovery, err := process.MeasureOutputDiscovery(64 << 20)
+	if err != nil {
+		return nil, err
+	}
 	return []row{
 		{figure: figDrain + ", ratio to cat", value: fmt.Sprintf("%.2f", ratio), target: fmt.Sprintf("≥ %g", drainRatioTarget), verdict: check(ratio >= drainRatioTarget)},
 		{figure: figDrain + ", Host", value: fmt.Sprintf("%.0f MB/s", host)},
 		{figure: figDrain + ", cat", value: fmt.Sprintf("%.0f MB/s", cat)},
 		{figure: figDrain + ", Host RSS growth", value: fmt.Sprintf("%.1f MiB", rss), target: fmt.Sprintf("≤ %g MiB", drainRSSTarget), verdict: check(rss <= drainRSSTarget)},
+		{figure: figDiscovery, value: fmt.Sprintf("%.0f MB/s", discovery)},
 	}, nil
 }
 
