@@ -8,7 +8,7 @@ import (
 
 // DefaultDiscoverWindow is the look-back of a DiscoveringStream unless its
 // options say otherwise.
-const DefaultDiscoverWindow = 64 << 10
+const DefaultDiscoverWindow = 65536
 
 // stepWindows is the buffer, in windows, at which a DiscoveringStream
 // searches and forwards: all but the last window (more or less a line) of

@@ -98,7 +98,7 @@ var shapeRules = []shapeRule{
 	{id: "grafana-cloud-api-token", prefixes: []string{"glc_"}, pattern: `glc_[A-Za-z0-9+/]{32,400}={0,3}`},
 	{id: "grafana-service-account-token", prefixes: []string{"glsa_"}, pattern: `glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}`},
 	{id: "grafana-api-key", prefixes: []string{"eyJrIjoi"}, pattern: `eyJrIjoi[A-Za-z0-9]{70,400}={0,3}`},
-	{id: "1password-service-account-token", prefixes: []string{"ops_eyJ"}, pattern: `ops_eyJ[A-Za-z0-9+/]{250,}={0,3}`, maxLen: 8 << 10},
+	{id: "1password-service-account-token", prefixes: []string{"ops_eyJ"}, pattern: `ops_eyJ[A-Za-z0-9+/]{250,}={0,3}`, maxLen: 8192},
 
 	// Messaging.
 	{id: "slack-bot-token", prefixes: []string{"xoxb-"}, pattern: `xoxb-[0-9]{8,14}-[0-9A-Za-z-]{10,250}`},
@@ -127,6 +127,6 @@ var shapeRules = []shapeRule{
 
 	// Keys and signed tokens.
 	{id: "age-secret-key", prefixes: []string{"AGE-SECRET-KEY-1"}, pattern: `AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}`},
-	{id: "private-key", prefixes: []string{"-----BEGIN"}, pattern: `-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S]{64,}?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`, maxLen: 64 << 10},
-	{id: "jwt", prefixes: []string{"eyJ"}, pattern: `eyJ[0-9A-Za-z_-]{15,}\.eyJ[0-9A-Za-z_-]{15,}\.[0-9A-Za-z_-]*={0,2}`, maxLen: 16 << 10},
+	{id: "private-key", prefixes: []string{"-----BEGIN"}, pattern: `-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S]{64,}?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`, maxLen: 65536},
+	{id: "jwt", prefixes: []string{"eyJ"}, pattern: `eyJ[0-9A-Za-z_-]{15,}\.eyJ[0-9A-Za-z_-]{15,}\.[0-9A-Za-z_-]*={0,2}`, maxLen: 16384},
 }
