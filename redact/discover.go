@@ -68,6 +68,11 @@ func (d *discoverer) add(value, name string, src sourceParts) {
 	d.seen[s] = true
 	d.out = append(d.out, s)
 	d.parts = append(d.parts, src)
+	// A shape's own pattern defines its end; a written value (an
+	// assignment, an option, a field) may end in an escape.
+	if cut, ok := beforeEscape(value); ok && !strings.HasPrefix(src.kind, "shape:") {
+		d.add(cut, name, src)
+	}
 }
 
 // finish removes discovered values from the parts of the sources taken
