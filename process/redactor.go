@@ -33,6 +33,11 @@ type streamRedactor struct {
 	slow   *redact.Stream // set from the first occurrence on
 }
 
+// fastPathValues is the most values the fast path scans for one by one;
+// with more (a turn that has discovered many secrets) redact.Stream's
+// single pass over all of them is the faster from the first byte.
+const fastPathValues = 8
+
 func newStreamRedactor(out io.Writer, repl map[string]string) *streamRedactor {
 	r := &streamRedactor{out: out, repl: repl}
 	for v := range repl {
@@ -42,6 +47,9 @@ func newStreamRedactor(out io.Writer, repl map[string]string) *streamRedactor {
 		}
 	}
 	slices.SortFunc(r.vals, bytes.Compare) // a fixed order, for reproducible work
+	if len(r.vals) > fastPathValues {
+		r.slow = redact.NewStream(out, repl)
+	}
 	return r
 }
 

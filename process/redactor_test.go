@@ -66,7 +66,11 @@ func TestStreamRedactorMatchesReplaceAll(t *testing.T) {
 	}
 	for iter := range 5000 {
 		repl := map[string]string{}
-		for range 1 + rng.IntN(3) {
+		n := 1 + rng.IntN(3)
+		if iter%4 == 0 {
+			n = fastPathValues + 1 + rng.IntN(6) // past the fast path
+		}
+		for range n {
 			repl[word(1+rng.IntN(5))] = "<" + word(rng.IntN(3)) + ">"
 		}
 		whole := word(rng.IntN(120))
