@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,12 +27,27 @@ func interruptibleInput(r io.Reader) (in io.Reader, wake func(), interruptible b
 	if rc, err := f.SyscallConn(); err == nil {
 		_ = rc.Control(func(d uintptr) { fd = int(d) })
 	}
-	var p [2]int
-	if fd < 0 || unix.Pipe2(p[:], unix.O_CLOEXEC) != nil {
+	p, err := wakePipe()
+	if fd < 0 || err != nil {
 		return r, func() {}, false
 	}
 	var once sync.Once
 	return &pollReader{f: f, fd: fd, wakeR: p[0]}, func() { once.Do(func() { unix.Close(p[1]) }) }, true
+}
+
+// wakePipe returns a close-on-exec pipe. Pipe2 is not on every Unix
+// (darwin lacks it), so the flag is set under the fork lock, which keeps a
+// concurrent fork from inheriting the descriptors in between.
+func wakePipe() ([2]int, error) {
+	var p [2]int
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	if err := unix.Pipe(p[:]); err != nil {
+		return p, err
+	}
+	unix.CloseOnExec(p[0])
+	unix.CloseOnExec(p[1])
+	return p, nil
 }
 
 // pollReader reads f once poll says it is readable, or fails with
