@@ -22,8 +22,7 @@ func discoverPasswords(text string) map[string]string {
 // runDiscovering feeds chunks the way drain.run does.
 func runDiscovering(repl map[string]string, chunks []string) string {
 	var out bytes.Buffer
-	mk := func(r map[string]string) *streamRedactor { return newStreamRedactor(&out, r) }
-	r := newDiscoveringRedactor(mk, repl, discoverPasswords)
+	r := newDiscoveringRedactor(newStreamRedactor(&out, repl), repl, discoverPasswords)
 	var pending []byte
 	for _, c := range chunks {
 		data := append(pending, c...)

@@ -47,11 +47,10 @@ func newDrain(name string, r *os.File, spec Spec, art *artifactFile, artFailed c
 	if d.onChunk != nil {
 		d.size = chunkReadSize
 	}
-	mk := func(repl map[string]string) *streamRedactor { return newStreamRedactor(sinkFunc(d.sink), repl) }
+	red := newStreamRedactor(sinkFunc(d.sink), spec.Redact)
+	d.red = red
 	if spec.Discover != nil {
-		d.red = newDiscoveringRedactor(mk, spec.Redact, spec.Discover)
-	} else {
-		d.red = mk(spec.Redact)
+		d.red = newDiscoveringRedactor(red, spec.Redact, spec.Discover)
 	}
 	if spec.ArtifactLimit > 0 && art != nil {
 		art.limit = spec.ArtifactLimit
@@ -65,8 +64,7 @@ type redactStage interface {
 	// process consumes data (what it handed back last time, then new
 	// bytes) and returns how many bytes at the end it did not consume.
 	process(data []byte, final bool) (held int)
-	// holdMax is the most process may hand back now; it may grow as
-	// secrets are discovered.
+	// holdMax is the most process may hand back.
 	holdMax() int
 }
 
@@ -82,11 +80,6 @@ func (d *drain) run() {
 	buf := (*bp)[:cap(*bp)]
 	held := 0
 	for {
-		if need := d.red.holdMax() + d.size; len(buf) < need {
-			grown := make([]byte, need)
-			copy(grown, buf[:held])
-			buf, *bp = grown, grown
-		}
 		n, err := d.r.Read(buf[held : held+min(d.size, len(buf)-held)])
 		if n > 0 {
 			data := buf[:held+n]

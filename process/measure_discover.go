@@ -41,8 +41,8 @@ func MeasureOutputDiscovery(bytes int64) (mbps float64, err error) {
 		}
 		return out
 	}
-	mk := func(repl map[string]string) *streamRedactor { return newStreamRedactor(io.Discard, repl) }
-	r := newDiscoveringRedactor(mk, map[string]string{"measure-drain-secret-value": "<redacted:MEASURE>"}, discover)
+	known := map[string]string{"measure-drain-secret-value": "<redacted:MEASURE>"}
+	r := newDiscoveringRedactor(newStreamRedactor(io.Discard, known), known, discover)
 	buf := make([]byte, 0, len(chunk)+r.holdMax())
 	t0 := time.Now()
 	for sent := int64(0); sent < bytes; sent += int64(len(chunk)) {
