@@ -213,13 +213,7 @@ func (l *modelLoop) call(ctx context.Context, stepID string, call demiurge.ToolC
 		return res, err
 	}
 
-	content := truncateForModel(res.ModelView)
-	l.inTurn = append(l.inTurn, demiurge.ModelMessage{Role: demiurge.RoleTool, Content: content, Name: call.Name, ToolCallID: call.ID})
-	if _, err := t.x.d.Sessions.AppendMessage(context.WithoutCancel(ctx), session.MessageInput{
-		SessionID: t.session.ID, TurnID: t.turnID, Role: demiurge.RoleTool, Text: content,
-		Visible: false, ModelVisible: true,
-		Metadata: map[string]any{"step_id": stepID, "tool_name": call.Name, "tool_call_id": call.ID, "is_error": res.IsError()},
-	}); err != nil {
+	if err := l.appendToolMessage(context.WithoutCancel(ctx), stepID, call, truncateForModel(res.ModelView), res.IsError()); err != nil {
 		return res, err
 	}
 	t.calls = append(t.calls, ToolCallSummary{
@@ -242,17 +236,24 @@ func (l *modelLoop) refuseOverBound(ctx context.Context, stepID string, calls []
 	}
 	msg := overStepBound(limit, total)
 	for _, call := range calls {
-		l.inTurn = append(l.inTurn, demiurge.ModelMessage{Role: demiurge.RoleTool, Content: msg, Name: call.Name, ToolCallID: call.ID})
-		if _, err := l.t.x.d.Sessions.AppendMessage(ctx, session.MessageInput{
-			SessionID: l.t.session.ID, TurnID: l.t.turnID, Role: demiurge.RoleTool, Text: msg,
-			Visible: false, ModelVisible: true,
-			Metadata: map[string]any{"step_id": stepID, "tool_name": call.Name, "tool_call_id": call.ID, "is_error": true},
-		}); err != nil {
+		if err := l.appendToolMessage(ctx, stepID, call, msg, true); err != nil {
 			return err
 		}
 		l.t.calls = append(l.t.calls, ToolCallSummary{CallID: call.ID, Name: call.Name, Status: demiurge.EffectInvalid, IsError: true, Content: msg})
 	}
 	return nil
+}
+
+// appendToolMessage answers call with content: in this turn's replay and,
+// model-visible only, in the session.
+func (l *modelLoop) appendToolMessage(ctx context.Context, stepID string, call demiurge.ToolCall, content string, isError bool) error {
+	l.inTurn = append(l.inTurn, demiurge.ModelMessage{Role: demiurge.RoleTool, Content: content, Name: call.Name, ToolCallID: call.ID})
+	_, err := l.t.x.d.Sessions.AppendMessage(ctx, session.MessageInput{
+		SessionID: l.t.session.ID, TurnID: l.t.turnID, Role: demiurge.RoleTool, Text: content,
+		Visible: false, ModelVisible: true,
+		Metadata: map[string]any{"step_id": stepID, "tool_name": call.Name, "tool_call_id": call.ID, "is_error": isError},
+	})
+	return err
 }
 
 func truncateForModel(s string) string {
