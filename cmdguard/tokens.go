@@ -61,10 +61,12 @@ func promptableSegment(words []string) (string, string) {
 	if name == "rg" && has(optsOf(args, rgSpec), "--pre", "--hostname-bin") {
 		return "ripgrep executes a preprocessor command", "project-code-execution"
 	}
-	if _, opts := skipWrapper(args, 0, wrapper{spec: printfSpec}); name == "printf" && has(opts, "-v") {
+	if name == "printf" {
 		// bash evaluates an array subscript in the name as arithmetic,
 		// running any substitution in it, and the variable can be PATH.
-		return "printf -v assigns a shell variable and evaluates its subscript", "complex-shell"
+		if _, opts := skipWrapper(args, 0, wrapper{spec: printfSpec}); has(opts, "-v") {
+			return "printf -v assigns a shell variable and evaluates its subscript", "complex-shell"
+		}
 	}
 	if name == "git" {
 		if reason, key := promptableGit(args); key != "" {
