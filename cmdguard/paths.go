@@ -7,9 +7,11 @@ package cmdguard
 // session grant for "rm build.log" must never cover "rm -rf ../victim": the
 // operator approved what they saw, not the category.
 func pathRules(segments [][]string, cmd string) (string, string) {
-	for _, words := range segments {
+	optVals := make([][]string, len(segments))
+	for i, words := range segments {
+		optVals[i] = optionPathValues(words)
 		write := safeKind(words) != kindRead
-		for _, v := range optionPathValues(words) {
+		for _, v := range optVals[i] {
 			if guardSensitive(v, write) {
 				return "option reads a sensitive path", "sensitive-path"
 			}
@@ -25,8 +27,8 @@ func pathRules(segments [][]string, cmd string) (string, string) {
 	if reason, key := promptableText(cmd); key != "" {
 		return reason, key
 	}
-	for _, words := range segments {
-		for _, v := range optionPathValues(words) {
+	for i, words := range segments {
+		for _, v := range optVals[i] {
 			if reason := outsideReason(v); reason != "" {
 				return reason, "path-outside-workspace"
 			}
