@@ -117,6 +117,7 @@ func (m *Manager) Definitions(ctx context.Context, req Request) ([]effect.Defini
 
 	var jobs []discovery
 	now := m.opts.Now()
+	var root string // the workspace, links resolved once, for the first new connection
 	for _, d := range enabled {
 		st := s.servers[d.ID]
 		if st != nil && (st.decl.Fingerprint != d.Fingerprint || st.policy != policies[d.ID]) {
@@ -144,7 +145,10 @@ func (m *Manager) Definitions(ctx context.Context, req Request) ([]effect.Defini
 			s.servers[d.ID] = &serverState{decl: d, policy: policies[d.ID], state: StateDenied, err: why}
 			continue
 		}
-		jobs = append(jobs, discovery{decl: d, dir: dir, root: workspaceRoot(tc.Workspace)})
+		if root == "" {
+			root = workspaceRoot(tc.Workspace)
+		}
+		jobs = append(jobs, discovery{decl: d, dir: dir, root: root})
 	}
 
 	for _, r := range m.discoverAll(bctx, jobs) {
@@ -195,7 +199,7 @@ func (m *Manager) authorise(ctx context.Context, d Declaration, tc effect.TurnCo
 	if why := unboundCredential(d, tc.Grants); why != "" {
 		return "", why
 	}
-	dir, why = m.precheck(ctx, d, tc)
+	dir, why = m.precheck(d, tc)
 	if why != "" {
 		return "", why
 	}
@@ -210,7 +214,7 @@ func (m *Manager) authorise(ctx context.Context, d Declaration, tc effect.TurnCo
 // against the URL policy's literal check (it runs before the connect
 // approval, so it sends nothing, not even a DNS query; the transport
 // resolves and judges the host when it connects).
-func (m *Manager) precheck(ctx context.Context, d Declaration, tc effect.TurnContext) (dir, why string) {
+func (m *Manager) precheck(d Declaration, tc effect.TurnContext) (dir, why string) {
 	switch d.Transport {
 	case TransportStdio:
 		if err := m.opts.Sandbox.Check(); err != nil {

@@ -95,6 +95,7 @@ func (m *Manager) Check(ctx context.Context, decls []Declaration, opts CheckOpti
 	tc := effect.TurnContext{Workspace: opts.Workspace}
 	var jobs []discovery
 	var idx []int
+	var root string // the workspace, links resolved once, for the first new connection
 	for i, d := range decls {
 		if !d.Enabled {
 			continue
@@ -102,7 +103,7 @@ func (m *Manager) Check(ctx context.Context, decls []Declaration, opts CheckOpti
 		why := unboundCredential(d, opts.Grants)
 		var dir string
 		if why == "" {
-			dir, why = m.precheck(ctx, d, tc)
+			dir, why = m.precheck(d, tc)
 		}
 		if why == "" {
 			if opts.Gate == nil {
@@ -115,7 +116,10 @@ func (m *Manager) Check(ctx context.Context, decls []Declaration, opts CheckOpti
 			out[i].State, out[i].Error = StateDenied, why
 			continue
 		}
-		jobs = append(jobs, discovery{decl: d, dir: dir, root: workspaceRoot(tc.Workspace)})
+		if root == "" {
+			root = workspaceRoot(tc.Workspace)
+		}
+		jobs = append(jobs, discovery{decl: d, dir: dir, root: root})
 		idx = append(idx, i)
 	}
 	results := m.discoverAll(ctx, jobs)
