@@ -1,6 +1,7 @@
 package delegation
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -115,7 +116,7 @@ func contextMode(r Request) (string, error) {
 // choice is a text argument that must be one of allowed, the first one
 // when it is absent: "unsupported <name>: <value>" otherwise.
 func choice(value, name string, allowed ...string) (string, error) {
-	value = orDefault(value, allowed[0])
+	value = cmp.Or(value, allowed[0])
 	if !slices.Contains(allowed, value) {
 		return "", invalidf("unsupported %s: %s", name, value)
 	}
@@ -154,13 +155,6 @@ func readUseBootstrap(r Request) (bool, error) {
 	default:
 		return false, invalidf("use_bootstrap must be a boolean")
 	}
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // Schema is the delegate_task argument schema (spec host-runtime §6.1,
