@@ -16,7 +16,6 @@ import (
 // Figure and target of stream redaction.
 const (
 	figRedact         = "redaction of a 256 MiB stream, 200 secrets"
-	figRedactDiscover = "discovering stream (sliding-window discovery), 32 MiB"
 	redactRatioTarget = 0.5
 
 	redactBytes    = 256 << 20
@@ -24,7 +23,6 @@ const (
 	redactTile     = 4 << 20 // distinct text, repeated up to redactBytes
 	redactChunk    = 32 << 10
 	redactRounds   = 3
-	discoverBytes  = 32 << 20
 	secretAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-"
 )
 
@@ -33,7 +31,6 @@ const (
 // written in 32 KiB chunks, against `cat` of the same bytes from a pipe to
 // /dev/null; each is the best of three rounds, alternately. One untimed
 // round first checks that the stream's output is ReplaceAll of the text.
-// A DiscoveringStream over 32 MiB of the same text is reported beside it.
 func redactRows(ctx context.Context) ([]row, error) {
 	repl, vals := redactSet()
 	tile := redactText(vals)
@@ -56,17 +53,12 @@ func redactRows(ctx context.Context) ([]row, error) {
 		}
 		catBest = min(catBest, d)
 	}
-	discover, err := timeDiscovering(data[:discoverBytes], repl)
-	if err != nil {
-		return nil, err
-	}
 	mb := float64(len(data)) / 1e6
 	stream, cat := mb/streamBest.Seconds(), mb/catBest.Seconds()
 	return []row{
 		{figure: figRedact + ", ratio to cat", value: fmt.Sprintf("%.2f", stream/cat), target: fmt.Sprintf("≥ %g", redactRatioTarget), verdict: check(stream/cat >= redactRatioTarget)},
 		{figure: figRedact + ", Stream", value: fmt.Sprintf("%.0f MB/s", stream)},
 		{figure: figRedact + ", cat", value: fmt.Sprintf("%.0f MB/s", cat)},
-		{figure: figRedactDiscover, value: fmt.Sprintf("%.0f MB/s", float64(discoverBytes)/1e6/discover.Seconds())},
 	}, nil
 }
 
@@ -139,12 +131,6 @@ func writeChunks(w io.WriteCloser, data []byte) error {
 func timeStream(data []byte, repl map[string]string) (time.Duration, error) {
 	t0 := time.Now()
 	err := writeChunks(redact.NewStream(discardWriter{}, repl), data)
-	return time.Since(t0), err
-}
-
-func timeDiscovering(data []byte, repl map[string]string) (time.Duration, error) {
-	t0 := time.Now()
-	err := writeChunks(redact.NewDiscoveringStream(discardWriter{}, repl, redact.DiscoverOptions{}), data)
 	return time.Since(t0), err
 }
 

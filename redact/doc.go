@@ -59,10 +59,9 @@
 // Stream and ReplaceAll replace exact values (value → marker) in text;
 // Stream does so across arbitrary write boundaries, in one pass whatever
 // the number of values (a Wu–Manber block index), and Stream.Add grows its
-// set while it runs. DiscoveringStream also discovers secrets in what it
-// passes, over a sliding window, and replaces them from then on (see its
-// documentation for the look-back limit). NewHandler wraps a slog.Handler
-// so log records are redacted with the current secrets.
+// set while it runs (the terminal's output stage in package process
+// discovers secrets line by line and adds them). NewHandler wraps a
+// slog.Handler so log records are redacted with the current secrets.
 //
 // # Limits
 //

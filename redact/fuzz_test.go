@@ -125,9 +125,7 @@ func FuzzStream(f *testing.F) {
 // FuzzStreamChunks splits the input at random boundaries and checks that
 // Stream forwards exactly ReplaceAll of the whole text, with the turn's
 // whole set: what Discover finds (shapes included), a value planted inside
-// another, and a bound value; and that the output holds none of them. A
-// DiscoveringStream whose window holds the whole input must agree with
-// ReplaceAll over everything Discover finds in it.
+// another, and a bound value; and that the output holds none of them.
 func FuzzStreamChunks(f *testing.F) {
 	f.Add("token ghp_"+gen(12, alnum, 36)+" and AKIA"+gen(53, upper32, 16)+" end", uint64(1))
 	f.Add("password=hunter22x\nagain hunter22x\nhttps://u:pw123456@h/?key=k1234567\n", uint64(2))
@@ -135,12 +133,8 @@ func FuzzStreamChunks(f *testing.F) {
 	f.Add("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", uint64(4))
 	f.Fuzz(func(t *testing.T, data string, seed uint64) {
 		repl := map[string]string{"bound-secret-value": "<redacted:BOUND>"}
-		discovered := map[string]string{}
 		for _, s := range Discover(data) {
 			repl[s.Value] = Marker(s.Name)
-			if _, ok := discovered[s.Value]; !ok {
-				discovered[s.Value] = Marker(s.Name)
-			}
 		}
 		if len(data) >= 10 {
 			repl[data[3:9]] = "<redacted:X>"
@@ -158,20 +152,6 @@ func FuzzStreamChunks(f *testing.F) {
 			if len(v) >= MinSecretLen && leaks(want, v) {
 				t.Fatalf("output leaks %q: %q", v, want)
 			}
-		}
-		got, _ := discoverChunks(t, chunks, nil, DiscoverOptions{Window: len(data) + 1})
-		if w := ReplaceAll(data, discovered); got != w {
-			t.Fatalf("discovering stream = %q, want %q", got, w)
-		}
-		// A small window loses and reorders no bytes: after replacing
-		// what it found, the rest is the input.
-		dw, ds := discoverChunks(t, chunks, nil, DiscoverOptions{Window: 8})
-		found := map[string]string{}
-		for _, sec := range ds.Discovered() {
-			found[sec.Value] = Marker(sec.Name)
-		}
-		if len(found) == 0 && dw != data {
-			t.Fatalf("small window changed %q into %q", data, dw)
 		}
 	})
 }

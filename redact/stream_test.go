@@ -430,3 +430,26 @@ func TestStreamWithoutValuesDoesNotCopy(t *testing.T) {
 		t.Fatalf("writes %d", len(w.got))
 	}
 }
+
+func TestStreamAdd(t *testing.T) {
+	var out bytes.Buffer
+	s := NewStream(&out, map[string]string{"alpha-secret": "<A>"})
+	_, _ = s.Write([]byte("one alpha-secret two beta-"))
+	s.Add(map[string]string{"beta-secret": "<B>", "alpha-secret": "<other>", "": "<empty>"})
+	_, _ = s.Write([]byte("secret three alpha-secret"))
+	_ = s.Close()
+	if got := out.String(); got != "one <A> two <B> three <A>" {
+		t.Fatalf("got %q", got)
+	}
+	// A stream without values learns its first ones.
+	out.Reset()
+	s = NewStream(&out, nil)
+	_, _ = s.Write([]byte("gamma-secret "))
+	s.Add(map[string]string{"gamma-secret": "<G>"})
+	s.Add(nil)
+	_, _ = s.Write([]byte("gamma-secret"))
+	_ = s.Close()
+	if got := out.String(); got != "gamma-secret <G>" {
+		t.Fatalf("got %q", got)
+	}
+}
