@@ -108,13 +108,8 @@ var hostRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 // hostVariables lists the references of one field's values, keys sorted,
 // each name once per value.
 func hostVariables(field string, values map[string]string) []MCPHostVariable {
-	keys := make([]string, 0, len(values))
-	for k := range values {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var out []MCPHostVariable
-	for _, k := range keys {
+	for _, k := range sortedKeys(values) {
 		seen := map[string]bool{}
 		for _, m := range hostRef.FindAllStringSubmatch(values[k], -1) {
 			if seen[m[1]] {
