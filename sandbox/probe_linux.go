@@ -32,8 +32,8 @@ func staticMissing() []string {
 	if _, err := os.Stat("/proc/self/ns/pid"); err != nil {
 		missing = append(missing, "PID namespaces")
 	}
-	if abi, err := llsys.LandlockGetABIVersion(); err != nil || abi < minLandlockABI {
-		missing = append(missing, fmt.Sprintf("Landlock ABI %d or newer (found %d)", minLandlockABI, max(abi, 0)))
+	if abi := landlockABI(); abi < minLandlockABI {
+		missing = append(missing, fmt.Sprintf("Landlock ABI %d or newer (found %d)", minLandlockABI, abi))
 	}
 	return missing
 }
