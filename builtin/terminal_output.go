@@ -28,13 +28,9 @@ func outputDiscovery(turn *effect.Secrets) func(text string) map[string]string {
 		if len(found) == 0 {
 			return nil
 		}
-		turn.Add(found...)
-		out := make(map[string]string, len(found))
-		for _, s := range found {
-			if s.Value != "" {
-				out[s.Value] = redact.Marker(s.Name)
-			}
+		if turn != nil {
+			turn.Add(found...)
 		}
-		return out
+		return effect.MarkerReplacements(found)
 	}
 }

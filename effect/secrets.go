@@ -40,7 +40,12 @@ func (s *Secrets) Redactor() *redact.Redactor { return s.Add() }
 // Replacements maps each known secret value to its marker, for exact-value
 // replacement in streams (command output, artifacts, streamed model text).
 func (s *Secrets) Replacements() map[string]string {
-	secrets := s.Redactor().Secrets()
+	return MarkerReplacements(s.Redactor().Secrets())
+}
+
+// MarkerReplacements maps each secret's value to its marker (values that
+// are empty are left out), the form exact-value replacers take.
+func MarkerReplacements(secrets []redact.Secret) map[string]string {
 	out := make(map[string]string, len(secrets))
 	for _, sec := range secrets {
 		if sec.Value != "" {
