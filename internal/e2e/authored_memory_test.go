@@ -101,10 +101,7 @@ func TestAuthoredToolMemoryBudget(t *testing.T) {
 	e.writeCoreFile("agent/tools/echo/module.star", hogModule)
 
 	r, peak := e.runUnderAS("run", "--json", "--fake-script", hogScript(e, "hog.json", "hog"), "use echo")
-	var out runOut
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		t.Fatalf("exit %d, stdout %q, stderr %q: %v", r.code, r.stdout, r.stderr, err)
-	}
+	out := e.runOutOf(r, nil)
 	if r.code != 0 || out.Outcome != "completed" || out.Text != "done" || len(out.ToolCalls) != 2 {
 		t.Fatalf("exit %d %+v\n%s", r.code, out, r.stderr)
 	}
@@ -123,7 +120,7 @@ func TestAuthoredToolMemoryBudget(t *testing.T) {
 
 	// The operator's budget: 100 MiB at once passes the default and fails 64 MiB.
 	r, _ = e.runUnderAS("run", "--json", "--fake-script", hogScript(e, "alloc.json", "alloc"), "use echo")
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 0 || out.ToolCalls[0].IsError || out.ToolCalls[0].Content != strconv.Itoa(100<<20) {
+	if out = e.runOutOf(r, nil); r.code != 0 || out.ToolCalls[0].IsError || out.ToolCalls[0].Content != strconv.Itoa(100<<20) {
 		t.Fatalf("100 MiB under the default budget: exit %d %+v %s", r.code, out, r.stderr)
 	}
 	config := "limits: {authored_memory_mb_per_call: 64}\n"
@@ -131,7 +128,7 @@ func TestAuthoredToolMemoryBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ = e.runUnderAS("run", "--json", "--fake-script", hogScript(e, "alloc64.json", "alloc"), "use echo")
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 0 || out.Outcome != "completed" {
+	if out = e.runOutOf(r, nil); r.code != 0 || out.Outcome != "completed" {
 		t.Fatalf("exit %d %+v %s", r.code, out, r.stderr)
 	}
 	if c := out.ToolCalls[0]; !c.IsError || !strings.Contains(c.Content, "module.star:5: authored code exceeded its memory budget of 64 MiB") {
@@ -170,9 +167,5 @@ func TestAuthoredSlotMemoryBudget(t *testing.T) {
 func (e *env) runUnderASJSON(args ...string) (runOut, result) {
 	e.t.Helper()
 	r, _ := e.runUnderAS(append([]string{"run", "--json"}, args...)...)
-	var out runOut
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		e.t.Fatalf("exit %d, stdout %q, stderr %q: %v", r.code, r.stdout, r.stderr, err)
-	}
-	return out, r
+	return e.runOutOf(r, args), r
 }

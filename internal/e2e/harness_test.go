@@ -114,11 +114,18 @@ func (e *env) runJSON(args ...string) (runOut, result) {
 func (e *env) runJSONStdin(stdin string, args ...string) (runOut, result) {
 	e.t.Helper()
 	r := e.run(stdin, append([]string{"run", "--json"}, args...)...)
+	return e.runOutOf(r, args), r
+}
+
+// runOutOf decodes the stdout of `run --json args...`, failing the test if
+// it is not a run's JSON.
+func (e *env) runOutOf(r result, args []string) runOut {
+	e.t.Helper()
 	var out runOut
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		e.t.Fatalf("run --json %v: exit %d, stdout %q, stderr %q: %v", args, r.code, r.stdout, r.stderr, err)
 	}
-	return out, r
+	return out
 }
 
 func (e *env) writeFile(name, content string) string {
