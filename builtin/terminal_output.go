@@ -31,6 +31,6 @@ func outputDiscovery(turn *effect.Secrets) func(text string) map[string]string {
 		if turn != nil {
 			turn.Add(found...)
 		}
-		return effect.MarkerReplacements(found)
+		return redact.Replacements(found)
 	}
 }

@@ -40,17 +40,5 @@ func (s *Secrets) Redactor() *redact.Redactor { return s.Add() }
 // Replacements maps each known secret value to its marker, for exact-value
 // replacement in streams (command output, artifacts, streamed model text).
 func (s *Secrets) Replacements() map[string]string {
-	return MarkerReplacements(s.Redactor().Secrets())
-}
-
-// MarkerReplacements maps each secret's value to its marker (values that
-// are empty are left out), the form exact-value replacers take.
-func MarkerReplacements(secrets []redact.Secret) map[string]string {
-	out := make(map[string]string, len(secrets))
-	for _, sec := range secrets {
-		if sec.Value != "" {
-			out[sec.Value] = redact.Marker(sec.Name)
-		}
-	}
-	return out
+	return redact.Replacements(s.Redactor().Secrets())
 }

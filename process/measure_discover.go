@@ -34,13 +34,7 @@ func MeasureOutputDiscovery(bytes int64) (mbps float64, err error) {
 		return 0, demiurge.Errorf(demiurge.EINVALID, "measure output discovery: bytes must be positive, got %d", bytes)
 	}
 	chunk := []byte(strings.Repeat(discoveryCorpus, readSize/len(discoveryCorpus)))
-	discover := func(text string) map[string]string {
-		out := map[string]string{}
-		for _, s := range redact.Discover(text) {
-			out[s.Value] = redact.Marker(s.Name)
-		}
-		return out
-	}
+	discover := func(text string) map[string]string { return redact.Replacements(redact.Discover(text)) }
 	known := map[string]string{"measure-drain-secret-value": "<redacted:MEASURE>"}
 	r := newDiscoveringRedactor(newStreamRedactor(io.Discard, known), known, discover)
 	buf := make([]byte, 0, len(chunk)+r.holdMax())

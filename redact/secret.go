@@ -49,3 +49,15 @@ const (
 	modelMarker  = "<redacted>"
 	truncatedKey = "<truncated>"
 )
+
+// Replacements maps each secret's value to its marker, the value → marker
+// pairs Stream and ReplaceAll take (secrets without a value are skipped).
+func Replacements(secrets []Secret) map[string]string {
+	out := make(map[string]string, len(secrets))
+	for _, s := range secrets {
+		if s.Value != "" {
+			out[s.Value] = Marker(s.Name)
+		}
+	}
+	return out
+}
