@@ -45,7 +45,7 @@ func newSessionWorld(t *testing.T) *sessionWorld {
 		t.Fatal(err)
 	}
 	newSession := func(scope demiurge.PrincipalScope) string {
-		s, _, err := w.rt.Resolve(ctx, session.ResolveRequest{
+		s, _, err := w.rt.Resolve(ctx, demiurge.SessionRequest{
 			CoreID: "demo", Channel: scope.Channel, ConversationKey: scope.ConversationKey, Scope: scope, New: true,
 		})
 		if err != nil {
@@ -54,7 +54,7 @@ func newSessionWorld(t *testing.T) *sessionWorld {
 		return s.ID
 	}
 	say := func(id, role, text string, visible, modelVisible bool) {
-		if _, err := w.rt.AppendMessage(ctx, session.MessageInput{
+		if _, err := w.rt.AppendMessage(ctx, demiurge.MessageInput{
 			SessionID: id, Role: role, Text: text, Visible: visible, ModelVisible: modelVisible,
 		}); err != nil {
 			t.Fatal(err)

@@ -46,7 +46,7 @@ func TestEnqueueDispatchWriteTransactions(t *testing.T) {
 	f.router.Bind(f.sessionID, &recordingRoute{})
 	cs := &countingStore{DB: f.db}
 	rt := delivery.NewRuntime(cs, f.router, delivery.Options{HostID: "host_test"})
-	id, err := rt.Enqueue(ctx, f.intent("hello", delivery.HistoryPersist))
+	id, err := rt.Enqueue(ctx, f.intent("hello", demiurge.HistoryPersist))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func BenchmarkEnqueueDispatch(b *testing.B) {
 	f.router.Bind(f.sessionID, &recordingRoute{})
 	cs := &countingStore{DB: f.db}
 	rt := delivery.NewRuntime(cs, f.router, delivery.Options{HostID: "host_bench"})
-	in := f.intent("hello", delivery.HistoryPersist)
+	in := f.intent("hello", demiurge.HistoryPersist)
 	b.ResetTimer()
 	for b.Loop() {
 		id, err := rt.Enqueue(ctx, in)

@@ -85,7 +85,7 @@ type callResult struct {
 // most SendTimeout for the answer. An answer that arrives with an error
 // after the caller's context or the send deadline ended counts as
 // cancelled or timed out: the route was interrupted, not refused.
-func (rt *Runtime) deliver(ctx context.Context, out Outbound) callResult {
+func (rt *Runtime) deliver(ctx context.Context, out demiurge.Outbound) callResult {
 	sctx, cancel := context.WithTimeout(ctx, rt.opts.SendTimeout)
 	defer cancel()
 	answer := make(chan callResult, 1) // buffered: an abandoned call never blocks

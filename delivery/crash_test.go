@@ -21,7 +21,7 @@ const crashChildEnv = "DELIVERY_CRASH_CHILD_DB"
 // crashingRoute ends the process in the middle of a send, as a crash would.
 type crashingRoute struct{}
 
-func (crashingRoute) Deliver(context.Context, delivery.Outbound) error {
+func (crashingRoute) Deliver(context.Context, demiurge.Outbound) error {
 	os.Exit(3)
 	return nil
 }
@@ -38,7 +38,7 @@ func crashChild(t *testing.T, path string) {
 	}
 	f := newFixtureWith(t, db, delivery.Options{HostID: host.ID()})
 	f.router.Bind(f.sessionID, crashingRoute{})
-	id := f.enqueue(t, f.intent("in flight", delivery.HistoryPersist))
+	id := f.enqueue(t, f.intent("in flight", demiurge.HistoryPersist))
 	f.rt.Dispatch(ctx, id)
 	t.Fatal("the route did not crash the process")
 }
@@ -125,7 +125,7 @@ func TestLateOutcomeKeepsReconciledRecord(t *testing.T) {
 	f := newFixtureWith(t, MustOpenDB(t), delivery.Options{HostID: "host_gone"}) // a Host no one registered
 	route := &hangingRoute{release: make(chan struct{})}
 	f.router.Bind(f.sessionID, route)
-	id := f.enqueue(t, f.intent("late", delivery.HistoryTransient))
+	id := f.enqueue(t, f.intent("late", demiurge.HistoryTransient))
 	done := make(chan string, 1)
 	go func() {
 		s, err := f.rt.Dispatch(ctx, id)

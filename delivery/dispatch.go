@@ -163,10 +163,10 @@ func (rt *Runtime) DispatchTurn(ctx context.Context, turnID string) ([]Result, e
 }
 
 // outbound rebuilds what a route sees from the stored outbox row.
-func outbound(d demiurge.Delivery) (Outbound, error) {
+func outbound(d demiurge.Delivery) (demiurge.Outbound, error) {
 	p := d.Payload
 	str := func(k string) string { s, _ := p[k].(string); return s }
-	out := Outbound{
+	out := demiurge.Outbound{
 		DeliveryID: d.ID,
 		SessionID:  str("session_id"),
 		TurnID:     d.OwnerTurnID,

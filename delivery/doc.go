@@ -9,8 +9,8 @@
 //	defer router.Unbind(token)
 //	rt := delivery.NewRuntime(db, router, delivery.Options{HostID: host.ID()})
 //	go rt.Run(loopCtx)                  // retries and orphans; cancel loopCtx to stop
-//	id, err := rt.Enqueue(ctx, delivery.Intent{SessionID: s, TurnID: t,
-//		Text: "hello", Visible: true, HistoryPolicy: delivery.HistoryPersist})
+//	id, err := rt.Enqueue(ctx, demiurge.DeliveryIntent{SessionID: s, TurnID: t,
+//		Text: "hello", Visible: true, HistoryPolicy: demiurge.HistoryPersist})
 //	status, err := rt.Dispatch(ctx, id) // or DispatchTurn(ctx, t)
 //	...
 //	cancel(); <-runDone; rt.Wait(shutdownCtx) // at shutdown

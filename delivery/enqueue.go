@@ -25,7 +25,7 @@ import (
 //
 // Errors: EINVALID for an intent that fails validation (spec host-runtime
 // §5.4 messages), ENOTFOUND "session not found: <id>", store errors.
-func (rt *Runtime) Enqueue(ctx context.Context, in Intent) (string, error) {
+func (rt *Runtime) Enqueue(ctx context.Context, in demiurge.DeliveryIntent) (string, error) {
 	n, err := validate(in)
 	if err != nil {
 		return "", err
@@ -112,7 +112,7 @@ func historyContent(text, policy, channel, source, deliveryID, status string) ma
 	c := map[string]any{
 		"text":          text,
 		"kind":          "message",
-		"model_visible": policy == HistoryPersist,
+		"model_visible": policy == demiurge.HistoryPersist,
 		"metadata": map[string]any{
 			"delivery_id":     deliveryID,
 			"delivery_status": status,
@@ -129,7 +129,7 @@ func historyContent(text, policy, channel, source, deliveryID, status string) ma
 }
 
 // blocksPayload renders blocks as JSON values, the form the store keeps.
-func blocksPayload(blocks []Block) ([]any, error) {
+func blocksPayload(blocks []demiurge.DeliveryBlock) ([]any, error) {
 	raw, err := json.Marshal(blocks)
 	if err != nil {
 		return nil, demiurge.WrapError(demiurge.EINVALID, err, "delivery blocks are not JSON-encodable: %v", err)

@@ -63,7 +63,7 @@ func TestRunRetriesUntilSent(t *testing.T) {
 	offline := demiurge.Errorf(demiurge.EUNAVAILABLE, "chat adapter offline")
 	route := &scriptedRoute{errs: []error{offline, offline}}
 	f.router.Bind(f.sessionID, route)
-	id := f.enqueue(t, f.intent("hello", delivery.HistoryPersist))
+	id := f.enqueue(t, f.intent("hello", demiurge.HistoryPersist))
 	if s, err := f.rt.Dispatch(ctx, id); err != nil || s != demiurge.DeliveryQueued {
 		t.Fatalf("Dispatch=%q, %v; want queued for a retry", s, err)
 	}
@@ -84,7 +84,7 @@ func TestRunTakesUpUndispatchedDeliveries(t *testing.T) {
 	opts := loopOptions()
 	opts.Handoff = time.Millisecond
 	f := newFixtureWith(t, MustOpenDB(t), opts)
-	unrouted := f.enqueue(t, f.intent("nobody listens", delivery.HistoryTransient))
+	unrouted := f.enqueue(t, f.intent("nobody listens", demiurge.HistoryTransient))
 	stop := runLoop(t, f.rt)
 	d := waitStatus(t, f, unrouted, demiurge.DeliveryUnrouted)
 	if d.LastError != delivery.NoInteractiveRoute || d.Attempts != 1 {
@@ -96,7 +96,7 @@ func TestRunTakesUpUndispatchedDeliveries(t *testing.T) {
 
 	route := &recordingRoute{}
 	f.router.Bind(f.sessionID, route)
-	routed := f.enqueue(t, f.intent("someone listens", delivery.HistoryTransient))
+	routed := f.enqueue(t, f.intent("someone listens", demiurge.HistoryTransient))
 	waitStatus(t, f, routed, demiurge.DeliverySent)
 	stop()
 	if outs := route.outbounds(); len(outs) != 1 || outs[0].DeliveryID != routed {
@@ -111,7 +111,7 @@ func TestRunLeavesFreshDeliveriesToTheEnqueuer(t *testing.T) {
 	f := newFixtureWith(t, MustOpenDB(t), loopOptions()) // Handoff: 1h
 	route := &recordingRoute{}
 	f.router.Bind(f.sessionID, route)
-	id := f.enqueue(t, f.intent("mine", delivery.HistoryTransient))
+	id := f.enqueue(t, f.intent("mine", demiurge.HistoryTransient))
 	stop := runLoop(t, f.rt)
 	time.Sleep(100 * time.Millisecond) // twenty polls
 	stop()
@@ -130,7 +130,7 @@ func TestRunStopRecordsInterruptedSend(t *testing.T) {
 	f := newFixtureWith(t, MustOpenDB(t), opts)
 	route := &recordingRoute{block: true, entered: make(chan struct{})}
 	f.router.Bind(f.sessionID, route)
-	id := f.enqueue(t, f.intent("slow", delivery.HistoryTransient))
+	id := f.enqueue(t, f.intent("slow", demiurge.HistoryTransient))
 	stop := runLoop(t, f.rt)
 	select {
 	case <-route.entered:
@@ -153,7 +153,7 @@ func TestDispatchAndRunRaceSendsOnce(t *testing.T) {
 	f.router.Bind(f.sessionID, route)
 	const rounds = 5
 	for range rounds {
-		id := f.enqueue(t, f.intent("once", delivery.HistoryTransient))
+		id := f.enqueue(t, f.intent("once", demiurge.HistoryTransient))
 		var wg sync.WaitGroup
 		for range 2 {
 			stop := runLoop(t, delivery.NewRuntime(f.db, f.router, opts))

@@ -43,7 +43,7 @@ type scriptedRoute struct {
 	calls int
 }
 
-func (r *scriptedRoute) Deliver(ctx context.Context, out delivery.Outbound) error {
+func (r *scriptedRoute) Deliver(ctx context.Context, out demiurge.Outbound) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls++
@@ -100,7 +100,7 @@ func TestDispatchTransientRetriedThenSent(t *testing.T) {
 		demiurge.Errorf(demiurge.ETIMEOUT, "chat upstream timed out"),
 	}}
 	f.router.Bind(f.sessionID, route)
-	id := f.enqueue(t, f.intent("hello", delivery.HistoryPersist))
+	id := f.enqueue(t, f.intent("hello", demiurge.HistoryPersist))
 
 	checkRetry := func(attempt int, lastErr string, minWait, maxWait time.Duration) {
 		t.Helper()
@@ -176,7 +176,7 @@ func TestDispatchTransientExhausted(t *testing.T) {
 	offline := demiurge.Errorf(demiurge.EUNAVAILABLE, "chat adapter offline")
 	route := &scriptedRoute{errs: []error{offline, offline, offline, offline}}
 	f.router.Bind(f.sessionID, route)
-	id := f.enqueue(t, f.intent("hello", delivery.HistoryModelHidden))
+	id := f.enqueue(t, f.intent("hello", demiurge.HistoryModelHidden))
 
 	var statuses []string
 	for range 3 {

@@ -7,34 +7,6 @@ import (
 	"github.com/demiurge/demiurge"
 )
 
-// Route is a live interactive surface (the CLI, an operator gateway, a chat
-// adapter) bound to one session. Deliver hands one outbound to the surface and
-// returns nil when the surface has taken it; an error means the surface did
-// not take it. An error coded EUNAVAILABLE or ETIMEOUT asks for a later
-// attempt (see Transient); any other error is final. A Route that cannot tell
-// whether the surface took the outbound must not use those two codes. Deliver
-// should return when ctx ends; the Runtime stops waiting at its send deadline
-// either way. A Route may be called from several goroutines.
-type Route interface {
-	Deliver(ctx context.Context, out Outbound) error
-}
-
-// Outbound is one delivery as a route sees it.
-type Outbound struct {
-	DeliveryID      string
-	SessionID       string
-	TurnID          string
-	Channel         string
-	ConversationKey string
-	Kind            string // message, progress or notice
-	Text            string // fallback text: text blocks and captions joined by "\n\n"
-	Blocks          []Block
-	// Visible is always true for outbounds the Runtime dispatches: history-
-	// only deliveries never reach a route.
-	Visible  bool
-	Metadata map[string]any
-}
-
 // DeliverResult is what the router did with an outbound it did not fail.
 type DeliverResult string
 
@@ -54,7 +26,7 @@ type Router struct {
 
 type boundRoute struct {
 	sessionID string
-	route     Route
+	route     demiurge.Route
 }
 
 // NewRouter returns an empty router.
@@ -64,7 +36,7 @@ func NewRouter() *Router {
 
 // Bind binds route to sessionID and returns the token that unbinds it. The
 // most recently bound route of a session receives its outbounds.
-func (r *Router) Bind(sessionID string, route Route) string {
+func (r *Router) Bind(sessionID string, route demiurge.Route) string {
 	token := demiurge.NewID("route")
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -97,13 +69,13 @@ func (r *Router) Unbind(token string) {
 }
 
 // Deliver hands out to a live route. When ctx carries a route token (see
-// WithRouteToken: the route admitted for the running turn), only that route is
+// demiurge.WithRouteToken: the route admitted for the running turn), only that route is
 // considered: if it was unbound the result is Unrouted, never another route.
 // Otherwise the most recently bound route of out.SessionID is used. A route
 // bound to another session refuses the outbound with EUNAUTHORIZED
 // "route bound to session `A` received outbound for `B`". A route's own error
 // is returned as is, with an empty result.
-func (r *Router) Deliver(ctx context.Context, out Outbound) (DeliverResult, error) {
+func (r *Router) Deliver(ctx context.Context, out demiurge.Outbound) (DeliverResult, error) {
 	b, ok := r.lookup(ctx, out.SessionID)
 	if !ok {
 		return Unrouted, nil
@@ -127,7 +99,7 @@ func (r *Router) Bound(sessionID string) bool {
 func (r *Router) lookup(ctx context.Context, sessionID string) (boundRoute, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if token, ok := RouteToken(ctx); ok {
+	if token, ok := demiurge.RouteToken(ctx); ok {
 		b, ok := r.routes[token]
 		return b, ok
 	}
@@ -136,18 +108,4 @@ func (r *Router) lookup(ctx context.Context, sessionID string) (boundRoute, bool
 		return boundRoute{}, false
 	}
 	return r.routes[tokens[len(tokens)-1]], true
-}
-
-type routeTokenKey struct{}
-
-// WithRouteToken returns ctx carrying the route token admitted for a turn.
-// Deliveries made under it go to that route only.
-func WithRouteToken(ctx context.Context, token string) context.Context {
-	return context.WithValue(ctx, routeTokenKey{}, token)
-}
-
-// RouteToken returns the route token carried by ctx, if any.
-func RouteToken(ctx context.Context) (string, bool) {
-	t, ok := ctx.Value(routeTokenKey{}).(string)
-	return t, ok && t != ""
 }

@@ -13,7 +13,7 @@ import (
 // returned instead; block, when set, makes Deliver wait for ctx to end.
 type recordingRoute struct {
 	mu    sync.Mutex // guards got
-	got   []delivery.Outbound
+	got   []demiurge.Outbound
 	fail  error
 	block bool
 	// entered is closed when the first Deliver starts (block mode).
@@ -21,7 +21,7 @@ type recordingRoute struct {
 	once    sync.Once
 }
 
-func (r *recordingRoute) Deliver(ctx context.Context, out delivery.Outbound) error {
+func (r *recordingRoute) Deliver(ctx context.Context, out demiurge.Outbound) error {
 	r.mu.Lock()
 	r.got = append(r.got, out)
 	r.mu.Unlock()
@@ -33,16 +33,16 @@ func (r *recordingRoute) Deliver(ctx context.Context, out delivery.Outbound) err
 	return r.fail
 }
 
-func (r *recordingRoute) outbounds() []delivery.Outbound {
+func (r *recordingRoute) outbounds() []demiurge.Outbound {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]delivery.Outbound(nil), r.got...)
+	return append([]demiurge.Outbound(nil), r.got...)
 }
 
 func TestRouterPicksNewestRoute(t *testing.T) {
 	ctx := context.Background()
 	router := delivery.NewRouter()
-	res, err := router.Deliver(ctx, delivery.Outbound{SessionID: "s1", Text: "x"})
+	res, err := router.Deliver(ctx, demiurge.Outbound{SessionID: "s1", Text: "x"})
 	if err != nil || res != delivery.Unrouted {
 		t.Fatalf("no route: %v %v, want unrouted", res, err)
 	}
@@ -52,14 +52,14 @@ func TestRouterPicksNewestRoute(t *testing.T) {
 	if tOld == tNew || tOld == "" {
 		t.Fatalf("tokens %q %q must be distinct and non-empty", tOld, tNew)
 	}
-	if res, err := router.Deliver(ctx, delivery.Outbound{SessionID: "s1", Text: "a"}); err != nil || res != delivery.Delivered {
+	if res, err := router.Deliver(ctx, demiurge.Outbound{SessionID: "s1", Text: "a"}); err != nil || res != delivery.Delivered {
 		t.Fatalf("deliver: %v %v", res, err)
 	}
 	if len(newer.outbounds()) != 1 || len(older.outbounds()) != 0 {
 		t.Fatalf("newer got %d, older got %d: want the newest route", len(newer.outbounds()), len(older.outbounds()))
 	}
 	router.Unbind(tNew)
-	if _, err := router.Deliver(ctx, delivery.Outbound{SessionID: "s1", Text: "b"}); err != nil || len(older.outbounds()) != 1 {
+	if _, err := router.Deliver(ctx, demiurge.Outbound{SessionID: "s1", Text: "b"}); err != nil || len(older.outbounds()) != 1 {
 		t.Fatalf("after unbind the older route should receive: %v, %d", err, len(older.outbounds()))
 	}
 	router.Unbind(tOld)
@@ -67,12 +67,12 @@ func TestRouterPicksNewestRoute(t *testing.T) {
 	if router.Bound("s1") {
 		t.Fatal("Bound(s1) after unbinding everything")
 	}
-	if res, _ := router.Deliver(ctx, delivery.Outbound{SessionID: "s1"}); res != delivery.Unrouted {
+	if res, _ := router.Deliver(ctx, demiurge.Outbound{SessionID: "s1"}); res != delivery.Unrouted {
 		t.Fatalf("after unbind: %v, want unrouted", res)
 	}
 	// Another session's route is never used.
 	router.Bind("s2", older)
-	if res, _ := router.Deliver(ctx, delivery.Outbound{SessionID: "s1"}); res != delivery.Unrouted {
+	if res, _ := router.Deliver(ctx, demiurge.Outbound{SessionID: "s1"}); res != delivery.Unrouted {
 		t.Fatalf("s1 with only an s2 route: %v, want unrouted", res)
 	}
 }
@@ -82,15 +82,15 @@ func TestRouterTurnTokenIsExclusive(t *testing.T) {
 	admitted, later := &recordingRoute{}, &recordingRoute{}
 	token := router.Bind("s1", admitted)
 	router.Bind("s1", later)
-	ctx := delivery.WithRouteToken(context.Background(), token)
-	if res, err := router.Deliver(ctx, delivery.Outbound{SessionID: "s1"}); err != nil || res != delivery.Delivered {
+	ctx := demiurge.WithRouteToken(context.Background(), token)
+	if res, err := router.Deliver(ctx, demiurge.Outbound{SessionID: "s1"}); err != nil || res != delivery.Delivered {
 		t.Fatalf("deliver: %v %v", res, err)
 	}
 	if len(admitted.outbounds()) != 1 || len(later.outbounds()) != 0 {
 		t.Fatal("a turn's deliveries must go to its admitted route, not the newest one")
 	}
 	router.Unbind(token)
-	if res, err := router.Deliver(ctx, delivery.Outbound{SessionID: "s1"}); err != nil || res != delivery.Unrouted {
+	if res, err := router.Deliver(ctx, demiurge.Outbound{SessionID: "s1"}); err != nil || res != delivery.Unrouted {
 		t.Fatalf("admitted route gone: %v %v, want unrouted (never another adapter)", res, err)
 	}
 	if len(later.outbounds()) != 0 {
@@ -102,8 +102,8 @@ func TestRouterRefusesOtherSession(t *testing.T) {
 	router := delivery.NewRouter()
 	route := &recordingRoute{}
 	token := router.Bind("session_a", route)
-	ctx := delivery.WithRouteToken(context.Background(), token)
-	_, err := router.Deliver(ctx, delivery.Outbound{SessionID: "session_b"})
+	ctx := demiurge.WithRouteToken(context.Background(), token)
+	_, err := router.Deliver(ctx, demiurge.Outbound{SessionID: "session_b"})
 	if got, want := demiurge.ErrorCode(err), demiurge.EUNAUTHORIZED; got != want {
 		t.Fatalf("code=%q (%v), want %q", got, err, want)
 	}
@@ -125,7 +125,7 @@ func TestRouterConcurrentUse(t *testing.T) {
 			defer wg.Done()
 			for range 50 {
 				tok := router.Bind("s", route)
-				if _, err := router.Deliver(context.Background(), delivery.Outbound{SessionID: "s"}); err != nil {
+				if _, err := router.Deliver(context.Background(), demiurge.Outbound{SessionID: "s"}); err != nil {
 					t.Errorf("goroutine %d: %v", i, err)
 				}
 				router.Unbind(tok)

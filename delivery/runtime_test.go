@@ -63,12 +63,12 @@ func newFixtureWith(tb testing.TB, db *store.DB, opts delivery.Options) *fixture
 	ctx := context.Background()
 	sessions := session.NewRuntime(db, session.Options{})
 	c := session.CLIConversationKey("assistant")
-	s, _, err := sessions.Resolve(ctx, session.ResolveRequest{CoreID: "assistant", Channel: c.Channel, ConversationKey: c.Key, Scope: demiurge.OperatorScope("")})
+	s, _, err := sessions.Resolve(ctx, demiurge.SessionRequest{CoreID: "assistant", Channel: c.Channel, ConversationKey: c.Key, Scope: demiurge.OperatorScope("")})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	turnID := demiurge.NewID("turn")
-	if err := sessions.StartTurn(ctx, session.TurnStart{TurnID: turnID, SessionID: s.ID, CoreID: "assistant"}); err != nil {
+	if err := sessions.StartTurn(ctx, demiurge.TurnStart{TurnID: turnID, SessionID: s.ID, CoreID: "assistant"}); err != nil {
 		tb.Fatal(err)
 	}
 	router := delivery.NewRouter()
@@ -78,14 +78,14 @@ func newFixtureWith(tb testing.TB, db *store.DB, opts delivery.Options) *fixture
 	}
 }
 
-func (f *fixture) intent(text, policy string) delivery.Intent {
-	return delivery.Intent{
+func (f *fixture) intent(text, policy string) demiurge.DeliveryIntent {
+	return demiurge.DeliveryIntent{
 		SessionID: f.sessionID, TurnID: f.turnID, Channel: "cli", ConversationKey: "cli:operator:local",
 		Source: "local", Text: text, Visible: true, HistoryPolicy: policy,
 	}
 }
 
-func (f *fixture) enqueue(tb testing.TB, in delivery.Intent) string {
+func (f *fixture) enqueue(tb testing.TB, in demiurge.DeliveryIntent) string {
 	tb.Helper()
 	id, err := f.rt.Enqueue(context.Background(), in)
 	if err != nil {
@@ -142,7 +142,7 @@ func wantCode(tb testing.TB, err error, code string) {
 func TestEnqueuePersistIsOneBatch(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	id := f.enqueue(t, f.intent("hello", delivery.HistoryPersist))
+	id := f.enqueue(t, f.intent("hello", demiurge.HistoryPersist))
 	if got, want := demiurge.IDPrefix(id), "delivery"; got != want {
 		t.Fatalf("delivery id %q prefix=%q, want %q", id, got, want)
 	}
@@ -184,8 +184,8 @@ func TestEnqueuePersistIsOneBatch(t *testing.T) {
 func TestEnqueuePolicies(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	hidden := f.enqueue(t, f.intent("for people", delivery.HistoryModelHidden))
-	transient := f.enqueue(t, f.intent("passing", delivery.HistoryTransient))
+	hidden := f.enqueue(t, f.intent("for people", demiurge.HistoryModelHidden))
+	transient := f.enqueue(t, f.intent("passing", demiurge.HistoryTransient))
 
 	ms := f.transcript(t)
 	if len(ms) != 1 || ms[0].Content.Text != "for people" || ms[0].Content.ModelVisible {
@@ -209,28 +209,33 @@ func TestEnqueueValidation(t *testing.T) {
 	f := newFixture(t)
 	tests := []struct {
 		name string
-		mod  func(*delivery.Intent)
+		mod  func(*demiurge.DeliveryIntent)
 		code string
 		msg  string
 	}{
-		{"bad policy", func(in *delivery.Intent) { in.HistoryPolicy = "forever" }, demiurge.EINVALID, "invalid history policy: forever"},
-		{"no policy", func(in *delivery.Intent) { in.HistoryPolicy = "" }, demiurge.EINVALID, "delivery history policy is required: persist, model_hidden or transient"},
-		{"invisible transient", func(in *delivery.Intent) { in.Visible = false; in.HistoryPolicy = delivery.HistoryTransient },
+		{"bad policy", func(in *demiurge.DeliveryIntent) { in.HistoryPolicy = "forever" }, demiurge.EINVALID, "invalid history policy: forever"},
+		{"no policy", func(in *demiurge.DeliveryIntent) { in.HistoryPolicy = "" }, demiurge.EINVALID, "delivery history policy is required: persist, model_hidden or transient"},
+		{"invisible transient", func(in *demiurge.DeliveryIntent) { in.Visible = false; in.HistoryPolicy = demiurge.HistoryTransient },
 			demiurge.EINVALID, "send with visible=False and write_history=False has no effect"},
-		{"non-text history", func(in *delivery.Intent) {
+		{"non-text history", func(in *demiurge.DeliveryIntent) {
 			in.Text = ""
-			in.Blocks = []delivery.Block{{Type: delivery.BlockImage, URI: "artifact://a", Caption: "a cat"}}
+			in.Blocks = []demiurge.DeliveryBlock{{Type: demiurge.BlockImage, URI: "artifact://a", Caption: "a cat"}}
 		}, demiurge.EINVALID, "non-text send_* with write_history=True requires history_text"},
-		{"bad kind", func(in *delivery.Intent) { in.Kind = "shout" }, demiurge.EINVALID, "invalid delivery kind: shout"},
-		{"persistent progress", func(in *delivery.Intent) { in.Kind = delivery.KindProgress }, demiurge.EINVALID, "progress deliveries are always transient"},
-		{"text and blocks", func(in *delivery.Intent) { in.Blocks = []delivery.Block{{Type: delivery.BlockText, Text: "y"}} }, demiurge.EINVALID, "delivery takes text or blocks, not both"},
-		{"bad block", func(in *delivery.Intent) { in.Text = ""; in.Blocks = []delivery.Block{{Type: "hologram"}} }, demiurge.EINVALID, `delivery block 0: unknown block type "hologram"`},
-		{"no turn", func(in *delivery.Intent) { in.TurnID = "" }, demiurge.EINVALID, "delivery requires a turn_id"},
-		{"missing session", func(in *delivery.Intent) { in.SessionID = "session_missing" }, demiurge.ENOTFOUND, "session not found: session_missing"},
+		{"bad kind", func(in *demiurge.DeliveryIntent) { in.Kind = "shout" }, demiurge.EINVALID, "invalid delivery kind: shout"},
+		{"persistent progress", func(in *demiurge.DeliveryIntent) { in.Kind = demiurge.DeliveryKindProgress }, demiurge.EINVALID, "progress deliveries are always transient"},
+		{"text and blocks", func(in *demiurge.DeliveryIntent) {
+			in.Blocks = []demiurge.DeliveryBlock{{Type: demiurge.BlockText, Text: "y"}}
+		}, demiurge.EINVALID, "delivery takes text or blocks, not both"},
+		{"bad block", func(in *demiurge.DeliveryIntent) {
+			in.Text = ""
+			in.Blocks = []demiurge.DeliveryBlock{{Type: "hologram"}}
+		}, demiurge.EINVALID, `delivery block 0: unknown block type "hologram"`},
+		{"no turn", func(in *demiurge.DeliveryIntent) { in.TurnID = "" }, demiurge.EINVALID, "delivery requires a turn_id"},
+		{"missing session", func(in *demiurge.DeliveryIntent) { in.SessionID = "session_missing" }, demiurge.ENOTFOUND, "session not found: session_missing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := f.intent("x", delivery.HistoryPersist)
+			in := f.intent("x", demiurge.HistoryPersist)
 			tt.mod(&in)
 			_, err := f.rt.Enqueue(context.Background(), in)
 			wantCode(t, err, tt.code)
@@ -244,8 +249,8 @@ func TestEnqueueValidation(t *testing.T) {
 	}
 	// A media send with history text and a caption is fine; its fallback
 	// text is the caption.
-	in := f.intent("", delivery.HistoryPersist)
-	in.Blocks = []delivery.Block{{Type: delivery.BlockText, Text: "look"}, {Type: delivery.BlockImage, URI: "artifact://a", Caption: "a cat"}}
+	in := f.intent("", demiurge.HistoryPersist)
+	in.Blocks = []demiurge.DeliveryBlock{{Type: demiurge.BlockText, Text: "look"}, {Type: demiurge.BlockImage, URI: "artifact://a", Caption: "a cat"}}
 	in.HistoryText = "[image: a cat]"
 	id := f.enqueue(t, in)
 	if d := f.outbox(t, id); d.Payload["fallback_text"] != "look\n\na cat" || d.Payload["history_text"] != "[image: a cat]" {
@@ -258,7 +263,7 @@ func TestDispatchSent(t *testing.T) {
 	f := newFixture(t)
 	route := &recordingRoute{}
 	f.router.Bind(f.sessionID, route)
-	id := f.enqueue(t, f.intent("hello", delivery.HistoryPersist))
+	id := f.enqueue(t, f.intent("hello", demiurge.HistoryPersist))
 
 	status, err := f.rt.Dispatch(ctx, id)
 	if err != nil || status != demiurge.DeliverySent {
@@ -270,7 +275,7 @@ func TestDispatchSent(t *testing.T) {
 	}
 	o := outs[0]
 	if o.DeliveryID != id || o.SessionID != f.sessionID || o.TurnID != f.turnID || o.Text != "hello" || !o.Visible ||
-		o.Kind != delivery.KindMessage || o.Channel != "cli" || o.ConversationKey != "cli:operator:local" ||
+		o.Kind != demiurge.DeliveryKindMessage || o.Channel != "cli" || o.ConversationKey != "cli:operator:local" ||
 		len(o.Blocks) != 1 || o.Blocks[0].Text != "hello" {
 		t.Fatalf("outbound=%+v", o)
 	}
@@ -291,7 +296,7 @@ func TestDispatchSent(t *testing.T) {
 func TestDispatchUnrouted(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	id := f.enqueue(t, f.intent("nobody listens", delivery.HistoryTransient))
+	id := f.enqueue(t, f.intent("nobody listens", demiurge.HistoryTransient))
 	status, err := f.rt.Dispatch(ctx, id)
 	if err != nil || status != demiurge.DeliveryUnrouted {
 		t.Fatalf("Dispatch=%q, %v; want unrouted", status, err)
@@ -312,7 +317,7 @@ func TestDispatchPermanentFailureAnnotatesHistory(t *testing.T) {
 	f := newFixture(t)
 	route := &recordingRoute{fail: demiurge.Errorf(demiurge.EUNAUTHORIZED, "chat adapter refused the message")}
 	f.router.Bind(f.sessionID, route)
-	in := f.intent("the answer is 42", delivery.HistoryPersist)
+	in := f.intent("the answer is 42", demiurge.HistoryPersist)
 	in.FailureHistoryText = "[not delivered] the answer is 42"
 	id := f.enqueue(t, in)
 	edits := f.messageEdits(t)
@@ -344,7 +349,7 @@ func TestDispatchPermanentFailureAnnotatesHistory(t *testing.T) {
 		"delivery_error":        "chat adapter refused the message",
 		"delivery_failure_text": "[not delivered] the answer is 42",
 		"delivery_id":           id,
-		"history_policy":        delivery.HistoryPersist,
+		"history_policy":        demiurge.HistoryPersist,
 	} {
 		if got := c.Metadata[k]; got != want {
 			t.Fatalf("metadata[%s]=%v, want %v (metadata %v)", k, got, want, c.Metadata)
@@ -369,7 +374,7 @@ func TestDispatchFailureDefaultsAndSecrets(t *testing.T) {
 	// reaches the rows.
 	route := &recordingRoute{fail: errors.New("POST https://api.example/bot123456:SECRET/send: EOF")}
 	f.router.Bind(f.sessionID, route)
-	id := f.enqueue(t, f.intent("hi", delivery.HistoryModelHidden))
+	id := f.enqueue(t, f.intent("hi", demiurge.HistoryModelHidden))
 	status, err := f.rt.Dispatch(ctx, id)
 	if err != nil || status != demiurge.DeliveryFailed {
 		t.Fatalf("Dispatch=%q, %v", status, err)
@@ -396,7 +401,7 @@ func TestDispatchCancelled(t *testing.T) {
 	f := newFixture(t)
 	route := &recordingRoute{block: true, entered: make(chan struct{})}
 	f.router.Bind(f.sessionID, route)
-	id := f.enqueue(t, f.intent("slow", delivery.HistoryPersist))
+	id := f.enqueue(t, f.intent("slow", demiurge.HistoryPersist))
 
 	ctx, cancel := context.WithCancel(context.Background())
 	type result struct {
@@ -436,7 +441,7 @@ func TestDispatchCancelled(t *testing.T) {
 	}
 
 	// A context cancelled before dispatch claims nothing.
-	id2 := f.enqueue(t, f.intent("never", delivery.HistoryTransient))
+	id2 := f.enqueue(t, f.intent("never", demiurge.HistoryTransient))
 	_, err := f.rt.Dispatch(ctx, id2)
 	wantCode(t, err, demiurge.ECANCELED)
 	if d := f.outbox(t, id2); d.Status != demiurge.DeliveryQueued {
@@ -452,7 +457,7 @@ func TestDispatchClaimRefused(t *testing.T) {
 	f := newFixture(t)
 	route := &recordingRoute{}
 	f.router.Bind(f.sessionID, route)
-	id := f.enqueue(t, f.intent("held", delivery.HistoryTransient))
+	id := f.enqueue(t, f.intent("held", demiurge.HistoryTransient))
 	if _, ok, err := f.db.ClaimWork(ctx, id, "someone.else", time.Minute); err != nil || !ok {
 		t.Fatalf("pre-claim: %v %v", ok, err)
 	}
@@ -472,8 +477,8 @@ func TestDispatchRouteOfOtherSessionRefused(t *testing.T) {
 	f := newFixture(t)
 	other := &recordingRoute{}
 	token := f.router.Bind("session_other", other)
-	ctx := delivery.WithRouteToken(context.Background(), token)
-	id := f.enqueue(t, f.intent("private", delivery.HistoryTransient))
+	ctx := demiurge.WithRouteToken(context.Background(), token)
+	id := f.enqueue(t, f.intent("private", demiurge.HistoryTransient))
 	status, err := f.rt.Dispatch(ctx, id)
 	if err != nil || status != demiurge.DeliveryFailed {
 		t.Fatalf("Dispatch=%q, %v; want failed", status, err)
@@ -494,7 +499,7 @@ func TestDispatchNeverSendsTwice(t *testing.T) {
 	f.router.Bind(f.sessionID, route)
 
 	// Many dispatchers race for one delivery: one send.
-	id := f.enqueue(t, f.intent("once", delivery.HistoryTransient))
+	id := f.enqueue(t, f.intent("once", demiurge.HistoryTransient))
 	const n = 8
 	statuses := make([]string, n)
 	var wg sync.WaitGroup
@@ -524,7 +529,7 @@ func TestDispatchNeverSendsTwice(t *testing.T) {
 
 	// A row left sending by a crashed Host is never picked up again, even
 	// after its claim's lease has run out.
-	id2 := f.enqueue(t, f.intent("crashed mid-send", delivery.HistoryTransient))
+	id2 := f.enqueue(t, f.intent("crashed mid-send", demiurge.HistoryTransient))
 	item, ok, err := f.db.ClaimWork(ctx, id2, delivery.OwnerID, time.Millisecond)
 	if err != nil || !ok {
 		t.Fatal(err)
@@ -544,7 +549,7 @@ func TestDispatchNeverSendsTwice(t *testing.T) {
 	}
 	// The work item alone in sending (a crash between the two records) is
 	// not re-sent either.
-	id3 := f.enqueue(t, f.intent("half recorded", delivery.HistoryTransient))
+	id3 := f.enqueue(t, f.intent("half recorded", demiurge.HistoryTransient))
 	item, _, err = f.db.ClaimWork(ctx, id3, delivery.OwnerID, time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
@@ -569,7 +574,7 @@ func TestDispatchTurnInOrder(t *testing.T) {
 	f.router.Bind(f.sessionID, route)
 	var ids []string
 	for _, text := range []string{"one", "two", "three"} {
-		ids = append(ids, f.enqueue(t, f.intent(text, delivery.HistoryPersist)))
+		ids = append(ids, f.enqueue(t, f.intent(text, demiurge.HistoryPersist)))
 	}
 	results, err := f.rt.DispatchTurn(ctx, f.turnID)
 	if err != nil {
@@ -602,7 +607,7 @@ func TestDispatchInvisibleNeverReachesRoute(t *testing.T) {
 	f := newFixture(t)
 	route := &recordingRoute{}
 	f.router.Bind(f.sessionID, route)
-	in := f.intent("remember this quietly", delivery.HistoryPersist)
+	in := f.intent("remember this quietly", demiurge.HistoryPersist)
 	in.Visible = false
 	id := f.enqueue(t, in)
 	status, err := f.rt.Dispatch(ctx, id)

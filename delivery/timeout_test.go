@@ -17,7 +17,7 @@ type hangingRoute struct {
 	calls   int
 }
 
-func (r *hangingRoute) Deliver(ctx context.Context, out delivery.Outbound) error {
+func (r *hangingRoute) Deliver(ctx context.Context, out demiurge.Outbound) error {
 	r.mu.Lock()
 	r.calls++
 	r.mu.Unlock()
@@ -63,7 +63,7 @@ func TestDispatchHangingRouteTimesOut(t *testing.T) {
 	}
 	t.Cleanup(release)
 	f.router.Bind(f.sessionID, route)
-	id := f.enqueue(t, f.intent("are you there?", delivery.HistoryPersist))
+	id := f.enqueue(t, f.intent("are you there?", demiurge.HistoryPersist))
 
 	start := time.Now()
 	status, err := f.rt.Dispatch(ctx, id)
@@ -119,7 +119,7 @@ func TestDispatchTimeoutOfCooperativeRoute(t *testing.T) {
 	f := newFixtureWith(t, MustOpenDB(t), delivery.Options{SendTimeout: 50 * time.Millisecond})
 	route := &recordingRoute{block: true, entered: make(chan struct{})}
 	f.router.Bind(f.sessionID, route)
-	id := f.enqueue(t, f.intent("slow", delivery.HistoryTransient))
+	id := f.enqueue(t, f.intent("slow", demiurge.HistoryTransient))
 	if s, err := f.rt.Dispatch(ctx, id); err != nil || s != demiurge.DeliveryUnknown {
 		t.Fatalf("Dispatch=%q, %v; want unknown", s, err)
 	}
@@ -134,7 +134,7 @@ func TestDispatchTimeoutOfCooperativeRoute(t *testing.T) {
 // panickingRoute panics inside Deliver.
 type panickingRoute struct{}
 
-func (panickingRoute) Deliver(context.Context, delivery.Outbound) error {
+func (panickingRoute) Deliver(context.Context, demiurge.Outbound) error {
 	panic("bot token abc123 rejected")
 }
 
@@ -144,7 +144,7 @@ func TestDispatchRoutePanicFails(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	f.router.Bind(f.sessionID, panickingRoute{})
-	id := f.enqueue(t, f.intent("boom", delivery.HistoryTransient))
+	id := f.enqueue(t, f.intent("boom", demiurge.HistoryTransient))
 	if s, err := f.rt.Dispatch(ctx, id); err != nil || s != demiurge.DeliveryFailed {
 		t.Fatalf("Dispatch=%q, %v; want failed", s, err)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/demiurge/demiurge/delegation"
 	"github.com/demiurge/demiurge/effect"
 	"github.com/demiurge/demiurge/mcp"
-	"github.com/demiurge/demiurge/session"
 	"github.com/demiurge/demiurge/turn"
 )
 
@@ -123,7 +122,7 @@ func (h *Host) deliverCompletion(ctx context.Context, c controlplane.Completion)
 	if c.SessionID == "" {
 		return nil
 	}
-	_, err := h.Sessions.AppendMessage(ctx, session.MessageInput{
+	_, err := h.Sessions.AppendMessage(ctx, demiurge.MessageInput{
 		SessionID: c.SessionID, TurnID: c.Task.OwnerTurnID, Role: demiurge.RoleUser,
 		Text: completionText(c), Visible: true, ModelVisible: true, Channel: "system", Source: "background_task",
 		Metadata: map[string]any{

@@ -8,7 +8,7 @@
 //
 //	rt := session.NewRuntime(db, session.Options{})
 //	conv := session.CLIConversationKey(coreID)
-//	s, created, err := rt.Resolve(ctx, session.ResolveRequest{
+//	s, created, err := rt.Resolve(ctx, demiurge.SessionRequest{
 //		CoreID: coreID, Channel: conv.Channel, ConversationKey: conv.Key,
 //		Scope: demiurge.OperatorScope(""),
 //	})

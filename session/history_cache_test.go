@@ -46,7 +46,7 @@ func TestHistoryWindowFollowsAppendsAndEdits(t *testing.T) {
 		if i%3 == 0 {
 			w = other
 		}
-		last, err = w.AppendMessage(ctx, session.MessageInput{SessionID: s.ID, Role: demiurge.RoleUser, Text: fmt.Sprintf("m%d", i), Visible: true, ModelVisible: true})
+		last, err = w.AppendMessage(ctx, demiurge.MessageInput{SessionID: s.ID, Role: demiurge.RoleUser, Text: fmt.Sprintf("m%d", i), Visible: true, ModelVisible: true})
 		if err != nil {
 			t.Fatal(err)
 		}

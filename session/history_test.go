@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/session"
 )
 
 // History starts after the compaction cutoff: the cutoff message and what
@@ -20,7 +19,7 @@ func TestHistoryAfterCompactionCutoff(t *testing.T) {
 	}
 	say := func(role, text string) demiurge.Message {
 		t.Helper()
-		m, err := rt.AppendMessage(ctx, session.MessageInput{SessionID: s.ID, Role: role, Text: text, Visible: true, ModelVisible: true})
+		m, err := rt.AppendMessage(ctx, demiurge.MessageInput{SessionID: s.ID, Role: role, Text: text, Visible: true, ModelVisible: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,28 +6,11 @@ import (
 	"github.com/demiurge/demiurge"
 )
 
-// MessageInput is one transcript message to persist.
-type MessageInput struct {
-	SessionID    string
-	TurnID       string
-	Role         string // user, assistant, system or tool
-	Text         string
-	Kind         string // "message" when empty
-	Visible      bool
-	ModelVisible bool
-	Metadata     map[string]any
-	Channel      string
-	Source       string
-	// IdempotencyKey, when set, makes a repeated append a no-op that
-	// returns the first message (a redelivered notice is written once).
-	IdempotencyKey string
-}
-
 // AppendMessage persists one message (event message.persisted, message id
 // "msg_…") and returns it with its transcript sequence. Errors: EINVALID for
 // a missing session id or an unknown role, ENOTFOUND "session not found: <id>"
 // for a missing session.
-func (r *Runtime) AppendMessage(ctx context.Context, in MessageInput) (demiurge.Message, error) {
+func (r *Runtime) AppendMessage(ctx context.Context, in demiurge.MessageInput) (demiurge.Message, error) {
 	if in.SessionID == "" {
 		return demiurge.Message{}, demiurge.Errorf(demiurge.EINVALID, "message requires a session_id")
 	}

@@ -17,7 +17,7 @@ func TestAppendMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := rt.AppendMessage(ctx, session.MessageInput{
+	m, err := rt.AppendMessage(ctx, demiurge.MessageInput{
 		SessionID: s.ID, TurnID: "turn_1", Role: demiurge.RoleUser, Text: "  hello\nworld ",
 		Visible: true, ModelVisible: true, Channel: "cli", Source: "local", Metadata: map[string]any{"k": "v"},
 	})
@@ -48,12 +48,12 @@ func TestAppendMessage(t *testing.T) {
 		t.Fatalf("session count=%d preview=%q title=%q", s.MessageCount, s.Preview, s.Title)
 	}
 
-	_, err = rt.AppendMessage(ctx, session.MessageInput{SessionID: "session_missing", Role: demiurge.RoleUser, Text: "x"})
+	_, err = rt.AppendMessage(ctx, demiurge.MessageInput{SessionID: "session_missing", Role: demiurge.RoleUser, Text: "x"})
 	wantCode(t, err, demiurge.ENOTFOUND)
 	if got, want := err.Error(), "session not found: session_missing"; got != want {
 		t.Fatalf("error=%q, want %q", got, want)
 	}
-	_, err = rt.AppendMessage(ctx, session.MessageInput{SessionID: s.ID, Role: "robot", Text: "x"})
+	_, err = rt.AppendMessage(ctx, demiurge.MessageInput{SessionID: s.ID, Role: "robot", Text: "x"})
 	wantCode(t, err, demiurge.EINVALID)
 }
 
@@ -92,7 +92,7 @@ func TestHistoryWindow(t *testing.T) {
 	if _, err := db.Append(ctx, batch, "", nil); err != nil {
 		t.Fatal(err)
 	}
-	newest, err := rt.AppendMessage(ctx, session.MessageInput{SessionID: s.ID, Role: demiurge.RoleAssistant, Text: "newest", Visible: true, ModelVisible: true})
+	newest, err := rt.AppendMessage(ctx, demiurge.MessageInput{SessionID: s.ID, Role: demiurge.RoleAssistant, Text: "newest", Visible: true, ModelVisible: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestTurnTerminalOnce(t *testing.T) {
 	}
 	start := func(id string) {
 		t.Helper()
-		if err := rt.StartTurn(ctx, session.TurnStart{TurnID: id, SessionID: s.ID, CoreID: "assistant", CoreRevision: "rev1", HostID: "host_1"}); err != nil {
+		if err := rt.StartTurn(ctx, demiurge.TurnStart{TurnID: id, SessionID: s.ID, CoreID: "assistant", CoreRevision: "rev1", HostID: "host_1"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -233,7 +233,7 @@ func TestTurnTerminalOnce(t *testing.T) {
 
 	wantCode(t, rt.FinishTurn(ctx, "turn_missing", demiurge.TurnCompleted, nil), demiurge.ENOTFOUND)
 	wantCode(t, rt.FinishTurn(ctx, "turn_c", "done", nil), demiurge.EINVALID)
-	wantCode(t, rt.StartTurn(ctx, session.TurnStart{TurnID: "turn_x", SessionID: "session_missing"}), demiurge.ENOTFOUND)
+	wantCode(t, rt.StartTurn(ctx, demiurge.TurnStart{TurnID: "turn_x", SessionID: "session_missing"}), demiurge.ENOTFOUND)
 }
 
 func TestTurnTerminalOnceUnderRace(t *testing.T) {
@@ -243,7 +243,7 @@ func TestTurnTerminalOnceUnderRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rt.StartTurn(ctx, session.TurnStart{TurnID: "turn_r", SessionID: s.ID}); err != nil {
+	if err := rt.StartTurn(ctx, demiurge.TurnStart{TurnID: "turn_r", SessionID: s.ID}); err != nil {
 		t.Fatal(err)
 	}
 	statuses := []string{demiurge.TurnCompleted, demiurge.TurnFailed, demiurge.TurnCancelled, demiurge.TurnNeedsUser, demiurge.TurnLost}

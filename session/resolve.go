@@ -11,30 +11,6 @@ import (
 // auditTimeout bounds the audit append of a refused owned lookup.
 const auditTimeout = 5 * time.Second
 
-// ResolveRequest says which session an interaction runs in.
-type ResolveRequest struct {
-	CoreID       string
-	CoreRevision string
-	// Channel and ConversationKey name the external conversation; both or
-	// neither. With neither, no binding is read or written.
-	Channel         string
-	ConversationKey string
-	// SessionID resumes that session (it must exist and be visible to Scope).
-	SessionID string
-	// New starts a fresh session and moves the conversation to it.
-	New bool
-	// NewSessionID, with New, is the id the fresh session gets (a
-	// delegated child's id is chosen before its task is submitted, since
-	// the task's write scope names it). Empty: a generated id.
-	NewSessionID string
-	// Scope is the principal acting; a created session's immutable owner row
-	// is taken from it.
-	Scope     demiurge.PrincipalScope
-	Workspace string
-	Provider  string
-	Model     string
-}
-
 // Resolve returns the session an interaction runs in and reports whether it
 // was created (spec host-runtime §3.2, §3.6):
 //
@@ -50,7 +26,7 @@ type ResolveRequest struct {
 // Non-empty Workspace, Provider, Model and CoreRevision are recorded on a
 // resumed session without touching its updated_at. Errors: EINVALID for a bad
 // request or scope, ENOTFOUND as above, store errors otherwise.
-func (r *Runtime) Resolve(ctx context.Context, req ResolveRequest) (demiurge.Session, bool, error) {
+func (r *Runtime) Resolve(ctx context.Context, req demiurge.SessionRequest) (demiurge.Session, bool, error) {
 	if err := validateResolve(req); err != nil {
 		return demiurge.Session{}, false, err
 	}
@@ -88,7 +64,7 @@ func (r *Runtime) Resolve(ctx context.Context, req ResolveRequest) (demiurge.Ses
 	return r.create(ctx, req, false)
 }
 
-func validateResolve(req ResolveRequest) error {
+func validateResolve(req demiurge.SessionRequest) error {
 	if req.CoreID == "" {
 		return demiurge.Errorf(demiurge.EINVALID, "session resolve requires a core_id")
 	}
@@ -110,7 +86,7 @@ func validateResolve(req ResolveRequest) error {
 // create appends session.created (owner from the scope) and, when rebind is
 // set, session.binding.rebound in the same batch. Without rebind the binding
 // is first-wins: if another session holds it afterwards, the new one loses.
-func (r *Runtime) create(ctx context.Context, req ResolveRequest, rebind bool) (demiurge.Session, bool, error) {
+func (r *Runtime) create(ctx context.Context, req demiurge.SessionRequest, rebind bool) (demiurge.Session, bool, error) {
 	id := req.NewSessionID
 	if id == "" {
 		id = demiurge.NewID("session")
@@ -153,7 +129,7 @@ func (r *Runtime) create(ctx context.Context, req ResolveRequest, rebind bool) (
 
 // resume records the request's facts on s: session.binding.rebound when the
 // conversation must move to s, else session.resumed (touch=false).
-func (r *Runtime) resume(ctx context.Context, s demiurge.Session, req ResolveRequest, rebind bool) (demiurge.Session, bool, error) {
+func (r *Runtime) resume(ctx context.Context, s demiurge.Session, req demiurge.SessionRequest, rebind bool) (demiurge.Session, bool, error) {
 	var ev demiurge.Event
 	if rebind && req.ConversationKey != "" {
 		ev = r.event(demiurge.AggSession, s.ID, demiurge.EvSessionBindingRebound, rebindPayload(req))
@@ -171,7 +147,7 @@ func (r *Runtime) resume(ctx context.Context, s demiurge.Session, req ResolveReq
 
 // targetPayload carries the non-empty session facts of req. The store
 // projects absent keys as "unchanged".
-func targetPayload(req ResolveRequest) map[string]any {
+func targetPayload(req demiurge.SessionRequest) map[string]any {
 	p := map[string]any{}
 	put := func(k, v string) {
 		if v != "" {
@@ -187,7 +163,7 @@ func targetPayload(req ResolveRequest) map[string]any {
 	return p
 }
 
-func rebindPayload(req ResolveRequest) map[string]any {
+func rebindPayload(req demiurge.SessionRequest) map[string]any {
 	p := targetPayload(req)
 	p["core_id"] = req.CoreID
 	return p

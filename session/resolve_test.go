@@ -10,9 +10,9 @@ import (
 	"github.com/demiurge/demiurge/store"
 )
 
-func cliRequest(core string) session.ResolveRequest {
+func cliRequest(core string) demiurge.SessionRequest {
 	c := session.CLIConversationKey(core)
-	return session.ResolveRequest{
+	return demiurge.SessionRequest{
 		CoreID: c.CoreID, CoreRevision: "rev1", Channel: c.Channel, ConversationKey: c.Key,
 		Scope: demiurge.OperatorScope(""), Workspace: "/w", Provider: "fake", Model: "m1",
 	}
@@ -84,7 +84,7 @@ func TestResolveBindingPerConversation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg := session.ResolveRequest{CoreID: "assistant", Channel: "telegram", ConversationKey: "telegram:dm:42", Scope: scope}
+	tg := demiurge.SessionRequest{CoreID: "assistant", Channel: "telegram", ConversationKey: "telegram:dm:42", Scope: scope}
 	c, created, err := rt.Resolve(ctx, tg)
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func TestResolveNewAndExplicitSession(t *testing.T) {
 	}
 
 	// An explicit session without a conversation is resumed, not rebound.
-	plain := session.ResolveRequest{CoreID: "assistant", SessionID: fresh.ID, Scope: demiurge.OperatorScope("")}
+	plain := demiurge.SessionRequest{CoreID: "assistant", SessionID: fresh.ID, Scope: demiurge.OperatorScope("")}
 	got, _, err := rt.Resolve(ctx, plain)
 	if err != nil || got.ID != fresh.ID {
 		t.Fatalf("plain resume=%s (%v), want %s", got.ID, err, fresh.ID)
@@ -165,13 +165,13 @@ func TestResolveMissingAndForeignAreIdentical(t *testing.T) {
 	rt, db := newRuntime(t)
 	alice, _ := session.ConversationScope("telegram", "alice", "telegram:dm:alice", "")
 	bob, _ := session.ConversationScope("telegram", "bob", "telegram:dm:bob", "")
-	aliceSession, _, err := rt.Resolve(ctx, session.ResolveRequest{CoreID: "assistant", Channel: "telegram", ConversationKey: "telegram:dm:alice", Scope: alice})
+	aliceSession, _, err := rt.Resolve(ctx, demiurge.SessionRequest{CoreID: "assistant", Channel: "telegram", ConversationKey: "telegram:dm:alice", Scope: alice})
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	resume := func(scope demiurge.PrincipalScope, id string) error {
-		_, _, err := rt.Resolve(ctx, session.ResolveRequest{CoreID: "assistant", Channel: "telegram", ConversationKey: scope.ConversationKey, SessionID: id, Scope: scope})
+		_, _, err := rt.Resolve(ctx, demiurge.SessionRequest{CoreID: "assistant", Channel: "telegram", ConversationKey: scope.ConversationKey, SessionID: id, Scope: scope})
 		return err
 	}
 	errForeign := resume(bob, aliceSession.ID)
@@ -193,7 +193,7 @@ func TestResolveMissingAndForeignAreIdentical(t *testing.T) {
 	if err := resume(alice, aliceSession.ID); err != nil {
 		t.Fatalf("owner resume: %v", err)
 	}
-	op := session.ResolveRequest{CoreID: "assistant", SessionID: aliceSession.ID, Scope: demiurge.OperatorScope("")}
+	op := demiurge.SessionRequest{CoreID: "assistant", SessionID: aliceSession.ID, Scope: demiurge.OperatorScope("")}
 	if _, _, err := rt.Resolve(ctx, op); err != nil {
 		t.Fatalf("operator resume: %v", err)
 	}
@@ -278,7 +278,7 @@ func TestOwnerIsImmutable(t *testing.T) {
 		t.Fatalf("owner after second created=%+v, want %+v", got.Owner, want)
 	}
 	mallory, _ := session.ConversationScope("telegram", "mallory", "telegram:dm:mallory", "")
-	_, _, err = rt.Resolve(ctx, session.ResolveRequest{CoreID: "assistant", SessionID: s.ID, Scope: mallory})
+	_, _, err = rt.Resolve(ctx, demiurge.SessionRequest{CoreID: "assistant", SessionID: s.ID, Scope: mallory})
 	wantCode(t, err, demiurge.ENOTFOUND)
 }
 
@@ -372,13 +372,13 @@ func TestResolveRejectsBadRequests(t *testing.T) {
 	base := cliRequest("assistant")
 	tests := []struct {
 		name string
-		mod  func(*session.ResolveRequest)
+		mod  func(*demiurge.SessionRequest)
 	}{
-		{"no core", func(r *session.ResolveRequest) { r.CoreID = "" }},
-		{"channel without key", func(r *session.ResolveRequest) { r.ConversationKey = "" }},
-		{"new and id", func(r *session.ResolveRequest) { r.New = true; r.SessionID = "session_x" }},
-		{"no scope", func(r *session.ResolveRequest) { r.Scope = demiurge.PrincipalScope{} }},
-		{"forged operator", func(r *session.ResolveRequest) { r.Scope.PrincipalID = "principal:conversation:x:y" }},
+		{"no core", func(r *demiurge.SessionRequest) { r.CoreID = "" }},
+		{"channel without key", func(r *demiurge.SessionRequest) { r.ConversationKey = "" }},
+		{"new and id", func(r *demiurge.SessionRequest) { r.New = true; r.SessionID = "session_x" }},
+		{"no scope", func(r *demiurge.SessionRequest) { r.Scope = demiurge.PrincipalScope{} }},
+		{"forged operator", func(r *demiurge.SessionRequest) { r.Scope.PrincipalID = "principal:conversation:x:y" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,19 +6,10 @@ import (
 	"github.com/demiurge/demiurge"
 )
 
-// TurnStart names a turn about to run.
-type TurnStart struct {
-	TurnID       string
-	SessionID    string
-	CoreID       string
-	CoreRevision string
-	HostID       string
-}
-
 // StartTurn records a running turn (turn.started). Starting the same turn
 // again is a no-op (idempotency key turn:<id>:started). Errors: EINVALID for
 // missing ids, ENOTFOUND for a missing session.
-func (r *Runtime) StartTurn(ctx context.Context, t TurnStart) error {
+func (r *Runtime) StartTurn(ctx context.Context, t demiurge.TurnStart) error {
 	if t.TurnID == "" || t.SessionID == "" {
 		return demiurge.Errorf(demiurge.EINVALID, "turn start requires turn_id and session_id")
 	}

@@ -1,28 +1,17 @@
 package slot
 
 import (
-	"context"
 	"fmt"
 
 	sl "go.starlark.net/starlark"
 
+	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/starlark"
 )
 
-// AgentSpawner starts child agents for ctx.agents.spawn (spec host-runtime
-// §6.1): the same agent.spawn task delegate_task starts, with the slot's
-// path as parent slot and its grants checked for agents.spawn:<core>.
-type AgentSpawner interface {
-	// Spawn starts a child agent and returns its handle {task_id, core_id,
-	// session_id, status}. args holds core_id, raw_input, context,
-	// input_slots, output_slots, use_bootstrap and tools, as the slot
-	// passed them (JSON-compatible values).
-	Spawn(ctx context.Context, slotPath string, args map[string]any) (map[string]any, error)
-}
-
 // agentsObject builds ctx.agents. Without a spawner, spawn fails with a
 // clear error rather than doing nothing.
-func agentsObject(a AgentSpawner, s Spec) *starlark.Object {
+func agentsObject(a demiurge.AgentSpawner, s demiurge.SlotSpec) *starlark.Object {
 	return starlark.NewObject("ctx.agents", sl.StringDict{
 		"spawn": sl.NewBuiltin("spawn", func(th *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.Tuple) (sl.Value, error) {
 			var coreID, rawInput string

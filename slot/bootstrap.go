@@ -4,8 +4,10 @@ import (
 	"context"
 	"strings"
 
-	"github.com/demiurge/demiurge/starlark"
 	sl "go.starlark.net/starlark"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/starlark"
 )
 
 // RunBootstrap runs the bootstrap phase: serial slots only, in order. Each
@@ -19,13 +21,13 @@ import (
 // Host failure) and no snapshot. A misconfigured spec list fails with EINVALID
 // before any slot runs; a done ctx fails with ECANCELED or ETIMEOUT. The
 // result carries the events recorded so far even with an error.
-func (r *Runtime) RunBootstrap(ctx context.Context, specs []Spec, env BootstrapEnv) (BootstrapResult, error) {
-	if err := validate(PhaseBootstrap, specs); err != nil {
-		return BootstrapResult{}, err
+func (r *Runtime) RunBootstrap(ctx context.Context, specs []demiurge.SlotSpec, env demiurge.BootstrapEnv) (demiurge.BootstrapResult, error) {
+	if err := validate(demiurge.PhaseBootstrap, specs); err != nil {
+		return demiurge.BootstrapResult{}, err
 	}
 	var fragments []string // committed fragments, appended by the serial lane only
-	events, _, err := r.runLanes(ctx, PhaseBootstrap, specs, func(ctx context.Context, s Spec, _ bool) slotRun {
-		return r.runSlot(ctx, PhaseBootstrap, s, func() (invocation, error) {
+	events, _, err := r.runLanes(ctx, demiurge.PhaseBootstrap, specs, func(ctx context.Context, s demiurge.SlotSpec, _ bool) slotRun {
+		return r.runSlot(ctx, demiurge.PhaseBootstrap, s, func() (invocation, error) {
 			var staged []string
 			add := sl.NewBuiltin("add", func(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.Tuple) (sl.Value, error) {
 				var text string
@@ -57,7 +59,7 @@ func (r *Runtime) RunBootstrap(ctx context.Context, specs []Spec, env BootstrapE
 		})
 	})
 	if err != nil {
-		return BootstrapResult{Events: events}, err
+		return demiurge.BootstrapResult{Events: events}, err
 	}
-	return BootstrapResult{Snapshot: strings.Join(fragments, "\n\n"), Events: events}, nil
+	return demiurge.BootstrapResult{Snapshot: strings.Join(fragments, "\n\n"), Events: events}, nil
 }

@@ -6,21 +6,20 @@ import (
 	"testing"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/slot"
 	"github.com/demiurge/demiurge/starlark"
 )
 
 const bootFile = "bootstrap/serial.star"
 
-func bootEnv() slot.BootstrapEnv {
-	return slot.BootstrapEnv{SessionID: "sess_1", CoreID: "assistant", CoreRevision: "rev_abc", Workspace: "/work/space"}
+func bootEnv() demiurge.BootstrapEnv {
+	return demiurge.BootstrapEnv{SessionID: "sess_1", CoreID: "assistant", CoreRevision: "rev_abc", Workspace: "/work/space"}
 }
 
 func TestBootstrapSnapshot(t *testing.T) {
 	rt := newRuntime(starlark.Options{})
-	specs := []slot.Spec{
-		spec(t, slot.PhaseBootstrap, "", bootFile, "add_two"),
-		spec(t, slot.PhaseBootstrap, slot.LaneSerial, bootFile, "describe"),
+	specs := []demiurge.SlotSpec{
+		spec(t, demiurge.PhaseBootstrap, "", bootFile, "add_two"),
+		spec(t, demiurge.PhaseBootstrap, demiurge.LaneSerial, bootFile, "describe"),
 	}
 	res, err := rt.RunBootstrap(context.Background(), specs, bootEnv())
 	if err != nil {
@@ -34,7 +33,7 @@ func TestBootstrapSnapshot(t *testing.T) {
 	var types []string
 	for _, e := range res.Events {
 		types = append(types, e.Type+":"+e.SlotID)
-		if e.Phase != slot.PhaseBootstrap || e.Data["slot_path"] != "agent/bootstrap/"+e.SlotID || e.Data["lane"] != slot.LaneSerial {
+		if e.Phase != demiurge.PhaseBootstrap || e.Data["slot_path"] != "agent/bootstrap/"+e.SlotID || e.Data["lane"] != demiurge.LaneSerial {
 			t.Errorf("event %+v lacks phase, slot_path or lane", e)
 		}
 	}
@@ -52,9 +51,9 @@ func TestBootstrapEmptySnapshot(t *testing.T) {
 
 func TestBootstrapSoftFailureContinues(t *testing.T) {
 	rt := newRuntime(starlark.Options{})
-	specs := []slot.Spec{
-		spec(t, slot.PhaseBootstrap, "", bootFile, "fails_after_add"),
-		spec(t, slot.PhaseBootstrap, "", bootFile, "add_two"),
+	specs := []demiurge.SlotSpec{
+		spec(t, demiurge.PhaseBootstrap, "", bootFile, "fails_after_add"),
+		spec(t, demiurge.PhaseBootstrap, "", bootFile, "add_two"),
 	}
 	res, err := rt.RunBootstrap(context.Background(), specs, bootEnv())
 	if err != nil {
@@ -63,7 +62,7 @@ func TestBootstrapSoftFailureContinues(t *testing.T) {
 	if got, want := failure(t, res.Events, "fails_after_add"), at(t, bootFile, "bootstrap-fail")+"fail: bootstrap broke"; got != want {
 		t.Fatalf("failed error=%q, want %q", got, want)
 	}
-	if f := events(res.Events, slot.EventFailed, "fails_after_add")[0]; f.Data["failure_policy"] != slot.FailSoft {
+	if f := events(res.Events, demiurge.SlotEventFailed, "fails_after_add")[0]; f.Data["failure_policy"] != demiurge.FailSoft {
 		t.Fatalf("failed event data=%v, want failure_policy soft", f.Data)
 	}
 	if strings.Contains(res.Snapshot, "never committed") {
@@ -76,9 +75,9 @@ func TestBootstrapSoftFailureContinues(t *testing.T) {
 
 func TestBootstrapHardFailureStops(t *testing.T) {
 	rt := newRuntime(starlark.Options{})
-	specs := []slot.Spec{
-		hard(spec(t, slot.PhaseBootstrap, "", bootFile, "fails_after_add")),
-		spec(t, slot.PhaseBootstrap, "", bootFile, "add_two"),
+	specs := []demiurge.SlotSpec{
+		hard(spec(t, demiurge.PhaseBootstrap, "", bootFile, "fails_after_add")),
+		spec(t, demiurge.PhaseBootstrap, "", bootFile, "add_two"),
 	}
 	res, err := rt.RunBootstrap(context.Background(), specs, bootEnv())
 	wantCode(t, err, demiurge.EINVALID)
@@ -90,18 +89,18 @@ func TestBootstrapHardFailureStops(t *testing.T) {
 		t.Fatalf("snapshot=%q after a hard failure, want none", res.Snapshot)
 	}
 	failure(t, res.Events, "fails_after_add")
-	if len(events(res.Events, slot.EventStarted, "add_two")) != 0 {
+	if len(events(res.Events, demiurge.SlotEventStarted, "add_two")) != 0 {
 		t.Fatal("a slot after the hard failure ran")
 	}
 }
 
 func TestBootstrapReturnIgnored(t *testing.T) {
 	res, err := newRuntime(starlark.Options{}).RunBootstrap(context.Background(),
-		[]slot.Spec{spec(t, slot.PhaseBootstrap, "", bootFile, "returns_value")}, bootEnv())
+		[]demiurge.SlotSpec{spec(t, demiurge.PhaseBootstrap, "", bootFile, "returns_value")}, bootEnv())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ig := events(res.Events, slot.EventReturnIgnored, "returns_value")
+	ig := events(res.Events, demiurge.SlotEventReturnIgnored, "returns_value")
 	if len(ig) != 1 || ig[0].Data["return_type"] != "dict" {
 		t.Fatalf("return_ignored events=%+v, want one with return_type dict", ig)
 	}
@@ -112,8 +111,8 @@ func TestBootstrapReturnIgnored(t *testing.T) {
 }
 
 func TestShippedSessionContext(t *testing.T) {
-	s := slot.Spec{ID: "session_context", RelPath: "agent/bootstrap/session_context", ModulePath: fixture(t, "shipped/bootstrap/session_context/module.star")}
-	res, err := newRuntime(starlark.Options{}).RunBootstrap(context.Background(), []slot.Spec{s}, bootEnv())
+	s := demiurge.SlotSpec{ID: "session_context", RelPath: "agent/bootstrap/session_context", ModulePath: fixture(t, "shipped/bootstrap/session_context/module.star")}
+	res, err := newRuntime(starlark.Options{}).RunBootstrap(context.Background(), []demiurge.SlotSpec{s}, bootEnv())
 	if err != nil {
 		t.Fatal(err)
 	}

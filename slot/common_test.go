@@ -11,17 +11,16 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/policy"
-	"github.com/demiurge/demiurge/slot"
 	"github.com/demiurge/demiurge/starlark"
 )
 
 const commonFile = "common/common.star"
 
-func commonSpec(t *testing.T, fn string) slot.Spec {
-	return spec(t, slot.PhaseInput, "", commonFile, fn)
+func commonSpec(t *testing.T, fn string) demiurge.SlotSpec {
+	return spec(t, demiurge.PhaseInput, "", commonFile, fn)
 }
 
-func decodeUser(t *testing.T, res slot.InputResult) map[string]any {
+func decodeUser(t *testing.T, res demiurge.InputResult) map[string]any {
 	t.Helper()
 	var got map[string]any
 	if err := json.Unmarshal([]byte(res.UserText), &got); err != nil {
@@ -38,7 +37,7 @@ func TestCapabilities(t *testing.T) {
 		"agent/input/caps":  {"tool.call:echo", "mcp.call:*"},
 		"agent/input/other": {"agents.spawn:evolver"},
 	})
-	res, err := newRuntime(starlark.Options{}).RunInput(context.Background(), []slot.Spec{s}, env)
+	res, err := newRuntime(starlark.Options{}).RunInput(context.Background(), []demiurge.SlotSpec{s}, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +50,7 @@ func TestCapabilities(t *testing.T) {
 func TestCapabilityRequireDenied(t *testing.T) {
 	tests := []struct {
 		name string
-		caps slot.CapabilityChecker
+		caps demiurge.CapabilityChecker
 	}{
 		{"no checker fails closed", nil},
 		{"grant of another slot", policy.NewGrants(nil, map[string][]string{"agent/input/other": {"agents.spawn:evolver"}})},
@@ -60,7 +59,7 @@ func TestCapabilityRequireDenied(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			env := inputEnv()
 			env.Caps = tt.caps
-			specs := []slot.Spec{hard(commonSpec(t, "require_denied"))}
+			specs := []demiurge.SlotSpec{hard(commonSpec(t, "require_denied"))}
 			res, err := newRuntime(starlark.Options{}).RunInput(context.Background(), specs, env)
 			msg := at(t, commonFile, "require-denied") + "capability denied: agents.spawn:evolver for agent/input/require_denied"
 			if got := failure(t, res.Events, "require_denied"); got != msg {
@@ -81,7 +80,7 @@ func TestHistoryWindow(t *testing.T) {
 	)
 	env := inputEnv()
 	env.History = h
-	res, err := newRuntime(starlark.Options{}).RunInput(context.Background(), []slot.Spec{commonSpec(t, "history")}, env)
+	res, err := newRuntime(starlark.Options{}).RunInput(context.Background(), []demiurge.SlotSpec{commonSpec(t, "history")}, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +114,7 @@ func TestHistoryWindow(t *testing.T) {
 	// The assistant's tool_calls keep only dict entries.
 	h2 := newHistory(h.msgs[1])
 	env.History = h2
-	res, err = newRuntime(starlark.Options{}).RunInput(context.Background(), []slot.Spec{commonSpec(t, "history")}, env)
+	res, err = newRuntime(starlark.Options{}).RunInput(context.Background(), []demiurge.SlotSpec{commonSpec(t, "history")}, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +125,7 @@ func TestHistoryWindow(t *testing.T) {
 }
 
 func TestHistoryWithoutReaderIsEmpty(t *testing.T) {
-	res, err := newRuntime(starlark.Options{}).RunInput(context.Background(), []slot.Spec{commonSpec(t, "history")}, inputEnv())
+	res, err := newRuntime(starlark.Options{}).RunInput(context.Background(), []demiurge.SlotSpec{commonSpec(t, "history")}, inputEnv())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +136,7 @@ func TestHistoryWithoutReaderIsEmpty(t *testing.T) {
 
 func TestHistoryBadRoles(t *testing.T) {
 	res, err := newRuntime(starlark.Options{}).RunInput(context.Background(),
-		[]slot.Spec{commonSpec(t, "history_bad_roles"), commonSpec(t, "base")}, inputEnv())
+		[]demiurge.SlotSpec{commonSpec(t, "history_bad_roles"), commonSpec(t, "base")}, inputEnv())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +147,7 @@ func TestHistoryBadRoles(t *testing.T) {
 
 func TestStepBudgetEnforced(t *testing.T) {
 	rt := newRuntime(starlark.Options{MaxSteps: 10_000})
-	res, err := rt.RunInput(context.Background(), []slot.Spec{hard(commonSpec(t, "burn"))}, inputEnv())
+	res, err := rt.RunInput(context.Background(), []demiurge.SlotSpec{hard(commonSpec(t, "burn"))}, inputEnv())
 	wantCode(t, err, demiurge.EINVALID)
 	msg := failure(t, res.Events, "burn")
 	if !strings.HasPrefix(msg, fixture(t, commonFile)+":") || !strings.HasSuffix(msg, ": step budget of 10000 steps exhausted") {
@@ -163,7 +162,7 @@ func TestDeadlineEnforced(t *testing.T) {
 	s := commonSpec(t, "spin")
 	s.Timeout = 50 * time.Millisecond
 	start := time.Now()
-	res, err := newRuntime(starlark.Options{MaxSteps: 1 << 62}).RunInput(context.Background(), []slot.Spec{s, commonSpec(t, "base")}, inputEnv())
+	res, err := newRuntime(starlark.Options{MaxSteps: 1 << 62}).RunInput(context.Background(), []demiurge.SlotSpec{s, commonSpec(t, "base")}, inputEnv())
 	if err != nil {
 		t.Fatalf("soft deadline failure returned %v", err)
 	}
@@ -179,21 +178,21 @@ func TestDeadlineEnforced(t *testing.T) {
 func TestCallerCancellationAbortsSoftPhase(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(30*time.Millisecond, cancel)
-	par := spec(t, slot.PhaseInput, slot.LaneParallel, commonFile, "spin")
+	par := spec(t, demiurge.PhaseInput, demiurge.LaneParallel, commonFile, "spin")
 	par.ID = "parallel_spin"
-	specs := []slot.Spec{par, commonSpec(t, "spin"), commonSpec(t, "base")}
+	specs := []demiurge.SlotSpec{par, commonSpec(t, "spin"), commonSpec(t, "base")}
 	res, err := newRuntime(starlark.Options{MaxSteps: 1 << 62}).RunInput(ctx, specs, inputEnv())
 	wantCode(t, err, demiurge.ECANCELED)
 	failure(t, res.Events, "spin")
 	failure(t, res.Events, "parallel_spin") // awaited, not leaked
-	if len(events(res.Events, slot.EventStarted, "base")) != 0 {
+	if len(events(res.Events, demiurge.SlotEventStarted, "base")) != 0 {
 		t.Fatal("a slot ran after the caller cancelled")
 	}
 }
 
 func TestErrorPositions(t *testing.T) {
 	res, err := newRuntime(starlark.Options{}).RunInput(context.Background(),
-		[]slot.Spec{commonSpec(t, "runtime_error"), commonSpec(t, "calls_helper"), commonSpec(t, "base")}, inputEnv())
+		[]demiurge.SlotSpec{commonSpec(t, "runtime_error"), commonSpec(t, "calls_helper"), commonSpec(t, "base")}, inputEnv())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,12 +207,12 @@ func TestErrorPositions(t *testing.T) {
 
 func TestModuleProblems(t *testing.T) {
 	dir := t.TempDir()
-	missing := slot.Spec{ID: "missing", RelPath: "agent/input/missing", ModulePath: filepath.Join(dir, "module.star")}
-	syntax := slot.Spec{ID: "syntax", RelPath: "agent/input/syntax", ModulePath: "/core/agent/input/syntax/module.star", Source: []byte("def process(ctx)\n    pass\n")}
-	nofn := slot.Spec{ID: "nofn", RelPath: "agent/input/nofn", ModulePath: "/core/agent/input/nofn/module.star", Source: []byte("def other(ctx):\n    pass\n")}
+	missing := demiurge.SlotSpec{ID: "missing", RelPath: "agent/input/missing", ModulePath: filepath.Join(dir, "module.star")}
+	syntax := demiurge.SlotSpec{ID: "syntax", RelPath: "agent/input/syntax", ModulePath: "/core/agent/input/syntax/module.star", Source: []byte("def process(ctx)\n    pass\n")}
+	nofn := demiurge.SlotSpec{ID: "nofn", RelPath: "agent/input/nofn", ModulePath: "/core/agent/input/nofn/module.star", Source: []byte("def other(ctx):\n    pass\n")}
 	base := commonSpec(t, "base")
 
-	res, err := newRuntime(starlark.Options{}).RunInput(context.Background(), []slot.Spec{missing, syntax, nofn, base}, inputEnv())
+	res, err := newRuntime(starlark.Options{}).RunInput(context.Background(), []demiurge.SlotSpec{missing, syntax, nofn, base}, inputEnv())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,46 +226,46 @@ func TestModuleProblems(t *testing.T) {
 		}
 	}
 
-	_, err = newRuntime(starlark.Options{}).RunInput(context.Background(), []slot.Spec{hard(missing), base}, inputEnv())
+	_, err = newRuntime(starlark.Options{}).RunInput(context.Background(), []demiurge.SlotSpec{hard(missing), base}, inputEnv())
 	wantCode(t, err, demiurge.EINTERNAL)
-	_, err = newRuntime(starlark.Options{}).RunInput(context.Background(), []slot.Spec{hard(syntax), base}, inputEnv())
+	_, err = newRuntime(starlark.Options{}).RunInput(context.Background(), []demiurge.SlotSpec{hard(syntax), base}, inputEnv())
 	wantCode(t, err, demiurge.EINVALID)
 }
 
 func TestSpecValidation(t *testing.T) {
-	ok := spec(t, slot.PhaseInput, "", commonFile, "base")
-	mod := func(f func(*slot.Spec)) slot.Spec { s := ok; f(&s); return s }
+	ok := spec(t, demiurge.PhaseInput, "", commonFile, "base")
+	mod := func(f func(*demiurge.SlotSpec)) demiurge.SlotSpec { s := ok; f(&s); return s }
 	tests := []struct {
 		name  string
 		phase string
-		specs []slot.Spec
+		specs []demiurge.SlotSpec
 		want  string
 	}{
-		{"empty id", slot.PhaseInput, []slot.Spec{mod(func(s *slot.Spec) { s.ID = "" })}, "input slot id must not be empty"},
-		{"duplicate", slot.PhaseInput, []slot.Spec{ok, ok}, "duplicate input pipeline slot: base"},
-		{"wrong phase", slot.PhaseOutput, []slot.Spec{ok}, "slot base belongs to the input phase, not output"},
-		{"bad lane", slot.PhaseInput, []slot.Spec{mod(func(s *slot.Spec) { s.Lane = "sideways" })}, "slot base: invalid lane: sideways"},
-		{"parallel bootstrap", slot.PhaseBootstrap, []slot.Spec{mod(func(s *slot.Spec) { s.Phase, s.Lane = "", slot.LaneParallel })}, "bootstrap slot base cannot run in the parallel lane"},
-		{"bad failure policy", slot.PhaseInput, []slot.Spec{mod(func(s *slot.Spec) { s.FailurePolicy = "medium" })}, "slot base: invalid failure_policy: medium"},
-		{"bad history policy", slot.PhaseInput, []slot.Spec{mod(func(s *slot.Spec) { s.HistoryPolicy = "forever" })}, "slot base: invalid history policy: forever"},
-		{"no module", slot.PhaseInput, []slot.Spec{mod(func(s *slot.Spec) { s.ModulePath = "" })}, "slot base has no module path"},
+		{"empty id", demiurge.PhaseInput, []demiurge.SlotSpec{mod(func(s *demiurge.SlotSpec) { s.ID = "" })}, "input slot id must not be empty"},
+		{"duplicate", demiurge.PhaseInput, []demiurge.SlotSpec{ok, ok}, "duplicate input pipeline slot: base"},
+		{"wrong phase", demiurge.PhaseOutput, []demiurge.SlotSpec{ok}, "slot base belongs to the input phase, not output"},
+		{"bad lane", demiurge.PhaseInput, []demiurge.SlotSpec{mod(func(s *demiurge.SlotSpec) { s.Lane = "sideways" })}, "slot base: invalid lane: sideways"},
+		{"parallel bootstrap", demiurge.PhaseBootstrap, []demiurge.SlotSpec{mod(func(s *demiurge.SlotSpec) { s.Phase, s.Lane = "", demiurge.LaneParallel })}, "bootstrap slot base cannot run in the parallel lane"},
+		{"bad failure policy", demiurge.PhaseInput, []demiurge.SlotSpec{mod(func(s *demiurge.SlotSpec) { s.FailurePolicy = "medium" })}, "slot base: invalid failure_policy: medium"},
+		{"bad history policy", demiurge.PhaseInput, []demiurge.SlotSpec{mod(func(s *demiurge.SlotSpec) { s.HistoryPolicy = "forever" })}, "slot base: invalid history policy: forever"},
+		{"no module", demiurge.PhaseInput, []demiurge.SlotSpec{mod(func(s *demiurge.SlotSpec) { s.ModulePath = "" })}, "slot base has no module path"},
 	}
 	rt := newRuntime(starlark.Options{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var err error
-			var evs []slot.Event
+			var evs []demiurge.SlotEvent
 			switch tt.phase {
-			case slot.PhaseBootstrap:
-				var r slot.BootstrapResult
+			case demiurge.PhaseBootstrap:
+				var r demiurge.BootstrapResult
 				r, err = rt.RunBootstrap(context.Background(), tt.specs, bootEnv())
 				evs = r.Events
-			case slot.PhaseInput:
-				var r slot.InputResult
+			case demiurge.PhaseInput:
+				var r demiurge.InputResult
 				r, err = rt.RunInput(context.Background(), tt.specs, inputEnv())
 				evs = r.Events
 			default:
-				var r slot.OutputResult
+				var r demiurge.OutputResult
 				r, err = rt.RunOutput(context.Background(), tt.specs, outputEnv(t))
 				evs = r.Events
 			}

@@ -3,15 +3,16 @@ package slot
 import (
 	"fmt"
 
+	sl "go.starlark.net/starlark"
+
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/policy"
 	"github.com/demiurge/demiurge/starlark"
-	sl "go.starlark.net/starlark"
 )
 
 // turnObject builds ctx.turn. Frozen values may be shared by the slots of a
 // phase, parallel ones included, so it is built once per phase run.
-func turnObject(t TurnInfo) (*starlark.Object, error) {
+func turnObject(t demiurge.TurnInfo) (*starlark.Object, error) {
 	meta, err := metadataValue("turn metadata", t.Metadata)
 	if err != nil {
 		return nil, err
@@ -45,7 +46,7 @@ func metadataValue(what string, m map[string]any) (sl.Value, error) {
 // capabilityObject builds ctx.capability for the slot at s.RelPath. A grant
 // comes from the pinned snapshot (caps) or from the slot's own slot.yaml
 // list; with neither, every check fails closed.
-func capabilityObject(caps CapabilityChecker, s Spec) *starlark.Object {
+func capabilityObject(caps demiurge.CapabilityChecker, s demiurge.SlotSpec) *starlark.Object {
 	declared := policy.NewGrants(nil, map[string][]string{s.RelPath: s.Capabilities})
 	return starlark.CapabilityObject(s.RelPath, func(c string) bool {
 		return declared.Can(c, s.RelPath) || (caps != nil && caps.Can(c, s.RelPath))
@@ -56,7 +57,7 @@ func capabilityObject(caps CapabilityChecker, s Spec) *starlark.Object {
 var historyRoles = []string{demiurge.RoleUser, demiurge.RoleAssistant, demiurge.RoleTool}
 
 // historyObject builds ctx.history.
-func historyObject(h HistoryReader) *starlark.Object {
+func historyObject(h demiurge.HistoryReader) *starlark.Object {
 	return starlark.NewObject("ctx.history", sl.StringDict{
 		"recent_messages": sl.NewBuiltin("recent_messages", func(th *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.Tuple) (sl.Value, error) {
 			var limit int

@@ -28,9 +28,9 @@ func fixture(t testing.TB, rel string) string {
 
 // spec builds a slot spec that runs function fn of a fixture file. The slot
 // id is the function name.
-func spec(t testing.TB, phase, lane, file, fn string) slot.Spec {
+func spec(t testing.TB, phase, lane, file, fn string) demiurge.SlotSpec {
 	t.Helper()
-	return slot.Spec{
+	return demiurge.SlotSpec{
 		ID:         fn,
 		Phase:      phase,
 		Lane:       lane,
@@ -40,8 +40,8 @@ func spec(t testing.TB, phase, lane, file, fn string) slot.Spec {
 	}
 }
 
-func hard(s slot.Spec) slot.Spec {
-	s.FailurePolicy = slot.FailHard
+func hard(s demiurge.SlotSpec) demiurge.SlotSpec {
+	s.FailurePolicy = demiurge.FailHard
 	return s
 }
 
@@ -73,8 +73,8 @@ func at(t testing.TB, file, marker string) string {
 	return fmt.Sprintf("%s:%d: ", fixture(t, file), lineOf(t, file, marker))
 }
 
-func events(evs []slot.Event, typ, slotID string) []slot.Event {
-	var out []slot.Event
+func events(evs []demiurge.SlotEvent, typ, slotID string) []demiurge.SlotEvent {
+	var out []demiurge.SlotEvent
 	for _, e := range evs {
 		if e.Type == typ && e.SlotID == slotID {
 			out = append(out, e)
@@ -84,18 +84,18 @@ func events(evs []slot.Event, typ, slotID string) []slot.Event {
 }
 
 // failure returns the Error of the slot's module.failed event.
-func failure(t testing.TB, evs []slot.Event, slotID string) string {
+func failure(t testing.TB, evs []demiurge.SlotEvent, slotID string) string {
 	t.Helper()
-	f := events(evs, slot.EventFailed, slotID)
+	f := events(evs, demiurge.SlotEventFailed, slotID)
 	if len(f) != 1 {
 		t.Fatalf("slot %s: %d module.failed events, want 1 (events: %+v)", slotID, len(f), evs)
 	}
 	return f[0].Error
 }
 
-func completed(t testing.TB, evs []slot.Event, slotID string) {
+func completed(t testing.TB, evs []demiurge.SlotEvent, slotID string) {
 	t.Helper()
-	if len(events(evs, slot.EventCompleted, slotID)) != 1 {
+	if len(events(evs, demiurge.SlotEventCompleted, slotID)) != 1 {
 		t.Fatalf("slot %s did not complete (events: %+v)", slotID, evs)
 	}
 }
@@ -107,8 +107,8 @@ func wantCode(t testing.TB, err error, code string) {
 	}
 }
 
-func testTurn() slot.TurnInfo {
-	return slot.TurnInfo{
+func testTurn() demiurge.TurnInfo {
+	return demiurge.TurnInfo{
 		SessionID:    "sess_1",
 		TurnID:       "turn_1",
 		CoreID:       "assistant",

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"strings"
 
+	sl "go.starlark.net/starlark"
+
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/starlark"
-	sl "go.starlark.net/starlark"
 )
 
 // RunInput runs the input phase. Parallel slots start first on goroutines
@@ -28,25 +29,25 @@ import (
 //
 // Failures are handled as in RunBootstrap; the result carries the events
 // recorded so far even with an error.
-func (r *Runtime) RunInput(ctx context.Context, specs []Spec, env InputEnv) (InputResult, error) {
-	if err := validate(PhaseInput, specs); err != nil {
-		return InputResult{}, err
+func (r *Runtime) RunInput(ctx context.Context, specs []demiurge.SlotSpec, env demiurge.InputEnv) (demiurge.InputResult, error) {
+	if err := validate(demiurge.PhaseInput, specs); err != nil {
+		return demiurge.InputResult{}, err
 	}
 	turn, err := turnObject(env.Turn)
 	if err != nil {
-		return InputResult{}, err
+		return demiurge.InputResult{}, err
 	}
 	shared, err := inputShared(env)
 	if err != nil {
-		return InputResult{}, err
+		return demiurge.InputResult{}, err
 	}
 
 	var committed []fragment // appended by serial slots only, on this goroutine
-	events, intents, err := r.runLanes(ctx, PhaseInput, specs, func(ctx context.Context, s Spec, parallel bool) slotRun {
-		return r.runSlot(ctx, PhaseInput, s, func() (invocation, error) {
+	events, intents, err := r.runLanes(ctx, demiurge.PhaseInput, specs, func(ctx context.Context, s demiurge.SlotSpec, parallel bool) slotRun {
+		return r.runSlot(ctx, demiurge.PhaseInput, s, func() (invocation, error) {
 			snd := &sender{
 				slotID:      s.ID,
-				rule:        historyRule{slotDefault: s.HistoryPolicy, phaseDefault: HistoryTransient, allowWrite: true},
+				rule:        historyRule{slotDefault: s.HistoryPolicy, phaseDefault: demiurge.HistoryTransient, allowWrite: true},
 				workspace:   env.Workspace,
 				sessionRoot: env.SessionRoot,
 			}
@@ -75,10 +76,10 @@ func (r *Runtime) RunInput(ctx context.Context, specs []Spec, env InputEnv) (Inp
 		})
 	})
 	if err != nil {
-		return InputResult{Events: events}, err
+		return demiurge.InputResult{Events: events}, err
 	}
 
-	res := InputResult{
+	res := demiurge.InputResult{
 		UserText:          joinFragments(committed, promptUser, false),
 		PersistedUserText: joinFragments(committed, promptUser, true),
 		SystemContext:     joinFragments(committed, promptSystem, false),
@@ -86,17 +87,17 @@ func (r *Runtime) RunInput(ctx context.Context, specs []Spec, env InputEnv) (Inp
 		Events:            events,
 	}
 	if res.SystemContext != "" {
-		res.Contributions = []Contribution{{Placement: PlacementSystemContext, Role: demiurge.RoleSystem, Text: res.SystemContext}}
+		res.Contributions = []demiurge.Contribution{{Placement: demiurge.PlacementSystemContext, Role: demiurge.RoleSystem, Text: res.SystemContext}}
 	}
 	if res.UserText == "" {
-		return InputResult{Events: events}, demiurge.Errorf(demiurge.EINVALID, "input pipeline did not produce a user message")
+		return demiurge.InputResult{Events: events}, demiurge.Errorf(demiurge.EINVALID, "input pipeline did not produce a user message")
 	}
 	return res, nil
 }
 
 // inputShared builds the read-only members of ctx.input, shared (frozen) by
 // every slot of the phase.
-func inputShared(env InputEnv) (sl.StringDict, error) {
+func inputShared(env demiurge.InputEnv) (sl.StringDict, error) {
 	attachments := make([]sl.Value, 0, len(env.Attachments))
 	for i, a := range env.Attachments {
 		v, err := starlark.ToStarlark(a)
@@ -171,9 +172,9 @@ func (p *promptBuilder) addContext(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, k
 	if write.set {
 		writes = write.val
 	}
-	policy := HistoryTransient
+	policy := demiurge.HistoryTransient
 	if writes {
-		policy = HistoryPersist
+		policy = demiurge.HistoryPersist
 	}
 	p.stage(role, content, policy)
 	return sl.None, nil
@@ -199,14 +200,14 @@ func (p *promptBuilder) add(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs [
 	if !explicit.set {
 		switch {
 		case section == promptSystem:
-			policy = HistoryTransient
+			policy = demiurge.HistoryTransient
 		case p.slotDefault != "":
 			policy = p.slotDefault
 		default:
-			policy = HistoryPersist
+			policy = demiurge.HistoryPersist
 		}
 	}
-	if !validHistoryPolicy(policy) {
+	if !demiurge.ValidHistoryPolicy(policy) {
 		return nil, fmt.Errorf("invalid history policy: %s", policy)
 	}
 	p.stage(section, content, policy)
@@ -223,7 +224,7 @@ func (p *promptBuilder) stage(section, content, policy string) {
 func joinFragments(frags []fragment, section string, persistedOnly bool) string {
 	var parts []string
 	for _, f := range frags {
-		if f.section == section && (!persistedOnly || f.policy == HistoryPersist) {
+		if f.section == section && (!persistedOnly || f.policy == demiurge.HistoryPersist) {
 			parts = append(parts, f.text)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/slot"
 	"github.com/demiurge/demiurge/starlark"
 )
 
@@ -18,13 +17,13 @@ const (
 	inParallel = "input/parallel.star"
 )
 
-func inputEnv() slot.InputEnv {
-	return slot.InputEnv{Turn: testTurn(), RawText: "hello there", Workspace: "/work/space"}
+func inputEnv() demiurge.InputEnv {
+	return demiurge.InputEnv{Turn: testTurn(), RawText: "hello there", Workspace: "/work/space"}
 }
 
 func TestInputSerialContributions(t *testing.T) {
 	rt := newRuntime(starlark.Options{})
-	res, err := rt.RunInput(context.Background(), []slot.Spec{spec(t, slot.PhaseInput, "", inSerial, "user_and_system")}, inputEnv())
+	res, err := rt.RunInput(context.Background(), []demiurge.SlotSpec{spec(t, demiurge.PhaseInput, "", inSerial, "user_and_system")}, inputEnv())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,16 +36,16 @@ func TestInputSerialContributions(t *testing.T) {
 	if want := "system note\n\nsecond system"; res.SystemContext != want {
 		t.Errorf("SystemContext=%q, want %q", res.SystemContext, want)
 	}
-	want := []slot.Contribution{{Placement: slot.PlacementSystemContext, Role: demiurge.RoleSystem, Text: "system note\n\nsecond system"}}
+	want := []demiurge.Contribution{{Placement: demiurge.PlacementSystemContext, Role: demiurge.RoleSystem, Text: "system note\n\nsecond system"}}
 	if !reflect.DeepEqual(res.Contributions, want) {
 		t.Errorf("Contributions=%+v, want %+v", res.Contributions, want)
 	}
 }
 
 func TestInputSlotDefaultHistoryPolicyForUserFragments(t *testing.T) {
-	s := spec(t, slot.PhaseInput, "", inSerial, "base")
-	s.HistoryPolicy = slot.HistoryTransient
-	res, err := newRuntime(starlark.Options{}).RunInput(context.Background(), []slot.Spec{s}, inputEnv())
+	s := spec(t, demiurge.PhaseInput, "", inSerial, "base")
+	s.HistoryPolicy = demiurge.HistoryTransient
+	res, err := newRuntime(starlark.Options{}).RunInput(context.Background(), []demiurge.SlotSpec{s}, inputEnv())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +68,7 @@ func TestInputErrors(t *testing.T) {
 	rt := newRuntime(starlark.Options{})
 	for _, tt := range tests {
 		t.Run(tt.fn, func(t *testing.T) {
-			specs := []slot.Spec{spec(t, slot.PhaseInput, "", inSerial, tt.fn), spec(t, slot.PhaseInput, "", inSerial, "base")}
+			specs := []demiurge.SlotSpec{spec(t, demiurge.PhaseInput, "", inSerial, tt.fn), spec(t, demiurge.PhaseInput, "", inSerial, "base")}
 			res, err := rt.RunInput(context.Background(), specs, inputEnv())
 			if err != nil {
 				t.Fatalf("soft failure returned %v", err)
@@ -83,7 +82,7 @@ func TestInputErrors(t *testing.T) {
 
 func TestInputWithoutUserMessage(t *testing.T) {
 	rt := newRuntime(starlark.Options{})
-	res, err := rt.RunInput(context.Background(), []slot.Spec{spec(t, slot.PhaseInput, "", inSerial, "nothing")}, inputEnv())
+	res, err := rt.RunInput(context.Background(), []demiurge.SlotSpec{spec(t, demiurge.PhaseInput, "", inSerial, "nothing")}, inputEnv())
 	wantCode(t, err, demiurge.EINVALID)
 	if err.Error() != "input pipeline did not produce a user message" {
 		t.Fatalf("err=%q", err)
@@ -93,7 +92,7 @@ func TestInputWithoutUserMessage(t *testing.T) {
 
 func TestInputFailedSlotLeavesNoTrace(t *testing.T) {
 	rt := newRuntime(starlark.Options{})
-	specs := []slot.Spec{spec(t, slot.PhaseInput, "", inSerial, "adds_then_fails"), spec(t, slot.PhaseInput, "", inSerial, "base")}
+	specs := []demiurge.SlotSpec{spec(t, demiurge.PhaseInput, "", inSerial, "adds_then_fails"), spec(t, demiurge.PhaseInput, "", inSerial, "base")}
 	res, err := rt.RunInput(context.Background(), specs, inputEnv())
 	if err != nil {
 		t.Fatal(err)
@@ -104,15 +103,15 @@ func TestInputFailedSlotLeavesNoTrace(t *testing.T) {
 	if len(res.Intents) != 0 {
 		t.Fatalf("intents=%+v, want the failed slot's send dropped", res.Intents)
 	}
-	if f := events(res.Events, slot.EventFailed, "adds_then_fails")[0]; f.Data["discarded_intents"] != 1 {
+	if f := events(res.Events, demiurge.SlotEventFailed, "adds_then_fails")[0]; f.Data["discarded_intents"] != 1 {
 		t.Fatalf("failed event data=%v, want discarded_intents 1", f.Data)
 	}
 }
 
 func TestInputSendsAreTransientByDefault(t *testing.T) {
 	rt := newRuntime(starlark.Options{})
-	s := spec(t, slot.PhaseInput, "", inSerial, "sends")
-	res, err := rt.RunInput(context.Background(), []slot.Spec{s}, inputEnv())
+	s := spec(t, demiurge.PhaseInput, "", inSerial, "sends")
+	res, err := rt.RunInput(context.Background(), []demiurge.SlotSpec{s}, inputEnv())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,10 +119,10 @@ func TestInputSendsAreTransientByDefault(t *testing.T) {
 		t.Fatalf("intents=%+v, want 2", res.Intents)
 	}
 	n, m := res.Intents[0], res.Intents[1]
-	if n.Kind != slot.IntentNotice || n.HistoryPolicy != slot.HistoryTransient || !n.Visible || n.Blocks[0].Text != "working" {
+	if n.Kind != demiurge.DeliveryKindNotice || n.HistoryPolicy != demiurge.HistoryTransient || !n.Visible || n.Blocks[0].Text != "working" {
 		t.Errorf("notice=%+v", n)
 	}
-	if m.Kind != slot.IntentMessage || m.HistoryPolicy != slot.HistoryTransient || m.HistoryText != "echo: hello there" || m.SlotID != "sends" {
+	if m.Kind != demiurge.DeliveryKindMessage || m.HistoryPolicy != demiurge.HistoryTransient || m.HistoryText != "echo: hello there" || m.SlotID != "sends" {
 		t.Errorf("message=%+v", m)
 	}
 	if !strings.HasPrefix(m.DeliveryID, "delivery_") || res.UserText != "delivery "+m.DeliveryID {
@@ -131,12 +130,12 @@ func TestInputSendsAreTransientByDefault(t *testing.T) {
 	}
 
 	// A declared slot default beats the input phase default.
-	s.HistoryPolicy = slot.HistoryPersist
-	res, err = rt.RunInput(context.Background(), []slot.Spec{s}, inputEnv())
+	s.HistoryPolicy = demiurge.HistoryPersist
+	res, err = rt.RunInput(context.Background(), []demiurge.SlotSpec{s}, inputEnv())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Intents[0].HistoryPolicy != slot.HistoryTransient || res.Intents[1].HistoryPolicy != slot.HistoryPersist {
+	if res.Intents[0].HistoryPolicy != demiurge.HistoryTransient || res.Intents[1].HistoryPolicy != demiurge.HistoryPersist {
 		t.Fatalf("policies=%s,%s, want notice transient and message persist", res.Intents[0].HistoryPolicy, res.Intents[1].HistoryPolicy)
 	}
 }
@@ -144,7 +143,7 @@ func TestInputSendsAreTransientByDefault(t *testing.T) {
 func TestInputTurnContext(t *testing.T) {
 	env := inputEnv()
 	env.Attachments = []any{map[string]any{"kind": "image", "path": "a.png"}}
-	res, err := newRuntime(starlark.Options{}).RunInput(context.Background(), []slot.Spec{spec(t, slot.PhaseInput, "", inSerial, "turn_info")}, env)
+	res, err := newRuntime(starlark.Options{}).RunInput(context.Background(), []demiurge.SlotSpec{spec(t, demiurge.PhaseInput, "", inSerial, "turn_info")}, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,10 +167,10 @@ func TestInputTurnContext(t *testing.T) {
 
 func TestInputParallelRefusesPromptWrites(t *testing.T) {
 	rt := newRuntime(starlark.Options{})
-	specs := []slot.Spec{
-		spec(t, slot.PhaseInput, slot.LaneParallel, inParallel, "add_refused"),
-		spec(t, slot.PhaseInput, slot.LaneParallel, inParallel, "add_context_refused"),
-		spec(t, slot.PhaseInput, "", inSerial, "base"),
+	specs := []demiurge.SlotSpec{
+		spec(t, demiurge.PhaseInput, demiurge.LaneParallel, inParallel, "add_refused"),
+		spec(t, demiurge.PhaseInput, demiurge.LaneParallel, inParallel, "add_context_refused"),
+		spec(t, demiurge.PhaseInput, "", inSerial, "base"),
 	}
 	res, err := rt.RunInput(context.Background(), specs, inputEnv())
 	if err != nil {
@@ -182,7 +181,7 @@ func TestInputParallelRefusesPromptWrites(t *testing.T) {
 		if got, want := failure(t, res.Events, fn), at(t, inParallel, marker)+msg; got != want {
 			t.Errorf("%s: error=%q, want %q", fn, got, want)
 		}
-		if ev := events(res.Events, slot.EventStarted, fn); len(ev) != 1 || ev[0].Data["lane"] != slot.LaneParallel {
+		if ev := events(res.Events, demiurge.SlotEventStarted, fn); len(ev) != 1 || ev[0].Data["lane"] != demiurge.LaneParallel {
 			t.Errorf("%s: started events %+v, want one in the parallel lane", fn, ev)
 		}
 	}
@@ -192,7 +191,7 @@ func TestInputParallelRefusesPromptWrites(t *testing.T) {
 	// Events: serial slots first, then parallel slots in declaration order.
 	var order []string
 	for _, e := range res.Events {
-		if e.Type == slot.EventStarted {
+		if e.Type == demiurge.SlotEventStarted {
 			order = append(order, e.SlotID)
 		}
 	}
@@ -209,14 +208,14 @@ func TestInputLanesRunConcurrently(t *testing.T) {
 	h := newHistory()
 	env := inputEnv()
 	env.History = h
-	par := spec(t, slot.PhaseInput, slot.LaneParallel, inParallel, "rendezvous")
+	par := spec(t, demiurge.PhaseInput, demiurge.LaneParallel, inParallel, "rendezvous")
 	par.ID = "parallel_rendezvous"
 	par.Timeout = 5 * time.Second
-	ser := spec(t, slot.PhaseInput, slot.LaneSerial, inSerial, "rendezvous")
+	ser := spec(t, demiurge.PhaseInput, demiurge.LaneSerial, inSerial, "rendezvous")
 	ser.Timeout = 5 * time.Second
 
 	start := time.Now()
-	res, err := newRuntime(starlark.Options{}).RunInput(context.Background(), []slot.Spec{ser, par}, env)
+	res, err := newRuntime(starlark.Options{}).RunInput(context.Background(), []demiurge.SlotSpec{ser, par}, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +227,7 @@ func TestInputLanesRunConcurrently(t *testing.T) {
 	if res.UserText != "serial arrived" {
 		t.Fatalf("UserText=%q", res.UserText)
 	}
-	if len(res.Intents) != 1 || res.Intents[0].SlotID != "parallel_rendezvous" || res.Intents[0].Kind != slot.IntentProgress {
+	if len(res.Intents) != 1 || res.Intents[0].SlotID != "parallel_rendezvous" || res.Intents[0].Kind != demiurge.DeliveryKindProgress {
 		t.Fatalf("intents=%+v, want the parallel slot's progress", res.Intents)
 	}
 	if calls := h.callLog(); len(calls) != 2 {
@@ -237,9 +236,9 @@ func TestInputLanesRunConcurrently(t *testing.T) {
 }
 
 func TestInputHardParallelFailure(t *testing.T) {
-	specs := []slot.Spec{
-		hard(spec(t, slot.PhaseInput, slot.LaneParallel, inParallel, "add_refused")),
-		spec(t, slot.PhaseInput, "", inSerial, "base"),
+	specs := []demiurge.SlotSpec{
+		hard(spec(t, demiurge.PhaseInput, demiurge.LaneParallel, inParallel, "add_refused")),
+		spec(t, demiurge.PhaseInput, "", inSerial, "base"),
 	}
 	res, err := newRuntime(starlark.Options{}).RunInput(context.Background(), specs, inputEnv())
 	wantCode(t, err, demiurge.EINVALID)
@@ -251,8 +250,8 @@ func TestInputHardParallelFailure(t *testing.T) {
 }
 
 func TestShippedBaseInput(t *testing.T) {
-	s := slot.Spec{ID: "base_input", RelPath: "agent/input/base_input", ModulePath: fixture(t, "shipped/input/base_input/module.star")}
-	res, err := newRuntime(starlark.Options{}).RunInput(context.Background(), []slot.Spec{s}, inputEnv())
+	s := demiurge.SlotSpec{ID: "base_input", RelPath: "agent/input/base_input", ModulePath: fixture(t, "shipped/input/base_input/module.star")}
+	res, err := newRuntime(starlark.Options{}).RunInput(context.Background(), []demiurge.SlotSpec{s}, inputEnv())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,10 @@ package slot
 import (
 	"context"
 
-	"github.com/demiurge/demiurge/starlark"
 	sl "go.starlark.net/starlark"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/starlark"
 )
 
 // RunOutput runs the output phase with the lane shape of RunInput. Each slot
@@ -22,26 +24,26 @@ import (
 //
 // Failures are handled as in RunBootstrap; the result carries the events
 // recorded so far even with an error.
-func (r *Runtime) RunOutput(ctx context.Context, specs []Spec, env OutputEnv) (OutputResult, error) {
-	if err := validate(PhaseOutput, specs); err != nil {
-		return OutputResult{}, err
+func (r *Runtime) RunOutput(ctx context.Context, specs []demiurge.SlotSpec, env demiurge.OutputEnv) (demiurge.OutputResult, error) {
+	if err := validate(demiurge.PhaseOutput, specs); err != nil {
+		return demiurge.OutputResult{}, err
 	}
 	turn, err := turnObject(env.Turn)
 	if err != nil {
-		return OutputResult{}, err
+		return demiurge.OutputResult{}, err
 	}
 	meta, err := metadataValue("output metadata", env.Metadata)
 	if err != nil {
-		return OutputResult{}, err
+		return demiurge.OutputResult{}, err
 	}
 	meta.Freeze() // shared by parallel slots: freeze before they start
 
 	state := &resultState{}
-	events, intents, err := r.runLanes(ctx, PhaseOutput, specs, func(ctx context.Context, s Spec, parallel bool) slotRun {
-		return r.runSlot(ctx, PhaseOutput, s, func() (invocation, error) {
-			rule := historyRule{slotDefault: s.HistoryPolicy, phaseDefault: HistoryPersist, allowWrite: true}
+	events, intents, err := r.runLanes(ctx, demiurge.PhaseOutput, specs, func(ctx context.Context, s demiurge.SlotSpec, parallel bool) slotRun {
+		return r.runSlot(ctx, demiurge.PhaseOutput, s, func() (invocation, error) {
+			rule := historyRule{slotDefault: s.HistoryPolicy, phaseDefault: demiurge.HistoryPersist, allowWrite: true}
 			if parallel {
-				rule = historyRule{slotDefault: s.HistoryPolicy, phaseDefault: HistoryTransient, allowWrite: false}
+				rule = historyRule{slotDefault: s.HistoryPolicy, phaseDefault: demiurge.HistoryTransient, allowWrite: false}
 			}
 			snd := &sender{slotID: s.ID, rule: rule, workspace: env.Workspace, sessionRoot: env.SessionRoot}
 			res := &resultClient{state: state, writable: !parallel, workspace: env.Workspace, sessionRoot: env.SessionRoot}
@@ -71,8 +73,8 @@ func (r *Runtime) RunOutput(ctx context.Context, specs []Spec, env OutputEnv) (O
 		})
 	})
 	if err != nil {
-		return OutputResult{Events: events}, err
+		return demiurge.OutputResult{Events: events}, err
 	}
 	value, set := state.get()
-	return OutputResult{Intents: intents, Result: value, ResultSet: set, Events: events}, nil
+	return demiurge.OutputResult{Intents: intents, Result: value, ResultSet: set, Events: events}, nil
 }

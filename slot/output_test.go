@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/slot"
 	"github.com/demiurge/demiurge/starlark"
 )
 
@@ -16,8 +15,8 @@ const (
 	outParallel = "output/parallel.star"
 )
 
-func outputEnv(t *testing.T) slot.OutputEnv {
-	return slot.OutputEnv{
+func outputEnv(t *testing.T) demiurge.OutputEnv {
+	return demiurge.OutputEnv{
 		Turn:         testTurn(),
 		ResponseText: "the answer",
 		Metadata:     map[string]any{"channel": "cli"},
@@ -26,7 +25,7 @@ func outputEnv(t *testing.T) slot.OutputEnv {
 	}
 }
 
-func runOutput(t *testing.T, env slot.OutputEnv, specs ...slot.Spec) slot.OutputResult {
+func runOutput(t *testing.T, env demiurge.OutputEnv, specs ...demiurge.SlotSpec) demiurge.OutputResult {
 	t.Helper()
 	res, err := newRuntime(starlark.Options{}).RunOutput(context.Background(), specs, env)
 	if err != nil {
@@ -37,21 +36,21 @@ func runOutput(t *testing.T, env slot.OutputEnv, specs ...slot.Spec) slot.Output
 
 func TestOutputSendIntents(t *testing.T) {
 	env := outputEnv(t)
-	res := runOutput(t, env, spec(t, slot.PhaseOutput, "", outSerial, "send_variants"))
-	text := func(s string) []slot.Block { return []slot.Block{{Type: slot.BlockText, Text: s}} }
-	want := []slot.Intent{
-		{Kind: slot.IntentMessage, Blocks: text("the answer"), Visible: true, HistoryPolicy: slot.HistoryPersist, HistoryText: "the answer"},
-		{Kind: slot.IntentMessage, Blocks: text("hidden"), Visible: true, HistoryPolicy: slot.HistoryModelHidden, HistoryText: "hidden"},
-		{Kind: slot.IntentMessage, Blocks: text("not stored"), Visible: true, HistoryPolicy: slot.HistoryTransient, HistoryText: "not stored"},
-		{Kind: slot.IntentMessage, Blocks: text("silent"), Visible: false, HistoryPolicy: slot.HistoryPersist, HistoryText: "silent"},
-		{Kind: slot.IntentMessage, Blocks: text("custom"), Visible: true, HistoryPolicy: slot.HistoryPersist, HistoryText: "H", FailureHistoryText: "F",
+	res := runOutput(t, env, spec(t, demiurge.PhaseOutput, "", outSerial, "send_variants"))
+	text := func(s string) []demiurge.SlotBlock { return []demiurge.SlotBlock{{Type: demiurge.BlockText, Text: s}} }
+	want := []demiurge.SlotIntent{
+		{Kind: demiurge.DeliveryKindMessage, Blocks: text("the answer"), Visible: true, HistoryPolicy: demiurge.HistoryPersist, HistoryText: "the answer"},
+		{Kind: demiurge.DeliveryKindMessage, Blocks: text("hidden"), Visible: true, HistoryPolicy: demiurge.HistoryModelHidden, HistoryText: "hidden"},
+		{Kind: demiurge.DeliveryKindMessage, Blocks: text("not stored"), Visible: true, HistoryPolicy: demiurge.HistoryTransient, HistoryText: "not stored"},
+		{Kind: demiurge.DeliveryKindMessage, Blocks: text("silent"), Visible: false, HistoryPolicy: demiurge.HistoryPersist, HistoryText: "silent"},
+		{Kind: demiurge.DeliveryKindMessage, Blocks: text("custom"), Visible: true, HistoryPolicy: demiurge.HistoryPersist, HistoryText: "H", FailureHistoryText: "F",
 			Metadata: map[string]any{"k": []any{int64(1), "two"}}},
-		{Kind: slot.IntentProgress, Blocks: text("step 1"), Visible: true, HistoryPolicy: slot.HistoryTransient},
-		{Kind: slot.IntentNotice, Blocks: text("note"), Visible: true, HistoryPolicy: slot.HistoryTransient},
-		{Kind: slot.IntentMessage, Visible: true, HistoryPolicy: slot.HistoryTransient, Blocks: []slot.Block{{
-			Type: slot.BlockImage, Source: "https://example.com/a.png", Caption: "pic", MediaType: "image/png", Summary: "a picture"}}},
-		{Kind: slot.IntentMessage, Visible: true, HistoryPolicy: slot.HistoryPersist, HistoryText: "the report", Blocks: []slot.Block{{
-			Type: slot.BlockFile, Source: filepath.Join(env.Workspace, "report.txt"), Metadata: map[string]any{"pages": int64(2)}}}},
+		{Kind: demiurge.DeliveryKindProgress, Blocks: text("step 1"), Visible: true, HistoryPolicy: demiurge.HistoryTransient},
+		{Kind: demiurge.DeliveryKindNotice, Blocks: text("note"), Visible: true, HistoryPolicy: demiurge.HistoryTransient},
+		{Kind: demiurge.DeliveryKindMessage, Visible: true, HistoryPolicy: demiurge.HistoryTransient, Blocks: []demiurge.SlotBlock{{
+			Type: demiurge.BlockImage, Source: "https://example.com/a.png", Caption: "pic", MediaType: "image/png", Summary: "a picture"}}},
+		{Kind: demiurge.DeliveryKindMessage, Visible: true, HistoryPolicy: demiurge.HistoryPersist, HistoryText: "the report", Blocks: []demiurge.SlotBlock{{
+			Type: demiurge.BlockFile, Source: filepath.Join(env.Workspace, "report.txt"), Metadata: map[string]any{"pages": int64(2)}}}},
 	}
 	if len(res.Intents) != len(want) {
 		t.Fatalf("%d intents, want %d: %+v", len(res.Intents), len(want), res.Intents)
@@ -85,7 +84,7 @@ func TestOutputSendErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.fn, func(t *testing.T) {
-			res := runOutput(t, outputEnv(t), spec(t, slot.PhaseOutput, "", outSerial, tt.fn))
+			res := runOutput(t, outputEnv(t), spec(t, demiurge.PhaseOutput, "", outSerial, tt.fn))
 			if got, want := failure(t, res.Events, tt.fn), at(t, outSerial, tt.marker)+tt.msg; got != want {
 				t.Fatalf("error=%q\nwant  %q", got, want)
 			}
@@ -108,7 +107,7 @@ func TestOutputParallelLane(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.fn, func(t *testing.T) {
-			res := runOutput(t, outputEnv(t), spec(t, slot.PhaseOutput, slot.LaneParallel, outParallel, tt.fn))
+			res := runOutput(t, outputEnv(t), spec(t, demiurge.PhaseOutput, demiurge.LaneParallel, outParallel, tt.fn))
 			if got, want := failure(t, res.Events, tt.fn), at(t, outParallel, tt.marker)+tt.msg; got != want {
 				t.Fatalf("error=%q\nwant  %q", got, want)
 			}
@@ -120,30 +119,30 @@ func TestOutputParallelLane(t *testing.T) {
 
 	// A plain send from the parallel lane is transient, even when the slot
 	// declares persist (the lane cannot write history).
-	s := spec(t, slot.PhaseOutput, slot.LaneParallel, outParallel, "default_send")
-	s.HistoryPolicy = slot.HistoryPersist
+	s := spec(t, demiurge.PhaseOutput, demiurge.LaneParallel, outParallel, "default_send")
+	s.HistoryPolicy = demiurge.HistoryPersist
 	res := runOutput(t, outputEnv(t), s)
-	if len(res.Intents) != 1 || res.Intents[0].HistoryPolicy != slot.HistoryTransient {
+	if len(res.Intents) != 1 || res.Intents[0].HistoryPolicy != demiurge.HistoryTransient {
 		t.Fatalf("intents=%+v, want one transient", res.Intents)
 	}
 }
 
 func TestOutputSlotDefaultHistoryPolicy(t *testing.T) {
-	s := spec(t, slot.PhaseOutput, "", outSerial, "send_variants")
-	s.HistoryPolicy = slot.HistoryModelHidden
+	s := spec(t, demiurge.PhaseOutput, "", outSerial, "send_variants")
+	s.HistoryPolicy = demiurge.HistoryModelHidden
 	res := runOutput(t, outputEnv(t), s)
 	// Only the sends that say nothing about history take the slot default.
-	if got := res.Intents[0].HistoryPolicy; got != slot.HistoryModelHidden {
+	if got := res.Intents[0].HistoryPolicy; got != demiurge.HistoryModelHidden {
 		t.Fatalf("default send policy=%s, want the slot's model_hidden", got)
 	}
-	if got := res.Intents[2].HistoryPolicy; got != slot.HistoryTransient {
+	if got := res.Intents[2].HistoryPolicy; got != demiurge.HistoryTransient {
 		t.Fatalf("write_history=False policy=%s, want transient", got)
 	}
 }
 
 func TestOutputResultMerge(t *testing.T) {
 	env := outputEnv(t)
-	res := runOutput(t, env, spec(t, slot.PhaseOutput, "", outSerial, "result_merge"))
+	res := runOutput(t, env, spec(t, demiurge.PhaseOutput, "", outSerial, "result_merge"))
 	merged := map[string]any{"a": int64(1), "b": map[string]any{"y": int64(2)}, "c": []any{int64(1), 2.5, nil, true}}
 	want := map[string]any{"a": int64(1), "b": map[string]any{"y": int64(2)}, "c": []any{int64(1), 2.5, nil, true}, "seen": merged, "returned": merged}
 	if !res.ResultSet || !reflect.DeepEqual(res.Result, want) {
@@ -152,21 +151,21 @@ func TestOutputResultMerge(t *testing.T) {
 }
 
 func TestOutputResultRules(t *testing.T) {
-	out := func(fn string) slot.Spec { return spec(t, slot.PhaseOutput, "", outSerial, fn) }
+	out := func(fn string) demiurge.SlotSpec { return spec(t, demiurge.PhaseOutput, "", outSerial, fn) }
 	tests := []struct {
 		name  string
-		specs []slot.Spec
+		specs []demiurge.SlotSpec
 		want  any
 		set   bool
 	}{
-		{"unset", []slot.Spec{out("send_variants")}, nil, false},
-		{"dict onto dict merges across slots", []slot.Spec{out("result_first"), out("result_dict_onto_dict")},
+		{"unset", []demiurge.SlotSpec{out("send_variants")}, nil, false},
+		{"dict onto dict merges across slots", []demiurge.SlotSpec{out("result_first"), out("result_dict_onto_dict")},
 			map[string]any{"a": int64(1), "b": int64(2), "prior": map[string]any{"a": int64(1)}}, true},
-		{"list replaces dict", []slot.Spec{out("result_first"), out("result_list")}, []any{int64(1), int64(2)}, true},
-		{"dict replaces list", []slot.Spec{out("result_list"), out("result_dict_onto_list")}, map[string]any{"z": int64(1)}, true},
-		{"None replaces", []slot.Spec{out("result_first"), out("result_none")}, nil, true},
-		{"failed slot's write dropped", []slot.Spec{out("result_first"), out("result_set_then_fail")}, map[string]any{"a": int64(1)}, true},
-		{"value is a copy", []slot.Spec{out("result_first"), out("result_value_copy")}, map[string]any{"a": int64(1), "copy_mutated": false}, true},
+		{"list replaces dict", []demiurge.SlotSpec{out("result_first"), out("result_list")}, []any{int64(1), int64(2)}, true},
+		{"dict replaces list", []demiurge.SlotSpec{out("result_list"), out("result_dict_onto_list")}, map[string]any{"z": int64(1)}, true},
+		{"None replaces", []demiurge.SlotSpec{out("result_first"), out("result_none")}, nil, true},
+		{"failed slot's write dropped", []demiurge.SlotSpec{out("result_first"), out("result_set_then_fail")}, map[string]any{"a": int64(1)}, true},
+		{"value is a copy", []demiurge.SlotSpec{out("result_first"), out("result_value_copy")}, map[string]any{"a": int64(1), "copy_mutated": false}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -192,7 +191,7 @@ func TestOutputResultErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.fn, func(t *testing.T) {
-			res := runOutput(t, outputEnv(t), spec(t, slot.PhaseOutput, "", outSerial, tt.fn))
+			res := runOutput(t, outputEnv(t), spec(t, demiurge.PhaseOutput, "", outSerial, tt.fn))
 			if got, want := failure(t, res.Events, tt.fn), at(t, outSerial, tt.marker)+tt.msg; got != want {
 				t.Fatalf("error=%q\nwant  %q", got, want)
 			}
@@ -205,7 +204,7 @@ func TestOutputResultErrors(t *testing.T) {
 
 func TestOutputResultArtifactPathResolved(t *testing.T) {
 	env := outputEnv(t)
-	res := runOutput(t, env, spec(t, slot.PhaseOutput, "", outSerial, "result_artifact_inside"))
+	res := runOutput(t, env, spec(t, demiurge.PhaseOutput, "", outSerial, "result_artifact_inside"))
 	got := res.Result.(map[string]any)["artifact"].(map[string]any)["path"]
 	if want := filepath.Join(env.Workspace, "out/report.txt"); got != want {
 		t.Fatalf("artifact path=%v, want %s", got, want)
@@ -214,8 +213,8 @@ func TestOutputResultArtifactPathResolved(t *testing.T) {
 
 func TestOutputParallelReadsCommittedResult(t *testing.T) {
 	res := runOutput(t, outputEnv(t),
-		spec(t, slot.PhaseOutput, slot.LaneParallel, outParallel, "reads_result"),
-		spec(t, slot.PhaseOutput, "", outSerial, "result_first"))
+		spec(t, demiurge.PhaseOutput, demiurge.LaneParallel, outParallel, "reads_result"),
+		spec(t, demiurge.PhaseOutput, "", outSerial, "result_first"))
 	completed(t, res.Events, "reads_result")
 	if len(res.Intents) != 1 {
 		t.Fatalf("intents=%+v", res.Intents)
@@ -229,7 +228,7 @@ func TestOutputParallelReadsCommittedResult(t *testing.T) {
 
 func TestOutputContextFields(t *testing.T) {
 	env := outputEnv(t)
-	res := runOutput(t, env, spec(t, slot.PhaseOutput, "", outSerial, "output_fields"))
+	res := runOutput(t, env, spec(t, demiurge.PhaseOutput, "", outSerial, "output_fields"))
 	want := map[string]any{"response_text": "the answer", "content": "the answer", "metadata": map[string]any{"channel": "cli"}, "workspace": env.Workspace}
 	if !reflect.DeepEqual(res.Result, want) {
 		t.Fatalf("result=%v, want %v", res.Result, want)
@@ -237,25 +236,25 @@ func TestOutputContextFields(t *testing.T) {
 }
 
 func TestOutputHardFailure(t *testing.T) {
-	specs := []slot.Spec{hard(spec(t, slot.PhaseOutput, "", outSerial, "invalid_policy")), spec(t, slot.PhaseOutput, "", outSerial, "result_first")}
+	specs := []demiurge.SlotSpec{hard(spec(t, demiurge.PhaseOutput, "", outSerial, "invalid_policy")), spec(t, demiurge.PhaseOutput, "", outSerial, "result_first")}
 	res, err := newRuntime(starlark.Options{}).RunOutput(context.Background(), specs, outputEnv(t))
 	wantCode(t, err, demiurge.EINVALID)
 	if want := "output slot invalid_policy failed: " + at(t, outSerial, "invalid-policy") + "invalid history policy: forever"; err.Error() != want {
 		t.Fatalf("err=%q, want %q", err, want)
 	}
-	if res.ResultSet || len(res.Intents) != 0 || len(events(res.Events, slot.EventStarted, "result_first")) != 0 {
+	if res.ResultSet || len(res.Intents) != 0 || len(events(res.Events, demiurge.SlotEventStarted, "result_first")) != 0 {
 		t.Fatalf("res=%+v, want only the failed slot's events", res)
 	}
 }
 
 func TestShippedBaseOutput(t *testing.T) {
-	s := slot.Spec{ID: "base_output", RelPath: "agent/output/base_output", ModulePath: fixture(t, "shipped/output/base_output/module.star")}
+	s := demiurge.SlotSpec{ID: "base_output", RelPath: "agent/output/base_output", ModulePath: fixture(t, "shipped/output/base_output/module.star")}
 	res := runOutput(t, outputEnv(t), s)
 	if len(res.Intents) != 1 {
 		t.Fatalf("intents=%+v", res.Intents)
 	}
 	in := res.Intents[0]
-	if in.Kind != slot.IntentMessage || in.HistoryPolicy != slot.HistoryPersist || !in.Visible || in.HistoryText != "the answer" || in.Blocks[0].Text != "the answer" {
+	if in.Kind != demiurge.DeliveryKindMessage || in.HistoryPolicy != demiurge.HistoryPersist || !in.Visible || in.HistoryText != "the answer" || in.Blocks[0].Text != "the answer" {
 		t.Fatalf("intent=%+v", in)
 	}
 }

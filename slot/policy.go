@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	sl "go.starlark.net/starlark"
+
+	"github.com/demiurge/demiurge"
 )
 
 // optString and optBool unpack optional Starlark arguments where None means
@@ -44,7 +46,7 @@ func (o *optBool) Unpack(v sl.Value) error {
 // historyRule is what a lane allows and defaults to when a delivery does not
 // say whether it writes history.
 type historyRule struct {
-	slotDefault  string // Spec.HistoryPolicy; "" = undeclared
+	slotDefault  string // demiurge.SlotSpec.HistoryPolicy; "" = undeclared
 	phaseDefault string // input: transient; serial output: persist; parallel output: transient
 	allowWrite   bool   // false in parallel output
 }
@@ -59,18 +61,18 @@ func (h historyRule) resolve(explicit optString, write optBool, visible bool) (s
 	case explicit.set:
 		policy = explicit.val
 	case write.set && write.val:
-		policy = HistoryPersist
+		policy = demiurge.HistoryPersist
 	case write.set:
-		policy = HistoryTransient
-	case h.slotDefault != "" && (h.allowWrite || h.slotDefault == HistoryTransient):
+		policy = demiurge.HistoryTransient
+	case h.slotDefault != "" && (h.allowWrite || h.slotDefault == demiurge.HistoryTransient):
 		policy = h.slotDefault
 	default:
 		policy = h.phaseDefault
 	}
-	if !validHistoryPolicy(policy) {
+	if !demiurge.ValidHistoryPolicy(policy) {
 		return "", fmt.Errorf("invalid history policy: %s", policy)
 	}
-	writes := policy != HistoryTransient
+	writes := policy != demiurge.HistoryTransient
 	if writes && !h.allowWrite {
 		return "", errors.New("parallel output modules cannot write session history")
 	}

@@ -4,12 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/demiurge/demiurge"
 )
 
 func TestHistoryRuleResolve(t *testing.T) {
-	serial := historyRule{phaseDefault: HistoryPersist, allowWrite: true}
-	input := historyRule{phaseDefault: HistoryTransient, allowWrite: true}
-	parallel := historyRule{phaseDefault: HistoryTransient, allowWrite: false}
+	serial := historyRule{phaseDefault: demiurge.HistoryPersist, allowWrite: true}
+	input := historyRule{phaseDefault: demiurge.HistoryTransient, allowWrite: true}
+	parallel := historyRule{phaseDefault: demiurge.HistoryTransient, allowWrite: false}
 	withDefault := func(r historyRule, d string) historyRule { r.slotDefault = d; return r }
 	set := func(s string) optString { return optString{set: true, val: s} }
 	yes, no := optBool{set: true, val: true}, optBool{set: true, val: false}
@@ -23,23 +25,23 @@ func TestHistoryRuleResolve(t *testing.T) {
 		want     string
 		err      string
 	}{
-		{"serial output default", serial, optString{}, optBool{}, true, HistoryPersist, ""},
-		{"input default", input, optString{}, optBool{}, true, HistoryTransient, ""},
-		{"parallel default", parallel, optString{}, optBool{}, true, HistoryTransient, ""},
-		{"explicit wins over write_history", serial, set(HistoryModelHidden), no, true, HistoryModelHidden, ""},
-		{"write_history true", input, optString{}, yes, true, HistoryPersist, ""},
-		{"write_history false", serial, optString{}, no, true, HistoryTransient, ""},
-		{"write_history wins over slot default", withDefault(serial, HistoryModelHidden), optString{}, yes, true, HistoryPersist, ""},
-		{"slot default over phase default", withDefault(input, HistoryModelHidden), optString{}, optBool{}, true, HistoryModelHidden, ""},
-		{"slot transient default in serial output", withDefault(serial, HistoryTransient), optString{}, optBool{}, true, HistoryTransient, ""},
-		{"parallel ignores writing slot default", withDefault(parallel, HistoryPersist), optString{}, optBool{}, true, HistoryTransient, ""},
+		{"serial output default", serial, optString{}, optBool{}, true, demiurge.HistoryPersist, ""},
+		{"input default", input, optString{}, optBool{}, true, demiurge.HistoryTransient, ""},
+		{"parallel default", parallel, optString{}, optBool{}, true, demiurge.HistoryTransient, ""},
+		{"explicit wins over write_history", serial, set(demiurge.HistoryModelHidden), no, true, demiurge.HistoryModelHidden, ""},
+		{"write_history true", input, optString{}, yes, true, demiurge.HistoryPersist, ""},
+		{"write_history false", serial, optString{}, no, true, demiurge.HistoryTransient, ""},
+		{"write_history wins over slot default", withDefault(serial, demiurge.HistoryModelHidden), optString{}, yes, true, demiurge.HistoryPersist, ""},
+		{"slot default over phase default", withDefault(input, demiurge.HistoryModelHidden), optString{}, optBool{}, true, demiurge.HistoryModelHidden, ""},
+		{"slot transient default in serial output", withDefault(serial, demiurge.HistoryTransient), optString{}, optBool{}, true, demiurge.HistoryTransient, ""},
+		{"parallel ignores writing slot default", withDefault(parallel, demiurge.HistoryPersist), optString{}, optBool{}, true, demiurge.HistoryTransient, ""},
 		{"invalid explicit", serial, set("forever"), optBool{}, true, "", "invalid history policy: forever"},
 		{"invalid checked before parallel", parallel, set("forever"), optBool{}, true, "", "invalid history policy: forever"},
-		{"parallel explicit write", parallel, set(HistoryModelHidden), optBool{}, true, "", "parallel output modules cannot write session history"},
+		{"parallel explicit write", parallel, set(demiurge.HistoryModelHidden), optBool{}, true, "", "parallel output modules cannot write session history"},
 		{"parallel write_history", parallel, optString{}, yes, true, "", "parallel output modules cannot write session history"},
 		{"invisible transient", serial, optString{}, no, false, "", "send with visible=False and write_history=False has no effect"},
-		{"invisible explicit transient", serial, set(HistoryTransient), optBool{}, false, "", "send with visible=False and write_history=False has no effect"},
-		{"invisible persisted is fine", serial, optString{}, optBool{}, false, HistoryPersist, ""},
+		{"invisible explicit transient", serial, set(demiurge.HistoryTransient), optBool{}, false, "", "send with visible=False and write_history=False has no effect"},
+		{"invisible persisted is fine", serial, optString{}, optBool{}, false, demiurge.HistoryPersist, ""},
 		{"invisible parallel default", parallel, optString{}, optBool{}, false, "", "send with visible=False and write_history=False has no effect"},
 	}
 	for _, tt := range tests {

@@ -6,8 +6,9 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/demiurge/demiurge/starlark"
 	sl "go.starlark.net/starlark"
+
+	"github.com/demiurge/demiurge/starlark"
 )
 
 // resultState is the agent result of one output phase. Serial slots commit

@@ -8,17 +8,18 @@ import (
 	"sync"
 	"time"
 
+	sl "go.starlark.net/starlark"
+
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/starlark"
-	sl "go.starlark.net/starlark"
 )
 
-// DefaultTimeout is the deadline of one slot invocation when Spec.Timeout is 0.
+// DefaultTimeout is the deadline of one slot invocation when SlotSpec.Timeout is 0.
 const DefaultTimeout = 10 * time.Second
 
 // Options configures a Runtime.
 type Options struct {
-	// DefaultTimeout replaces Spec.Timeout when that is 0 (default 10 s).
+	// DefaultTimeout replaces SlotSpec.Timeout when that is 0 (default 10 s).
 	DefaultTimeout time.Duration
 }
 
@@ -48,23 +49,23 @@ type invocation struct {
 
 // slotRun is the outcome of one slot.
 type slotRun struct {
-	events  []Event
-	intents []Intent
+	events  []demiurge.SlotEvent
+	intents []demiurge.SlotIntent
 	err     error // the slot's failure; nil when it completed
 }
 
 // runSlot loads and calls one slot. A failed slot leaves no trace but its
 // events: staged prompt fragments, result writes and intents are dropped.
-func (r *Runtime) runSlot(ctx context.Context, phase string, s Spec, build func() (invocation, error)) slotRun {
+func (r *Runtime) runSlot(ctx context.Context, phase string, s demiurge.SlotSpec, build func() (invocation, error)) slotRun {
 	var run slotRun
 	data := func(extra map[string]any) map[string]any {
-		d := map[string]any{eventDataSlotPath: s.RelPath, eventDataLane: s.lane()}
+		d := map[string]any{eventDataSlotPath: s.RelPath, eventDataLane: lane(s)}
 		for k, v := range extra {
 			d[k] = v
 		}
 		return d
 	}
-	run.events = append(run.events, Event{Type: EventStarted, SlotID: s.ID, Phase: phase, Data: data(nil)})
+	run.events = append(run.events, demiurge.SlotEvent{Type: demiurge.SlotEventStarted, SlotID: s.ID, Phase: phase, Data: data(nil)})
 	start := time.Now()
 
 	ret, inv, err := r.call(ctx, s, build)
@@ -75,8 +76,8 @@ func (r *Runtime) runSlot(ctx context.Context, phase string, s Spec, build func(
 			discarded = len(inv.sender.intents)
 		}
 		run.err = err
-		run.events = append(run.events, Event{
-			Type: EventFailed, SlotID: s.ID, Phase: phase, Error: err.Error(),
+		run.events = append(run.events, demiurge.SlotEvent{
+			Type: demiurge.SlotEventFailed, SlotID: s.ID, Phase: phase, Error: err.Error(),
 			Data: data(map[string]any{eventDataElapsed: elapsed, eventDataPolicy: failurePolicy(s), eventDataDiscarded: discarded}),
 		})
 		return run
@@ -88,16 +89,16 @@ func (r *Runtime) runSlot(ctx context.Context, phase string, s Spec, build func(
 		run.intents = inv.sender.intents
 	}
 	if ret != sl.None {
-		run.events = append(run.events, Event{
-			Type: EventReturnIgnored, SlotID: s.ID, Phase: phase,
+		run.events = append(run.events, demiurge.SlotEvent{
+			Type: demiurge.SlotEventReturnIgnored, SlotID: s.ID, Phase: phase,
 			Data: data(map[string]any{eventDataReturnType: ret.Type()}),
 		})
 	}
-	run.events = append(run.events, Event{Type: EventCompleted, SlotID: s.ID, Phase: phase, Data: data(map[string]any{eventDataElapsed: elapsed})})
+	run.events = append(run.events, demiurge.SlotEvent{Type: demiurge.SlotEventCompleted, SlotID: s.ID, Phase: phase, Data: data(map[string]any{eventDataElapsed: elapsed})})
 	return run
 }
 
-func (r *Runtime) call(ctx context.Context, s Spec, build func() (invocation, error)) (sl.Value, invocation, error) {
+func (r *Runtime) call(ctx context.Context, s demiurge.SlotSpec, build func() (invocation, error)) (sl.Value, invocation, error) {
 	mod, err := r.load(s)
 	if err != nil {
 		return nil, invocation{}, err
@@ -110,13 +111,13 @@ func (r *Runtime) call(ctx context.Context, s Spec, build func() (invocation, er
 	if timeout <= 0 {
 		timeout = r.opts.DefaultTimeout
 	}
-	ret, err := mod.CallLimited(ctx, starlark.Limits{Timeout: timeout}, s.function(), inv.ctx)
+	ret, err := mod.CallLimited(ctx, starlark.Limits{Timeout: timeout}, function(s), inv.ctx)
 	return ret, inv, err
 }
 
 // load reads and compiles the slot's module. The starlark runtime caches by
 // path and content, so an unchanged module is compiled once.
-func (r *Runtime) load(s Spec) (*starlark.Module, error) {
+func (r *Runtime) load(s demiurge.SlotSpec) (*starlark.Module, error) {
 	src := s.Source
 	if src == nil {
 		b, err := os.ReadFile(s.ModulePath)
@@ -130,14 +131,14 @@ func (r *Runtime) load(s Spec) (*starlark.Module, error) {
 		}
 		src = b
 	}
-	return r.rt.Load(s.modulePath(), src)
+	return r.rt.Load(modulePath(s), src)
 }
 
-func failurePolicy(s Spec) string {
-	if s.hard() {
-		return FailHard
+func failurePolicy(s demiurge.SlotSpec) string {
+	if hard(s) {
+		return demiurge.FailHard
 	}
-	return FailSoft
+	return demiurge.FailSoft
 }
 
 // runLanes runs one phase: parallel slots start first, on goroutines owned
@@ -146,13 +147,13 @@ func failurePolicy(s Spec) string {
 // intents are merged per slot, serial slots first, then parallel slots, each
 // lane in declaration order. The error is the first hard failure or the end
 // of ctx; events are returned with it.
-func (r *Runtime) runLanes(ctx context.Context, phase string, specs []Spec, runOne func(ctx context.Context, s Spec, parallel bool) slotRun) ([]Event, []Intent, error) {
+func (r *Runtime) runLanes(ctx context.Context, phase string, specs []demiurge.SlotSpec, runOne func(ctx context.Context, s demiurge.SlotSpec, parallel bool) slotRun) ([]demiurge.SlotEvent, []demiurge.SlotIntent, error) {
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	var serial, parallel []Spec
+	var serial, parallel []demiurge.SlotSpec
 	for _, s := range specs {
-		if s.lane() == LaneParallel {
+		if lane(s) == demiurge.LaneParallel {
 			parallel = append(parallel, s)
 		} else {
 			serial = append(serial, s)
@@ -185,8 +186,8 @@ func (r *Runtime) runLanes(ctx context.Context, phase string, specs []Spec, runO
 		failure = contextError(ctx, phase)
 	}
 
-	var events []Event
-	var intents []Intent
+	var events []demiurge.SlotEvent
+	var intents []demiurge.SlotIntent
 	for _, run := range append(ser, par...) {
 		events = append(events, run.events...)
 		intents = append(intents, run.intents...)
@@ -197,14 +198,14 @@ func (r *Runtime) runLanes(ctx context.Context, phase string, specs []Spec, runO
 // phaseFailure decides whether a slot's failure ends the phase: always when
 // the caller's context ended (the turn is going away), otherwise only under
 // the hard failure policy.
-func phaseFailure(ctx context.Context, phase string, s Spec, run slotRun) error {
+func phaseFailure(ctx context.Context, phase string, s demiurge.SlotSpec, run slotRun) error {
 	if run.err == nil {
 		return nil
 	}
 	if ctx.Err() != nil {
 		return contextError(ctx, phase)
 	}
-	if !s.hard() {
+	if !hard(s) {
 		return nil
 	}
 	// A failure of the Host underneath (module unreadable, store down) is

@@ -3,9 +3,10 @@ package slot
 import (
 	"fmt"
 
+	sl "go.starlark.net/starlark"
+
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/starlark"
-	sl "go.starlark.net/starlark"
 )
 
 // MaxIntentsPerInvocation bounds the deliveries one slot invocation may ask
@@ -19,19 +20,19 @@ type sender struct {
 	rule        historyRule
 	workspace   string
 	sessionRoot string
-	intents     []Intent
+	intents     []demiurge.SlotIntent
 }
 
 // members returns the send built-ins, shared by ctx.input and ctx.output.
 func (s *sender) members() sl.StringDict {
 	return sl.StringDict{
 		"send_text":  sl.NewBuiltin("send_text", s.sendText),
-		"send_image": sl.NewBuiltin("send_image", s.sendMedia(BlockImage)),
-		"send_audio": sl.NewBuiltin("send_audio", s.sendMedia(BlockAudio)),
-		"send_video": sl.NewBuiltin("send_video", s.sendMedia(BlockVideo)),
-		"send_file":  sl.NewBuiltin("send_file", s.sendMedia(BlockFile)),
-		"progress":   sl.NewBuiltin("progress", s.sendStatus(IntentProgress)),
-		"notice":     sl.NewBuiltin("notice", s.sendStatus(IntentNotice)),
+		"send_image": sl.NewBuiltin("send_image", s.sendMedia(demiurge.BlockImage)),
+		"send_audio": sl.NewBuiltin("send_audio", s.sendMedia(demiurge.BlockAudio)),
+		"send_video": sl.NewBuiltin("send_video", s.sendMedia(demiurge.BlockVideo)),
+		"send_file":  sl.NewBuiltin("send_file", s.sendMedia(demiurge.BlockFile)),
+		"progress":   sl.NewBuiltin("progress", s.sendStatus(demiurge.DeliveryKindProgress)),
+		"notice":     sl.NewBuiltin("notice", s.sendStatus(demiurge.DeliveryKindNotice)),
 	}
 }
 
@@ -63,7 +64,7 @@ func (s *sender) sendText(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []s
 	if err := sl.UnpackArgs(b.Name(), args, kwargs, append([]any{"text", &text}, c.pairs()...)...); err != nil {
 		return nil, err
 	}
-	in := Intent{Kind: IntentMessage, Blocks: []Block{{Type: BlockText, Text: text}}, HistoryText: text}
+	in := demiurge.SlotIntent{Kind: demiurge.DeliveryKindMessage, Blocks: []demiurge.SlotBlock{{Type: demiurge.BlockText, Text: text}}, HistoryText: text}
 	return s.record(b.Name(), in, c, false)
 }
 
@@ -90,8 +91,8 @@ func (s *sender) sendMedia(kind string) func(*sl.Thread, *sl.Builtin, sl.Tuple, 
 		if err != nil {
 			return nil, err
 		}
-		block := Block{Type: kind, Source: src, Caption: caption.val, MediaType: mediaType.val, Summary: summary.val, Metadata: meta}
-		return s.record(b.Name(), Intent{Kind: IntentMessage, Blocks: []Block{block}}, c, true)
+		block := demiurge.SlotBlock{Type: kind, Source: src, Caption: caption.val, MediaType: mediaType.val, Summary: summary.val, Metadata: meta}
+		return s.record(b.Name(), demiurge.SlotIntent{Kind: demiurge.DeliveryKindMessage, Blocks: []demiurge.SlotBlock{block}}, c, true)
 	}
 }
 
@@ -103,12 +104,12 @@ func (s *sender) sendStatus(kind string) func(*sl.Thread, *sl.Builtin, sl.Tuple,
 		if err := sl.UnpackArgs(b.Name(), args, kwargs, "text", &text, "visible?", &c.visible, "delivery_metadata??", &c.metadata); err != nil {
 			return nil, err
 		}
-		return s.record(b.Name(), Intent{Kind: kind, Blocks: []Block{{Type: BlockText, Text: text}}}, c, false)
+		return s.record(b.Name(), demiurge.SlotIntent{Kind: kind, Blocks: []demiurge.SlotBlock{{Type: demiurge.BlockText, Text: text}}}, c, false)
 	}
 }
 
 // record resolves the history policy, checks the delivery and appends it.
-func (s *sender) record(fn string, in Intent, c controls, media bool) (sl.Value, error) {
+func (s *sender) record(fn string, in demiurge.SlotIntent, c controls, media bool) (sl.Value, error) {
 	policy, err := s.rule.resolve(c.policy, c.write, c.visible)
 	if err != nil {
 		return nil, err
@@ -116,7 +117,7 @@ func (s *sender) record(fn string, in Intent, c controls, media bool) (sl.Value,
 	if c.historyText.set {
 		in.HistoryText = c.historyText.val
 	}
-	if media && policy != HistoryTransient && !c.historyText.set {
+	if media && policy != demiurge.HistoryTransient && !c.historyText.set {
 		return nil, fmt.Errorf("non-text send_* with write_history=True requires history_text")
 	}
 	meta, err := jsonObject(fn, "delivery_metadata", c.metadata)

@@ -5,15 +5,6 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/core"
-	"github.com/demiurge/demiurge/slot"
-)
-
-// Contribution placements (spec host-runtime §4.3).
-const (
-	placeSystem          = "system_context"
-	placePreHistory      = "pre_history"
-	placePreCurrentUser  = "pre_current_user"
-	placePostCurrentUser = "post_current_user"
 )
 
 // contextLayers are the inputs of context assembly for one turn.
@@ -22,7 +13,7 @@ type contextLayers struct {
 	skills        string
 	bootstrap     string
 	system        string
-	contributions []slot.Contribution
+	contributions []demiurge.Contribution
 	history       []demiurge.Message
 }
 
@@ -46,11 +37,11 @@ func assemble(l contextLayers, userText string, inTurn []demiurge.ModelMessage) 
 			}
 		}
 	}
-	add(placePreHistory)
+	add(demiurge.PlacementPreHistory)
 	rest = append(rest, replay(l.history)...)
-	add(placePreCurrentUser)
+	add(demiurge.PlacementPreCurrentUser)
 	rest = append(rest, demiurge.ModelMessage{Role: demiurge.RoleUser, Content: userText})
-	add(placePostCurrentUser)
+	add(demiurge.PlacementPostCurrentUser)
 	rest = append(rest, inTurn...)
 
 	out := make([]demiurge.ModelMessage, 0, len(rest)+1)
@@ -123,7 +114,7 @@ func toolCallsOf(meta map[string]any) []demiurge.ToolCall {
 }
 
 // systemContext is the input phase's system text.
-func systemContext(in slot.InputResult) string { return in.SystemContext }
+func systemContext(in demiurge.InputResult) string { return in.SystemContext }
 
 // skillIndex renders the core's skills for the system layer.
 func skillIndex(c *core.Core) string {

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/slot"
 )
 
 func msg(role, text string, meta map[string]any) demiurge.Message {
@@ -15,11 +14,11 @@ func msg(role, text string, meta map[string]any) demiurge.Message {
 func TestAssembleOrderAndSystemMerge(t *testing.T) {
 	l := contextLayers{
 		soul: "SOUL", skills: "SKILLS", bootstrap: "BOOT", system: "SYS",
-		contributions: []slot.Contribution{
-			{Placement: placePreHistory, Role: demiurge.RoleUser, Text: "pre-history"},
-			{Placement: placePreCurrentUser, Role: demiurge.RoleUser, Text: "pre-user"},
-			{Placement: placePostCurrentUser, Role: demiurge.RoleUser, Text: "post-user"},
-			{Placement: placePreCurrentUser, Role: demiurge.RoleSystem, Text: "late system"},
+		contributions: []demiurge.Contribution{
+			{Placement: demiurge.PlacementPreHistory, Role: demiurge.RoleUser, Text: "pre-history"},
+			{Placement: demiurge.PlacementPreCurrentUser, Role: demiurge.RoleUser, Text: "pre-user"},
+			{Placement: demiurge.PlacementPostCurrentUser, Role: demiurge.RoleUser, Text: "post-user"},
+			{Placement: demiurge.PlacementPreCurrentUser, Role: demiurge.RoleSystem, Text: "late system"},
 		},
 		history: []demiurge.Message{msg("user", "old q", nil), msg("assistant", "old a", nil)},
 	}

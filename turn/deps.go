@@ -4,10 +4,7 @@ import (
 	"context"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/delivery"
 	"github.com/demiurge/demiurge/effect"
-	"github.com/demiurge/demiurge/session"
-	"github.com/demiurge/demiurge/slot"
 )
 
 // The engine meets its collaborators through these narrow interfaces; the
@@ -19,28 +16,28 @@ type eventStore interface {
 }
 
 type sessionRuntime interface {
-	Resolve(ctx context.Context, req session.ResolveRequest) (demiurge.Session, bool, error)
-	AppendMessage(ctx context.Context, in session.MessageInput) (demiurge.Message, error)
+	Resolve(ctx context.Context, req demiurge.SessionRequest) (demiurge.Session, bool, error)
+	AppendMessage(ctx context.Context, in demiurge.MessageInput) (demiurge.Message, error)
 	History(ctx context.Context, sessionID string, limit int) ([]demiurge.Message, error)
 	SetBootstrap(ctx context.Context, sessionID, snapshot string) error
-	StartTurn(ctx context.Context, ts session.TurnStart) error
+	StartTurn(ctx context.Context, ts demiurge.TurnStart) error
 	FinishTurn(ctx context.Context, turnID, status string, errInfo map[string]any) error
 }
 
 type deliveryRuntime interface {
-	Enqueue(ctx context.Context, in delivery.Intent) (string, error)
+	Enqueue(ctx context.Context, in demiurge.DeliveryIntent) (string, error)
 	Dispatch(ctx context.Context, deliveryID string) (string, error)
 }
 
 type router interface {
-	Bind(sessionID string, r delivery.Route) string
+	Bind(sessionID string, r demiurge.Route) string
 	Unbind(token string)
 }
 
 type slotRunner interface {
-	RunBootstrap(ctx context.Context, specs []slot.Spec, env slot.BootstrapEnv) (slot.BootstrapResult, error)
-	RunInput(ctx context.Context, specs []slot.Spec, env slot.InputEnv) (slot.InputResult, error)
-	RunOutput(ctx context.Context, specs []slot.Spec, env slot.OutputEnv) (slot.OutputResult, error)
+	RunBootstrap(ctx context.Context, specs []demiurge.SlotSpec, env demiurge.BootstrapEnv) (demiurge.BootstrapResult, error)
+	RunInput(ctx context.Context, specs []demiurge.SlotSpec, env demiurge.InputEnv) (demiurge.InputResult, error)
+	RunOutput(ctx context.Context, specs []demiurge.SlotSpec, env demiurge.OutputEnv) (demiurge.OutputResult, error)
 }
 
 // CoreLoader loads a core and pins its revision: the revision it returns is

@@ -8,7 +8,6 @@ import (
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/effect"
 	"github.com/demiurge/demiurge/redact"
-	"github.com/demiurge/demiurge/session"
 )
 
 // maxToolResultChars bounds a tool result replayed to the model.
@@ -144,7 +143,7 @@ func (l *modelLoop) recordAssistantStep(ctx context.Context, stepID string, resp
 	for _, c := range resp.ToolCalls {
 		calls = append(calls, map[string]any{"id": c.ID, "name": c.Name, "arguments": c.Arguments})
 	}
-	_, err := l.t.x.d.Sessions.AppendMessage(ctx, session.MessageInput{
+	_, err := l.t.x.d.Sessions.AppendMessage(ctx, demiurge.MessageInput{
 		SessionID: l.t.session.ID, TurnID: l.t.turnID, Role: demiurge.RoleAssistant, Text: resp.Content,
 		Visible: strings.TrimSpace(resp.Content) != "", ModelVisible: true,
 		Metadata: map[string]any{"phase": "model_step", "step_id": stepID, "interim": true, "tool_calls": calls},
@@ -248,7 +247,7 @@ func (l *modelLoop) refuseOverBound(ctx context.Context, stepID string, calls []
 // model-visible only, in the session.
 func (l *modelLoop) appendToolMessage(ctx context.Context, stepID string, call demiurge.ToolCall, content string, isError bool) error {
 	l.inTurn = append(l.inTurn, demiurge.ModelMessage{Role: demiurge.RoleTool, Content: content, Name: call.Name, ToolCallID: call.ID})
-	_, err := l.t.x.d.Sessions.AppendMessage(ctx, session.MessageInput{
+	_, err := l.t.x.d.Sessions.AppendMessage(ctx, demiurge.MessageInput{
 		SessionID: l.t.session.ID, TurnID: l.t.turnID, Role: demiurge.RoleTool, Text: content,
 		Visible: false, ModelVisible: true,
 		Metadata: map[string]any{"step_id": stepID, "tool_name": call.Name, "tool_call_id": call.ID, "is_error": isError},

@@ -9,11 +9,9 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/delivery"
 	"github.com/demiurge/demiurge/effect"
 	"github.com/demiurge/demiurge/policy"
 	"github.com/demiurge/demiurge/redact"
-	"github.com/demiurge/demiurge/session"
 )
 
 // Deps are the collaborators of an Execution. Every field is required except
@@ -102,7 +100,7 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	sess, _, err := x.d.Sessions.Resolve(ctx, session.ResolveRequest{
+	sess, _, err := x.d.Sessions.Resolve(ctx, demiurge.SessionRequest{
 		CoreID: snap.Core.ID, CoreRevision: snap.Revision,
 		Channel: req.Channel, ConversationKey: req.ConversationKey,
 		SessionID: req.SessionID, New: req.NewSession, NewSessionID: req.NewSessionID, Scope: req.Scope,
@@ -138,7 +136,7 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 		}
 	}()
 
-	if err := x.d.Sessions.StartTurn(ctx, session.TurnStart{
+	if err := x.d.Sessions.StartTurn(ctx, demiurge.TurnStart{
 		TurnID: turnID, SessionID: sess.ID, CoreID: snap.Core.ID, CoreRevision: snap.Revision, HostID: x.d.HostID,
 	}); err != nil {
 		return Result{}, err
@@ -155,7 +153,7 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 	if req.Route != nil {
 		token := x.d.Router.Bind(sess.ID, req.Route)
 		defer x.d.Router.Unbind(token)
-		turnCtx = delivery.WithRouteToken(turnCtx, token)
+		turnCtx = demiurge.WithRouteToken(turnCtx, token)
 	}
 
 	t := &turnRun{

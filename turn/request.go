@@ -3,7 +3,6 @@ package turn
 import (
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/core"
-	"github.com/demiurge/demiurge/delivery"
 	"github.com/demiurge/demiurge/effect"
 )
 
@@ -28,7 +27,7 @@ type Request struct {
 
 	// Route receives this turn's deliveries while the turn runs (nil: the
 	// deliveries are recorded as unrouted).
-	Route delivery.Route
+	Route demiurge.Route
 	// Approver answers approval prompts (nil: every prompt is a denial).
 	Approver effect.Approver
 	// Stream receives assistant text deltas as the provider produces them.

@@ -8,10 +8,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/core"
-	"github.com/demiurge/demiurge/delivery"
 	"github.com/demiurge/demiurge/effect"
-	"github.com/demiurge/demiurge/session"
-	"github.com/demiurge/demiurge/slot"
 )
 
 // turnRun is the state of one admitted turn. It is used by one goroutine.
@@ -49,7 +46,7 @@ func (t *turnRun) run(ctx context.Context) (turnOutput, error) {
 		return turnOutput{}, err
 	}
 	hist := sessionHistory{t: t}
-	in, err := t.x.d.Slots.RunInput(ctx, t.phaseSpecs("input"), slot.InputEnv{
+	in, err := t.x.d.Slots.RunInput(ctx, t.phaseSpecs(demiurge.PhaseInput), demiurge.InputEnv{
 		Turn: t.turnInfo(t.req.Text), RawText: t.req.Text, Workspace: t.req.Workspace,
 		History: hist, Caps: t.tc.Grants, Agents: t.agents(),
 	})
@@ -60,7 +57,7 @@ func (t *turnRun) run(ctx context.Context) (turnOutput, error) {
 		return turnOutput{}, err
 	}
 	if strings.TrimSpace(in.PersistedUserText) != "" {
-		if _, err := t.x.d.Sessions.AppendMessage(ctx, session.MessageInput{
+		if _, err := t.x.d.Sessions.AppendMessage(ctx, demiurge.MessageInput{
 			SessionID: t.session.ID, TurnID: t.turnID, Role: demiurge.RoleUser, Text: in.PersistedUserText,
 			Visible: true, ModelVisible: true, Channel: t.req.Channel, Source: "local",
 		}); err != nil {
@@ -84,7 +81,7 @@ func (t *turnRun) run(ctx context.Context) (turnOutput, error) {
 		return turnOutput{}, err
 	}
 
-	res, err := t.x.d.Slots.RunOutput(ctx, t.phaseSpecs("output"), slot.OutputEnv{
+	res, err := t.x.d.Slots.RunOutput(ctx, t.phaseSpecs(demiurge.PhaseOutput), demiurge.OutputEnv{
 		Turn: t.turnInfo(t.req.Text), ResponseText: out.text, Workspace: t.req.Workspace,
 		History: hist, Caps: t.tc.Grants, Agents: t.agents(),
 	})
@@ -102,14 +99,14 @@ func (t *turnRun) bootstrap(ctx context.Context) (string, error) {
 	if t.session.BootstrapInitialized {
 		return t.session.BootstrapContext, nil
 	}
-	bs := specs(t.snap.Core, "bootstrap")
+	bs := specs(t.snap.Core, demiurge.PhaseBootstrap)
 	if d := t.req.Delegation; d != nil && !d.UseBootstrap {
 		bs = nil
 	}
 	if len(bs) == 0 {
 		return "", nil
 	}
-	res, err := t.x.d.Slots.RunBootstrap(ctx, bs, slot.BootstrapEnv{
+	res, err := t.x.d.Slots.RunBootstrap(ctx, bs, demiurge.BootstrapEnv{
 		SessionID: t.session.ID, CoreID: t.snap.Core.ID, CoreRevision: t.snap.Revision,
 		Workspace: t.req.Workspace, Caps: t.tc.Grants,
 	})
@@ -122,8 +119,8 @@ func (t *turnRun) bootstrap(ctx context.Context) (string, error) {
 	return res.Snapshot, nil
 }
 
-func (t *turnRun) turnInfo(userInput string) slot.TurnInfo {
-	return slot.TurnInfo{
+func (t *turnRun) turnInfo(userInput string) demiurge.TurnInfo {
+	return demiurge.TurnInfo{
 		SessionID: t.session.ID, TurnID: t.turnID, CoreID: t.snap.Core.ID,
 		CoreRevision: t.snap.Revision, UserInput: userInput,
 	}
@@ -131,12 +128,12 @@ func (t *turnRun) turnInfo(userInput string) slot.TurnInfo {
 
 // enqueueIntents records delivery intents in the outbox and dispatches them
 // to the turn's route at once. A failed dispatch never fails the turn.
-func (t *turnRun) enqueueIntents(ctx context.Context, intents []slot.Intent) error {
+func (t *turnRun) enqueueIntents(ctx context.Context, intents []demiurge.SlotIntent) error {
 	red := t.tc.Secrets.Redactor()
 	for _, in := range intents {
 		in = redactIntent(in, red)
 		text := fallbackText(in.Blocks)
-		id, err := t.x.d.Deliveries.Enqueue(ctx, delivery.Intent{
+		id, err := t.x.d.Deliveries.Enqueue(ctx, demiurge.DeliveryIntent{
 			SessionID: t.session.ID, TurnID: t.turnID, Channel: t.req.Channel,
 			ConversationKey: t.req.ConversationKey, Kind: in.Kind,
 			Blocks: toDeliveryBlocks(in.Blocks), Visible: in.Visible, HistoryPolicy: in.HistoryPolicy,
@@ -157,11 +154,11 @@ func (t *turnRun) enqueueIntents(ctx context.Context, intents []slot.Intent) err
 	return nil
 }
 
-func fallbackText(blocks []slot.Block) string {
+func fallbackText(blocks []demiurge.SlotBlock) string {
 	var parts []string
 	for _, b := range blocks {
 		switch {
-		case b.Type == "text" && b.Text != "":
+		case b.Type == demiurge.BlockText && b.Text != "":
 			parts = append(parts, b.Text)
 		case b.Caption != "":
 			parts = append(parts, b.Caption)
@@ -170,10 +167,10 @@ func fallbackText(blocks []slot.Block) string {
 	return strings.Join(parts, "\n\n")
 }
 
-func toDeliveryBlocks(blocks []slot.Block) []delivery.Block {
-	out := make([]delivery.Block, 0, len(blocks))
+func toDeliveryBlocks(blocks []demiurge.SlotBlock) []demiurge.DeliveryBlock {
+	out := make([]demiurge.DeliveryBlock, 0, len(blocks))
 	for _, b := range blocks {
-		out = append(out, delivery.Block{Type: b.Type, Text: b.Text, URI: b.Source, Caption: b.Caption, MediaType: b.MediaType, Metadata: b.Metadata})
+		out = append(out, demiurge.DeliveryBlock{Type: b.Type, Text: b.Text, URI: b.Source, Caption: b.Caption, MediaType: b.MediaType, Metadata: b.Metadata})
 	}
 	return out
 }
@@ -181,14 +178,14 @@ func toDeliveryBlocks(blocks []slot.Block) []delivery.Block {
 // phaseSpecs returns the slots of one phase this turn runs: the whole
 // pipeline, or for a delegated child the slots it was given, in pipeline
 // order (lane and order preserved).
-func (t *turnRun) phaseSpecs(phase string) []slot.Spec {
+func (t *turnRun) phaseSpecs(phase string) []demiurge.SlotSpec {
 	all := specs(t.snap.Core, phase)
 	d := t.req.Delegation
 	if d == nil {
 		return all
 	}
 	keep := d.InputSlots
-	if phase == "output" {
+	if phase == demiurge.PhaseOutput {
 		keep = d.OutputSlots
 	}
 	if keep == nil {
@@ -204,7 +201,7 @@ func (t *turnRun) phaseSpecs(phase string) []slot.Spec {
 }
 
 // agents is ctx.agents of this turn's slots (nil without a spawner).
-func (t *turnRun) agents() slot.AgentSpawner {
+func (t *turnRun) agents() demiurge.AgentSpawner {
 	if t.x.d.Agents == nil {
 		return nil
 	}
@@ -237,10 +234,10 @@ func joinContext(parts ...string) string {
 }
 
 // specs converts the core's slots of one phase for the slot runtime.
-func specs(c *core.Core, phase string) []slot.Spec {
-	var out []slot.Spec
+func specs(c *core.Core, phase string) []demiurge.SlotSpec {
+	var out []demiurge.SlotSpec
 	for _, s := range c.Slots[phase] {
-		out = append(out, slot.Spec{
+		out = append(out, demiurge.SlotSpec{
 			ID: s.ID, Phase: s.Phase, Lane: s.Lane, RelPath: s.RelPath,
 			ModulePath: s.ModulePath, Function: s.Function, FailurePolicy: s.FailurePolicy,
 			HistoryPolicy: s.HistoryPolicy, DefaultPlacement: s.DefaultPlacement,

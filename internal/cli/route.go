@@ -7,14 +7,14 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/demiurge/demiurge/delivery"
+	"github.com/demiurge/demiurge"
 )
 
 // collectRoute is the route of `demiurge run`: it accepts deliveries (they
 // are sent to the caller through the result and the final text).
 type collectRoute struct{}
 
-func (collectRoute) Deliver(context.Context, delivery.Outbound) error { return nil }
+func (collectRoute) Deliver(context.Context, demiurge.Outbound) error { return nil }
 
 // printRoute is the route of `demiurge chat`: it prints visible deliveries,
 // except the text already streamed to the terminal during the turn.
@@ -24,7 +24,7 @@ type printRoute struct {
 	streamed string
 }
 
-func (r *printRoute) Deliver(_ context.Context, o delivery.Outbound) error {
+func (r *printRoute) Deliver(_ context.Context, o demiurge.Outbound) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !o.Visible || strings.TrimSpace(o.Text) == "" {
