@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -39,7 +40,7 @@ type CustomProfile struct {
 // URL and an id that no builtin profile owns; default names a known profile.
 // Errors are ECONFIG and name the key (providers.custom.<id>.api_mode …).
 func (c Config) Validate() error {
-	for _, id := range sortedKeys(c.Builtin) {
+	for _, id := range slices.Sorted(maps.Keys(c.Builtin)) {
 		if _, ok := builtinProfiles[id]; !ok {
 			return demiurge.Errorf(demiurge.ECONFIG, "providers.builtin.%s: not a builtin profile (known: %s)", id, strings.Join(BuiltinIDs()[1:], ", "))
 		}
@@ -49,7 +50,7 @@ func (c Config) Validate() error {
 			}
 		}
 	}
-	for _, id := range sortedKeys(c.Custom) {
+	for _, id := range slices.Sorted(maps.Keys(c.Custom)) {
 		if err := validateCustom(id, c.Custom[id]); err != nil {
 			return err
 		}
@@ -112,12 +113,3 @@ func urlProblem(raw string) string {
 }
 
 func isAuto(id string) bool { return strings.EqualFold(strings.TrimSpace(id), "auto") }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
