@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -146,7 +147,7 @@ func (d *discoverer) mapping(m map[string]any, level int) {
 	}
 	// Sorted, so that the secrets come out in the same order every time
 	// and the first DiscoverMaxItems keys are the ones walked.
-	keys := sortedKeys(m)
+	keys := slices.Sorted(maps.Keys(m))
 	for _, k := range keys[:min(len(keys), DiscoverMaxItems)] {
 		d.entry(k, m[k], level)
 	}
@@ -185,15 +186,6 @@ func (d *discoverer) list(l []any, level int) {
 		d.walk(v, level+1)
 		d.path.pop()
 	}
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // isMarker reports a mapping that is already a redaction marker, as the

@@ -2,6 +2,8 @@ package redact
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -132,9 +134,9 @@ func (w *walker) mapping(m map[string]any, level int) (any, error) {
 	}
 	var keys []string
 	if len(m) > w.lim.MaxItems {
-		keys = sortedKeys(m)[:w.lim.MaxItems]
+		keys = slices.Sorted(maps.Keys(m))[:w.lim.MaxItems]
 	} else {
-		keys = sortedKeys(m) // collision suffixes must not depend on map order
+		keys = slices.Sorted(maps.Keys(m)) // collision suffixes must not depend on map order
 	}
 	out := make(map[string]any, len(keys)+1)
 	for _, k := range keys {
