@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -187,7 +189,7 @@ func (c ApprovalConfig) Validate() error {
 		name string
 		m    map[string]string
 	}{{"tools", c.Tools}, {"capabilities", c.Capabilities}, {"risks", c.Risks}} {
-		for _, k := range sortedKeys(group.m) {
+		for _, k := range slices.Sorted(maps.Keys(group.m)) {
 			if group.name == "risks" {
 				if _, err := ParseRisk(k); err != nil {
 					return demiurge.WrapError(demiurge.ECONFIG, err, "approval.risks: %s", demiurge.ErrorMessage(err))
@@ -313,32 +315,21 @@ func (g Grants) Fingerprint() string {
 	}
 	paths := make([]pathGrants, 0, len(g.paths))
 	for p, caps := range g.paths {
-		paths = append(paths, pathGrants{Path: p, Grants: sortedSet(caps)})
+		paths = append(paths, pathGrants{Path: p, Grants: sortedGrants(caps)})
 	}
 	sort.Slice(paths, func(i, j int) bool { return paths[i].Path < paths[j].Path })
 	// Marshalling strings and slices of strings cannot fail.
 	raw, _ := json.Marshal(struct {
 		Defaults []string     `json:"defaults"`
 		Paths    []pathGrants `json:"paths"`
-	}{sortedSet(g.defaults), paths})
+	}{sortedGrants(g.defaults), paths})
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
 }
 
-func sortedSet(m map[string]struct{}) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+// sortedGrants returns the keys of a grant set sorted and never nil: an
+// empty set marshals as [], as it always has, so fingerprints recorded with
+// earlier approvals still match.
+func sortedGrants(set map[string]struct{}) []string {
+	return append([]string{}, slices.Sorted(maps.Keys(set))...)
 }
