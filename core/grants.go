@@ -1,6 +1,7 @@
 package core
 
 import (
+	"maps"
 	"slices"
 	"sort"
 )
@@ -37,12 +38,12 @@ type CapabilitySources struct {
 // CapabilitySources returns fresh copies of the core's grant sources.
 func (c *Core) CapabilitySources() CapabilitySources {
 	src := CapabilitySources{
-		Defaults:   sortedKeys(c.Manifest.Capabilities.Defaults),
+		Defaults:   slices.Sorted(maps.Keys(c.Manifest.Capabilities.Defaults)),
 		Paths:      map[string][]string{},
 		Components: map[string][]string{},
 	}
 	for p, grants := range c.Manifest.Capabilities.Slots {
-		src.Paths[p] = sortedKeys(grants)
+		src.Paths[p] = slices.Sorted(maps.Keys(grants))
 	}
 	add := func(rel string, caps []string) {
 		if len(caps) == 0 {

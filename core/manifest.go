@@ -1,6 +1,7 @@
 package core
 
 import (
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -207,7 +208,7 @@ func (m *Manifest) validateTools(doc *yamlx.Document) error {
 		unknown = slices.Compact(unknown)
 		return doc.Errorf(line, "unknown toolset(s): %s", strings.Join(unknown, ", "))
 	}
-	for _, name := range sortedKeys(m.Tools.Metadata) {
+	for _, name := range slices.Sorted(maps.Keys(m.Tools.Metadata)) {
 		md := m.Tools.Metadata[name]
 		at := func(key string) int {
 			return firstLine(doc.Line("tools", "metadata", name, key), doc.Line("tools", "metadata", name))
@@ -243,7 +244,7 @@ func validateApproval(doc *yamlx.Document, a ApprovalConfig) error {
 		name string
 		m    map[string]string
 	}{{"tools", a.Tools}, {"capabilities", a.Capabilities}, {"risks", a.Risks}} {
-		for _, k := range sortedKeys(section.m) {
+		for _, k := range slices.Sorted(maps.Keys(section.m)) {
 			if p := section.m[k]; !slices.Contains(approvalPolicies, p) {
 				return doc.Errorf(doc.Line("approval", section.name, k), "invalid approval policy for approval.%s.%s: %q (expected one of: %s)", section.name, k, p, want)
 			}
@@ -256,16 +257,16 @@ func validateApproval(doc *yamlx.Document, a ApprovalConfig) error {
 }
 
 func (m *Manifest) validateCapabilities(doc *yamlx.Document) error {
-	for _, c := range sortedKeys(m.Capabilities.Defaults) {
+	for _, c := range slices.Sorted(maps.Keys(m.Capabilities.Defaults)) {
 		if err := checkCapability(c); err != "" {
 			return doc.Errorf(doc.Line("capabilities", "defaults", c), "invalid capability in capabilities.defaults: %s", err)
 		}
 	}
-	for _, p := range sortedKeys(m.Capabilities.Slots) {
+	for _, p := range slices.Sorted(maps.Keys(m.Capabilities.Slots)) {
 		if !validSlotPath(p) {
 			return doc.Errorf(doc.Line("capabilities", "slots", p), "invalid slot path in capabilities.slots: %q (expected a core-relative path such as agent/input/base_input)", p)
 		}
-		for _, c := range sortedKeys(m.Capabilities.Slots[p]) {
+		for _, c := range slices.Sorted(maps.Keys(m.Capabilities.Slots[p])) {
 			if err := checkCapability(c); err != "" {
 				return doc.Errorf(doc.Line("capabilities", "slots", p, c), "invalid capability in capabilities.slots.%s: %s", p, err)
 			}

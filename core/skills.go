@@ -3,9 +3,11 @@ package core
 import (
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -123,7 +125,7 @@ func (l *loader) loadSkill(abs, id, category string, packaged bool) (Skill, erro
 			return Skill{}, err
 		}
 		fields := map[string]*string{"name": &meta.Name, "description": &meta.Description, "category": &meta.Category}
-		for _, key := range sortedKeys(fields) {
+		for _, key := range slices.Sorted(maps.Keys(fields)) {
 			v, ok := raw[key]
 			if !ok || v == nil {
 				continue

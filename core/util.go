@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 )
 
@@ -15,15 +14,6 @@ func firstLine(a, b int) int {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
 
 // quoteShort quotes s for a message, bounded in length.
 func quoteShort(s string) string {
