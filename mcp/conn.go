@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -132,7 +134,7 @@ func (m *Manager) serverEnv(home string, declared map[string]string) []string {
 			set(k, v)
 		}
 	}
-	for _, k := range sortedKeys(declared) {
+	for _, k := range slices.Sorted(maps.Keys(declared)) {
 		set(k, declared[k])
 	}
 	set("HOME", home)

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/demiurge/demiurge"
@@ -140,10 +142,11 @@ func ConnectSummary(d Declaration, effective policy.Policy) map[string]any {
 		s["command"] = d.Command
 		s["args"] = safeArgs(d.Args)
 		s["cwd"] = cwd
-		s["env_names"] = sortedKeys(d.Env)
+		// Never nil: a server without env lists [] in the summary.
+		s["env_names"] = append([]string{}, slices.Sorted(maps.Keys(d.Env))...)
 	case TransportStreamableHTTP:
 		s["url"] = urlpolicy.AuditURL(d.URL)
-		s["header_names"] = sortedKeys(d.Headers)
+		s["header_names"] = append([]string{}, slices.Sorted(maps.Keys(d.Headers))...)
 	}
 	if vars := d.HostVariables(policy.Grants{}); len(vars) > 0 {
 		exports := make([]string, len(vars))

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,7 +45,7 @@ func BindCapability(name string) string { return "secret.bind:" + name }
 func (d Declaration) HostVariables(grants policy.Grants) []HostVariable {
 	var out []HostVariable
 	add := func(field string, values map[string]string) {
-		for _, k := range sortedKeys(values) {
+		for _, k := range slices.Sorted(maps.Keys(values)) {
 			for _, name := range refNames(values[k]) {
 				v := HostVariable{Field: field, Key: k, Variable: name, Exported: true}
 				if redact.CredentialVariable(name) {

@@ -1,8 +1,9 @@
 package mcp
 
 import (
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/demiurge/demiurge"
@@ -45,7 +46,7 @@ type resolvedSecrets struct {
 func resolveValues(d Declaration, getenv func(string) string) (resolvedSecrets, error) {
 	r := resolvedSecrets{env: map[string]string{}, headers: map[string]string{}}
 	var secrets []redact.Secret
-	for _, k := range sortedKeys(d.Env) {
+	for _, k := range slices.Sorted(maps.Keys(d.Env)) {
 		v, err := interpolate(d.Env[k], getenv)
 		if err != nil {
 			return r, err
@@ -53,7 +54,7 @@ func resolveValues(d Declaration, getenv func(string) string) (resolvedSecrets, 
 		r.env[k] = v
 		secrets = append(secrets, redact.Secret{Value: v, Name: "mcp.env:" + k, Source: "mcp.env:" + k})
 	}
-	for _, k := range sortedKeys(d.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(d.Headers)) {
 		v, err := interpolate(d.Headers[k], getenv)
 		if err != nil {
 			return r, err
@@ -80,13 +81,4 @@ func dropShort(in []redact.Secret) []redact.Secret {
 		}
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
