@@ -355,12 +355,3 @@ func containsSudoStdin(words []string) bool {
 	}
 	return false
 }
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}

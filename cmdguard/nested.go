@@ -1,6 +1,9 @@
 package cmdguard
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 var shells = map[string]bool{
 	"sh": true, "bash": true, "zsh": true, "ksh": true, "dash": true, "ash": true,
@@ -151,7 +154,7 @@ func nestedCommands(name string, args []string) [][]string {
 			if j > i+1 {
 				cmd := args[i+1 : j]
 				out = append(out, cmd)
-				if contains(cmd, "{}") {
+				if slices.Contains(cmd, "{}") {
 					for _, s := range starts {
 						out = append(out, replaceAll(cmd, "{}", s))
 					}

@@ -1,6 +1,7 @@
 package cmdguard
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -168,7 +169,7 @@ func TestLongOptionAbbreviations(t *testing.T) {
 		name := strings.TrimPrefix(o.option, "--")
 		for n := 1; n <= len(name); n++ {
 			abbr := "--" + name[:n]
-			if contains(o.skip, abbr) {
+			if slices.Contains(o.skip, abbr) {
 				continue
 			}
 			var forms []string

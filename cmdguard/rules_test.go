@@ -2,6 +2,7 @@ package cmdguard
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,7 +37,7 @@ func TestDestructiveTable(t *testing.T) {
 	if !anyOf([]string{"a", "b"}, "x", "b") || anyOf([]string{"a"}, "b") || anyOf(nil, "a") {
 		t.Error("anyOf")
 	}
-	if !contains([]string{"a", "b"}, "b") || contains([]string{"a"}, "b") {
+	if !slices.Contains([]string{"a", "b"}, "b") || slices.Contains([]string{"a"}, "b") {
 		t.Error("contains")
 	}
 }

@@ -2,6 +2,7 @@ package cmdguard
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -198,7 +199,7 @@ func hasShortFlag(args []string, letters ...string) bool {
 			continue
 		}
 		if strings.HasPrefix(a, "--") {
-			if contains(letters, "i") && isLong(a, "--in-place") {
+			if slices.Contains(letters, "i") && isLong(a, "--in-place") {
 				return true
 			}
 			continue
