@@ -1,6 +1,9 @@
 package urlpolicy
 
-import "net/netip"
+import (
+	"net/netip"
+	"slices"
+)
 
 // Address classes (spec tool-runtime §6.1), checked in this order: metadata,
 // then unspecified and multicast, then private, then anything else that is
@@ -109,12 +112,7 @@ func (p Policy) blocked(a netip.Addr) string {
 }
 
 func isMetadata(a netip.Addr) bool {
-	for _, m := range metadataAddrs {
-		if a == m {
-			return true
-		}
-	}
-	return inAny(a, metadataPrefixes)
+	return slices.Contains(metadataAddrs, a) || inAny(a, metadataPrefixes)
 }
 
 func inAny(a netip.Addr, prefixes []netip.Prefix) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 )
@@ -172,20 +173,11 @@ func (p Policy) resolve(ctx context.Context, host string) ([]netip.Addr, string)
 			return nil, ReasonDNSInvalidAddress
 		}
 		a = a.Unmap()
-		if !contains(addrs, a) {
+		if !slices.Contains(addrs, a) {
 			addrs = append(addrs, a)
 		}
 	}
 	return addrs, ""
-}
-
-func contains(addrs []netip.Addr, a netip.Addr) bool {
-	for _, b := range addrs {
-		if a == b {
-			return true
-		}
-	}
-	return false
 }
 
 func (t target) deny(reason string, addrs []netip.Addr) Decision {
