@@ -1,5 +1,7 @@
 package demiurge
 
+import "slices"
+
 // Authorities of a PrincipalScope.
 const (
 	AuthorityOperator       = "operator"
@@ -68,12 +70,7 @@ func (s PrincipalScope) Validate() error {
 
 // Allows reports whether the scope lists sessionID among its allowed sessions.
 func (s PrincipalScope) Allows(sessionID string) bool {
-	for _, id := range s.AllowedSessionIDs {
-		if id == sessionID {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(s.AllowedSessionIDs, sessionID)
 }
 
 // Owner returns the durable owner row a session created under this scope gets.

@@ -260,11 +260,8 @@ func (h sessionHistory) RecentMessages(ctx context.Context, limit int, roles []s
 	}
 	keep := msgs[:0]
 	for _, m := range msgs {
-		for _, r := range roles {
-			if m.Role == r {
-				keep = append(keep, m)
-				break
-			}
+		if slices.Contains(roles, m.Role) {
+			keep = append(keep, m)
 		}
 	}
 	return keep, nil
