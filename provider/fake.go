@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"sync"
 
@@ -77,9 +78,7 @@ func (f *Fake) take() (demiurge.ModelResponse, bool) {
 	}
 	for _, tc := range item.ToolCalls {
 		args := make(map[string]any, len(tc.Arguments))
-		for k, v := range tc.Arguments {
-			args[k] = v
-		}
+		maps.Copy(args, tc.Arguments)
 		out.ToolCalls = append(out.ToolCalls, demiurge.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: args})
 	}
 	return out, true
