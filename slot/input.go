@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	sl "go.starlark.net/starlark"
@@ -53,9 +54,7 @@ func (r *Runtime) RunInput(ctx context.Context, specs []demiurge.SlotSpec, env d
 			}
 			pb := &promptBuilder{writable: !parallel, slotDefault: s.HistoryPolicy}
 			members := snd.members()
-			for k, v := range shared {
-				members[k] = v
-			}
+			maps.Copy(members, shared)
 			members["add_context"] = sl.NewBuiltin("add_context", pb.addContext)
 			members["add"] = sl.NewBuiltin("add", pb.add)
 			ctxObj := starlark.NewObject("ctx", sl.StringDict{

@@ -3,6 +3,7 @@ package slot
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"sync"
 
@@ -82,12 +83,8 @@ func (c *resultClient) set(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []
 	if add, ok := next.(map[string]any); ok {
 		if cur, ok := c.current().(map[string]any); ok {
 			merged := make(map[string]any, len(cur)+len(add))
-			for k, v := range cur {
-				merged[k] = v
-			}
-			for k, v := range add {
-				merged[k] = v
-			}
+			maps.Copy(merged, cur)
+			maps.Copy(merged, add)
 			next = merged
 		}
 	}

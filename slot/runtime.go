@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"sync"
 	"time"
@@ -60,9 +61,7 @@ func (r *Runtime) runSlot(ctx context.Context, phase string, s demiurge.SlotSpec
 	var run slotRun
 	data := func(extra map[string]any) map[string]any {
 		d := map[string]any{eventDataSlotPath: s.RelPath, eventDataLane: lane(s)}
-		for k, v := range extra {
-			d[k] = v
-		}
+		maps.Copy(d, extra)
 		return d
 	}
 	run.events = append(run.events, demiurge.SlotEvent{Type: demiurge.SlotEventStarted, SlotID: s.ID, Phase: phase, Data: data(nil)})
