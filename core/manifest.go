@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"maps"
 	"path"
 	"regexp"
@@ -144,7 +145,7 @@ func (m *Manifest) validate(doc *yamlx.Document, dirName string) error {
 	}
 	switch id := m.Agent.ID; {
 	case strings.TrimSpace(id) == "":
-		return doc.Errorf(firstLine(doc.Line("agent", "id"), doc.Line("agent")), "agent.id is required")
+		return doc.Errorf(cmp.Or(doc.Line("agent", "id"), doc.Line("agent")), "agent.id is required")
 	case !idPattern.MatchString(id):
 		return doc.Errorf(doc.Line("agent", "id"), "invalid agent.id %q: use letters, digits, '_' and '-' (at most 64)", id)
 	case id != dirName:
@@ -200,7 +201,7 @@ func (m *Manifest) validateTools(doc *yamlx.Document) error {
 	for i, name := range m.Tools.Toolsets {
 		if _, ok := Toolsets[name]; !ok {
 			unknown = append(unknown, name)
-			line = firstLine(line, doc.Line("tools", "toolsets", itoa(i)))
+			line = cmp.Or(line, doc.Line("tools", "toolsets", itoa(i)))
 		}
 	}
 	if len(unknown) > 0 {
@@ -211,7 +212,7 @@ func (m *Manifest) validateTools(doc *yamlx.Document) error {
 	for _, name := range slices.Sorted(maps.Keys(m.Tools.Metadata)) {
 		md := m.Tools.Metadata[name]
 		at := func(key string) int {
-			return firstLine(doc.Line("tools", "metadata", name, key), doc.Line("tools", "metadata", name))
+			return cmp.Or(doc.Line("tools", "metadata", name, key), doc.Line("tools", "metadata", name))
 		}
 		if md.Risk != "" && !slices.Contains(risks, md.Risk) {
 			return doc.Errorf(at("risk"), "invalid tool risk for tools.metadata.%s: %q (expected one of: %s)", name, md.Risk, strings.Join(risks, ", "))

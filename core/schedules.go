@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -257,14 +258,14 @@ func parseSchedule(name, id string, data []byte) (Schedule, *yamlx.Document, err
 // checkModuleList checks one modules list: non-empty, no blank ids, no
 // duplicates (ids are trimmed in place).
 func checkModuleList(doc *yamlx.Document, phase string, ids []string) error {
-	line := firstLine(doc.Line("modules", phase), doc.Line("modules"))
+	line := cmp.Or(doc.Line("modules", phase), doc.Line("modules"))
 	if len(ids) == 0 {
 		return doc.Errorf(line, "modules.%s must not be empty", phase)
 	}
 	seen := map[string]bool{}
 	for i := range ids {
 		ids[i] = strings.TrimSpace(ids[i])
-		at := firstLine(doc.Line("modules", phase, itoa(i)), line)
+		at := cmp.Or(doc.Line("modules", phase, itoa(i)), line)
 		if ids[i] == "" {
 			return doc.Errorf(at, "schedule module ids must not be empty (modules.%s)", phase)
 		}
@@ -291,7 +292,7 @@ func parseDelivery(doc *yamlx.Document, f *deliveryFile) (ScheduleDelivery, erro
 	if d.Mode == "" {
 		d.Mode = ScheduleDeliveryLocal
 	}
-	line := firstLine(doc.Line("delivery", "mode"), doc.Line("delivery"))
+	line := cmp.Or(doc.Line("delivery", "mode"), doc.Line("delivery"))
 	switch {
 	case d.Mode == ScheduleDeliveryLocal:
 	case d.Mode == "telegram" && d.ChatID == nil:
@@ -327,14 +328,14 @@ func (c *Core) checkSchedule(doc *yamlx.Document, s Schedule) error {
 			if len(known) > 0 {
 				have = strings.Join(known, ", ")
 			}
-			line := firstLine(doc.Line("modules", phase, itoa(i)), doc.Line("modules"))
+			line := cmp.Or(doc.Line("modules", phase, itoa(i)), doc.Line("modules"))
 			return doc.Errorf(line, "unknown %s schedule module %s (%s slots of the core: %s)", phase, quoteShort(id), phase, have)
 		}
 	}
 	if s.Delivery.Mode != ScheduleDeliveryLocal {
 		channel := s.Delivery.ChannelName()
 		if _, ok := c.Manifest.Channels[channel]; !ok {
-			line := firstLine(doc.Line("delivery", "channel"), firstLine(doc.Line("delivery", "mode"), doc.Line("delivery")))
+			line := cmp.Or(doc.Line("delivery", "channel"), cmp.Or(doc.Line("delivery", "mode"), doc.Line("delivery")))
 			return doc.Errorf(line, "%s schedule delivery requires channels.%s in agent.yaml", channel, channel)
 		}
 	}
@@ -455,7 +456,7 @@ func (s Schedule) YAML() ([]byte, error) {
 	out, err := yaml.Marshal(scheduleYAML{
 		Enabled: s.Enabled, Schedule: s.Cron, Prompt: s.Prompt,
 		Modules: ScheduleSlots{Input: nonNil(s.Slots.Input), Output: nonNil(s.Slots.Output)},
-		Delivery: deliveryYAML{Mode: or(s.Delivery.Mode, ScheduleDeliveryLocal), Channel: s.Delivery.Channel,
+		Delivery: deliveryYAML{Mode: cmp.Or(s.Delivery.Mode, ScheduleDeliveryLocal), Channel: s.Delivery.Channel,
 			Target: s.Delivery.Target, ChatID: s.Delivery.ChatID},
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"errors"
 	"io/fs"
 	"maps"
@@ -139,8 +140,8 @@ func (l *loader) loadSkill(abs, id, category string, packaged bool) (Skill, erro
 	}
 	s := Skill{
 		ID:       id,
-		Name:     or(strings.TrimSpace(meta.Name), id),
-		Category: or(strings.TrimSpace(meta.Category), category),
+		Name:     cmp.Or(strings.TrimSpace(meta.Name), id),
+		Category: cmp.Or(strings.TrimSpace(meta.Category), category),
 		Path:     abs,
 		RelPath:  l.rel(abs),
 		Content:  content,

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -49,8 +50,8 @@ func (l *loader) loadSlot(phase, id, dir, manifest string) (Slot, error) {
 		InputSchema:      f.InputSchema,
 		Capabilities:     f.Capabilities,
 		TimeoutSeconds:   DefaultSlotTimeoutSeconds,
-		FailurePolicy:    or(f.FailurePolicy, FailureSoft),
-		DefaultPlacement: or(f.DefaultPlacement, PlacementPreCurrentUser),
+		FailurePolicy:    cmp.Or(f.FailurePolicy, FailureSoft),
+		DefaultPlacement: cmp.Or(f.DefaultPlacement, PlacementPreCurrentUser),
 		HistoryPolicy:    f.HistoryPolicy, // "" when undeclared: each phase applies its own default
 	}
 	if s.InputSchema == nil {
@@ -125,15 +126,8 @@ func componentKeyError(doc *yamlx.Document, kind, rel string, err error) error {
 func checkCapabilityList(doc *yamlx.Document, caps []string) error {
 	for i, c := range caps {
 		if problem := checkCapability(c); problem != "" {
-			return doc.Errorf(firstLine(doc.Line("capabilities", itoa(i)), doc.Line("capabilities")), "invalid capabilities[%d]: %s", i, problem)
+			return doc.Errorf(cmp.Or(doc.Line("capabilities", itoa(i)), doc.Line("capabilities")), "invalid capabilities[%d]: %s", i, problem)
 		}
 	}
 	return nil
-}
-
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -108,11 +109,11 @@ func (l *loader) loadTool(name, dir, manifest string) (AuthoredTool, error) {
 		RelPath:           l.rel(dir),
 		Description:       strings.TrimSpace(f.Description),
 		InputSchema:       f.InputSchema,
-		Risk:              or(f.Risk, "medium"),
+		Risk:              cmp.Or(f.Risk, "medium"),
 		Capability:        f.Capability,
-		ApprovalPolicy:    or(f.ApprovalPolicy, "prompt"),
-		DisplayPolicy:     or(f.DisplayPolicy, "summary"),
-		ModelOutputPolicy: or(f.ModelOutputPolicy, "content"),
+		ApprovalPolicy:    cmp.Or(f.ApprovalPolicy, "prompt"),
+		DisplayPolicy:     cmp.Or(f.DisplayPolicy, "summary"),
+		ModelOutputPolicy: cmp.Or(f.ModelOutputPolicy, "content"),
 		Capabilities:      f.Capabilities,
 	}
 	if t.Capabilities == nil {

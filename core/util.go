@@ -5,14 +5,6 @@ import (
 	"strconv"
 )
 
-// firstLine returns a if it is a line number, else b.
-func firstLine(a, b int) int {
-	if a > 0 {
-		return a
-	}
-	return b
-}
-
 func itoa(i int) string { return strconv.Itoa(i) }
 
 // quoteShort quotes s for a message, bounded in length.
