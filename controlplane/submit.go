@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"cmp"
 	"context"
 	"strings"
 
@@ -204,8 +205,8 @@ func (cp *ControlPlane) submittedEvent(id string, spec TaskSpec, src Source, sco
 	}
 	p := map[string]any{
 		"kind": spec.Kind, "status": demiurge.TaskQueued, "root_task_id": root,
-		"owner_session_id": first(str(spec.Payload, "owner_session_id"), src.SessionID),
-		"owner_turn_id":    first(str(spec.Payload, "owner_turn_id"), src.TurnID),
+		"owner_session_id": cmp.Or(str(spec.Payload, "owner_session_id"), src.SessionID),
+		"owner_turn_id":    cmp.Or(str(spec.Payload, "owner_turn_id"), src.TurnID),
 		"core_id":          src.CoreID, "host_id": src.HostID, "source": source,
 		"action": orEmpty(spec.Payload),
 	}
@@ -225,13 +226,6 @@ func (cp *ControlPlane) submittedEvent(id string, spec TaskSpec, src Source, sco
 func str(m map[string]any, k string) string {
 	s, _ := m[k].(string)
 	return s
-}
-
-func first(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func orEmpty(m map[string]any) map[string]any {
