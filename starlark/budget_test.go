@@ -160,7 +160,9 @@ func TestMemoryBudgetAllowsOrdinaryCode(t *testing.T) {
         counts[p[:5]] = counts.get(p[:5], 0) + 1
     return {"rows": len(rows), "names": len(by_name), "text": len(text), "parts": len(parts), "keys": len(counts)}
 `
-	rt := starlark.NewRuntime(starlark.Options{})
+	// The memory and step budgets are the defaults; the wall-clock deadline
+	// is not what this test measures, and a loaded machine must not trip it.
+	rt := starlark.NewRuntime(starlark.Options{Timeout: time.Hour})
 	m := mustLoad(t, rt, src)
 	v, err := m.Call(context.Background(), "process", sl.MakeInt(50000))
 	if err != nil {
