@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -81,10 +82,7 @@ func writeReport(w io.Writer, machine string, c counts, rows []row) {
 	fmt.Fprintln(w, "| figure | value | target | ok |")
 	fmt.Fprintln(w, "|---|---|---|---|")
 	for _, r := range rows {
-		target := r.target
-		if target == "" {
-			target = "—"
-		}
+		target := cmp.Or(r.target, "—")
 		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", r.figure, r.value, target, r.verdict)
 	}
 }
