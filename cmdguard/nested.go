@@ -1,6 +1,7 @@
 package cmdguard
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 )
@@ -243,10 +244,7 @@ func xargsCommands(args []string, input string) [][]string {
 		if !o.named("-I", "-i", "--replace") {
 			continue
 		}
-		repl := o.value
-		if repl == "" {
-			repl = "{}"
-		}
+		repl := cmp.Or(o.value, "{}")
 		for _, line := range strings.Split(input, "\n") {
 			out = append(out, replaceAll(cmd, repl, strings.TrimSpace(line)))
 		}
