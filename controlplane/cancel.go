@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -33,9 +34,7 @@ const (
 // Waiting is bounded by ctx (ETIMEOUT/ECANCELED, with the task as last
 // read). ENOTFOUND "task not found: <id>" for a missing task.
 func (w *Worker) Cancel(ctx context.Context, id, reason string) (demiurge.Task, error) {
-	if reason == "" {
-		reason = DefaultCancelSummary
-	}
+	reason = cmp.Or(reason, DefaultCancelSummary)
 	if r := w.lookup(id); r != nil {
 		if tk, ok, err := w.cancelLocal(ctx, r, reason); ok {
 			return tk, err

@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -83,10 +84,7 @@ func (w *Worker) deliver(fn func(context.Context, Completion) error, it demiurge
 		<-w.slots
 		signal(w.wake)
 	}()
-	taskID := str(it.Payload, "task_id")
-	if taskID == "" {
-		taskID = it.ParentWorkID
-	}
+	taskID := cmp.Or(str(it.Payload, "task_id"), it.ParentWorkID)
 	tk, err := w.cp.st.Task(w.ctx, taskID)
 	if err != nil {
 		w.settle(it, err, demiurge.ErrorCode(err) == demiurge.ENOTFOUND)
@@ -102,10 +100,7 @@ func (w *Worker) deliver(fn func(context.Context, Completion) error, it demiurge
 		}
 		return
 	}
-	session := it.OwnerSessionID
-	if session == "" {
-		session = tk.OwnerSessionID
-	}
+	session := cmp.Or(it.OwnerSessionID, tk.OwnerSessionID)
 	c := Completion{WorkID: it.ID, TaskID: taskID, SessionID: session, Task: tk,
 		Summary: str(it.Payload, "summary"), ClaimID: it.ClaimID, Payload: it.Payload}
 	stop := w.keepClaim(it)

@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/demiurge/demiurge"
@@ -40,9 +41,7 @@ func (cp *ControlPlane) Fail(ctx context.Context, id, errMsg string) (demiurge.T
 // Cancel ends a non-terminal task as cancelled. A terminal task is returned
 // unchanged and nothing is written.
 func (cp *ControlPlane) Cancel(ctx context.Context, id, summary string) (demiurge.Task, error) {
-	if summary == "" {
-		summary = DefaultCancelSummary
-	}
+	summary = cmp.Or(summary, DefaultCancelSummary)
 	return cp.transition(ctx, id, demiurge.EvTaskCancelled,
 		map[string]any{"summary": summary, "error": map[string]any{"message": summary}}, true)
 }

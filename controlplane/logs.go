@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"unicode/utf8"
@@ -34,9 +35,7 @@ func (cp *ControlPlane) AppendLog(ctx context.Context, id, text, stream string) 
 // splitLog appends the lines of text to dst, each cut to MaxLogLineBytes.
 // Their times are left zero: the store stamps them.
 func splitLog(text, stream string, dst []LogLine) []LogLine {
-	if stream == "" {
-		stream = "stdout"
-	}
+	stream = cmp.Or(stream, "stdout")
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	if text == "" {
 		return append(dst, LogLine{Stream: stream})

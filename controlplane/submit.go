@@ -189,13 +189,7 @@ func (cp *ControlPlane) submittedEvent(id string, spec TaskSpec, src Source, sco
 	if parent == "" && src.TaskID != id {
 		parent = src.TaskID
 	}
-	root := str(spec.Payload, "root_task_id")
-	if root == "" {
-		root = parent
-	}
-	if root == "" {
-		root = id
-	}
+	root := cmp.Or(str(spec.Payload, "root_task_id"), parent, id)
 	source := map[string]any{
 		"actor": src.Actor, "session_id": src.SessionID, "turn_id": src.TurnID,
 		"core_id": src.CoreID, "task_id": src.TaskID, "metadata": orEmpty(src.Metadata),

@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"sync"
@@ -161,9 +162,7 @@ func terminalEvent(o outcome, cancelled bool, reason string) (string, map[string
 	meta := maps.Clone(o.res.Metadata)
 	switch {
 	case cancelled:
-		if reason == "" {
-			reason = DefaultCancelSummary
-		}
+		reason = cmp.Or(reason, DefaultCancelSummary)
 		if o.timedOut {
 			meta = map[string]any{"exit_reason": "runner did not stop within the cancel grace"}
 		}
@@ -175,9 +174,7 @@ func terminalEvent(o outcome, cancelled bool, reason string) (string, map[string
 		if o.err != nil {
 			msg = demiurge.ErrorMessage(o.err)
 		}
-		if msg == "" {
-			msg = "task failed"
-		}
+		msg = cmp.Or(msg, "task failed")
 		summary := o.res.Summary
 		if summary == "" || o.err != nil {
 			summary = msg
@@ -306,8 +303,6 @@ func (w *Worker) Submit(ctx context.Context, spec TaskSpec, src Source) (demiurg
 	r := w.newRun(id)
 	w.runs[id] = r
 	w.mu.Unlock()
-	if src.HostID == "" {
-		src.HostID = w.opts.HostID
-	}
+	src.HostID = cmp.Or(src.HostID, w.opts.HostID)
 	return w.launch(ctx, r, runner, spec, src)
 }
