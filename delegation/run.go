@@ -1,6 +1,7 @@
 package delegation
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -83,13 +84,7 @@ func (s *Service) Run(ctx context.Context, task demiurge.Task, h *controlplane.H
 		}
 		s.audit(ctx, typ, task.ID, trail)
 	}()
-	summary := strings.Join(nonEmpty(res.Deliveries), "\n\n")
-	if summary == "" {
-		summary = res.Text
-	}
-	if summary == "" {
-		summary = fmt.Sprintf("child agent %s completed", c.CoreID)
-	}
+	summary := cmp.Or(strings.Join(nonEmpty(res.Deliveries), "\n\n"), res.Text, fmt.Sprintf("child agent %s completed", c.CoreID))
 	out := controlplane.Result{
 		Summary:   summary,
 		ResultRef: fmt.Sprintf("session:%s:%s", res.SessionID, res.TurnID),

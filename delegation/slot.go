@@ -1,6 +1,7 @@
 package delegation
 
 import (
+	"cmp"
 	"context"
 	"strings"
 
@@ -37,9 +38,6 @@ func (s *Service) SpawnFromSlot(ctx context.Context, tc effect.TurnContext, slot
 	if err != nil {
 		return nil, err
 	}
-	child := req.CoreID
-	if child == "" {
-		child = tc.CoreID
-	}
+	child := cmp.Or(req.CoreID, tc.CoreID)
 	return map[string]any{"task_id": task.ID, "core_id": child, "session_id": session, "status": task.Status}, nil
 }

@@ -1,6 +1,7 @@
 package delegation
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -39,15 +40,9 @@ func (s *Service) submitChild(ctx context.Context, tc effect.TurnContext, req Re
 	if err := checkGoal(req); err != nil {
 		return demiurge.Task{}, "", err
 	}
-	child := req.CoreID
-	if child == "" {
-		child = tc.CoreID
-	}
+	child := cmp.Or(req.CoreID, tc.CoreID)
 	if capName := "agents.spawn:" + child; !tc.Grants.Can(capName, req.SlotPath) {
-		where := req.SlotPath
-		if where == "" {
-			where = "host"
-		}
+		where := cmp.Or(req.SlotPath, "host")
 		return demiurge.Task{}, "", demiurge.Errorf(demiurge.EUNAUTHORIZED, "capability denied: %s for %s", capName, where)
 	}
 	mode, err := contextMode(req)
