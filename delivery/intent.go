@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/demiurge/demiurge"
@@ -23,9 +24,7 @@ func validate(in demiurge.DeliveryIntent) (normalized, error) {
 	if in.TurnID == "" {
 		return n, demiurge.Errorf(demiurge.EINVALID, "delivery requires a turn_id")
 	}
-	if n.Kind == "" {
-		n.Kind = demiurge.DeliveryKindMessage
-	}
+	n.Kind = cmp.Or(n.Kind, demiurge.DeliveryKindMessage)
 	switch n.Kind {
 	case demiurge.DeliveryKindMessage, demiurge.DeliveryKindProgress, demiurge.DeliveryKindNotice:
 	default:
@@ -77,9 +76,7 @@ func validate(in demiurge.DeliveryIntent) (normalized, error) {
 		}
 		n.HistoryText = n.fallbackText
 	}
-	if n.FailureHistoryText == "" {
-		n.FailureHistoryText = n.HistoryText
-	}
+	n.FailureHistoryText = cmp.Or(n.FailureHistoryText, n.HistoryText)
 	return n, nil
 }
 
