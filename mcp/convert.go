@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -73,10 +74,7 @@ func blockText(c sdk.Content) string {
 	case *sdk.AudioContent:
 		return "[audio " + b.MIMEType + "]"
 	case *sdk.ResourceLink:
-		title := b.Title
-		if title == "" {
-			title = b.Name
-		}
+		title := cmp.Or(b.Title, b.Name)
 		if title != "" {
 			return "[" + title + "] " + b.URI
 		}

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -125,10 +126,7 @@ func offeredTools(d Declaration, listed []*sdk.Tool) (tools []toolInfo, skipped 
 			skipped = append(skipped, fmt.Sprintf("%s: invalid input schema", t.Name))
 			continue
 		}
-		desc := bound(t.Description, maxDescriptionChars)
-		if desc == "" {
-			desc = fmt.Sprintf("Tool `%s` from MCP server `%s`.", t.Name, d.ID)
-		}
+		desc := cmp.Or(bound(t.Description, maxDescriptionChars), fmt.Sprintf("Tool `%s` from MCP server `%s`.", t.Name, d.ID))
 		tools = append(tools, toolInfo{raw: t.Name, description: desc, schema: schema})
 	}
 	return tools, skipped

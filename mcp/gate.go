@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -135,10 +136,7 @@ func ConnectSummary(d Declaration, effective policy.Policy) map[string]any {
 	}
 	switch d.Transport {
 	case TransportStdio:
-		cwd := d.Cwd
-		if cwd == "" {
-			cwd = "."
-		}
+		cwd := cmp.Or(d.Cwd, ".")
 		s["command"] = d.Command
 		s["args"] = safeArgs(d.Args)
 		s["cwd"] = cwd

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -68,9 +69,7 @@ const reasonUnbound = "MCP connect authority is not bound to tool preparation"
 func (m *Manager) Definitions(ctx context.Context, req Request) ([]effect.Definition, []ServerStatus) {
 	tc := req.Turn
 	key := scopeKey{session: tc.SessionID, scope: req.ScopeID, core: req.CoreDir, workspace: tc.Workspace}
-	if key.core == "" {
-		key.core = tc.CoreID
-	}
+	key.core = cmp.Or(key.core, tc.CoreID)
 	statuses := make([]ServerStatus, len(req.Declarations))
 	for i, d := range req.Declarations {
 		statuses[i] = baseStatus(d, tc.Grants)
@@ -250,10 +249,7 @@ func resolveCwd(cwd, workspace string) (string, string) {
 	if err != nil {
 		return "", "workspace is not accessible: " + reason(err)
 	}
-	p := cwd
-	if p == "" {
-		p = "."
-	}
+	p := cmp.Or(cwd, ".")
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(workspace, p)
 	}
