@@ -3,6 +3,7 @@
 package process
 
 import (
+	"cmp"
 	"errors"
 	"os"
 	"path/filepath"
@@ -15,10 +16,7 @@ func candidates(path string, env []string) []string {
 	if filepath.Ext(path) != "" {
 		return []string{path}
 	}
-	exts := envValue(env, "PATHEXT")
-	if exts == "" {
-		exts = ".com;.exe;.bat;.cmd"
-	}
+	exts := cmp.Or(envValue(env, "PATHEXT"), ".com;.exe;.bat;.cmd")
 	var out []string
 	for _, e := range strings.Split(strings.ToLower(exts), ";") {
 		if e != "" {
