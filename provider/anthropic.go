@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"strings"
@@ -142,13 +143,7 @@ func (p *Anthropic) requestBody(req demiurge.ModelRequest, stream bool) ([]byte,
 			}
 			msgs = append(msgs, anMessage{Role: "assistant", Content: blocks})
 		case "tool":
-			id := m.ToolCallID
-			if id == "" {
-				id = m.Name
-			}
-			if id == "" {
-				id = "tool_call"
-			}
+			id := cmp.Or(m.ToolCallID, m.Name, "tool_call")
 			results = append(results, anToolResult{Type: "tool_result", ToolUseID: id, Content: m.Content})
 		default:
 			return nil, demiurge.Errorf(demiurge.EINVALID, "%s: messages[%d]: unsupported role %q (want system, user, assistant or tool)", name, i, m.Role)

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"encoding/json"
 	"io"
 	"sort"
@@ -141,10 +142,7 @@ func (s *anthropicStream) handle(ev sseEvent, emit func(string)) error {
 	if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
 		return demiurge.Errorf(demiurge.EINVALID, "%s: malformed stream event: %v", s.name, err)
 	}
-	kind := e.Type
-	if kind == "" {
-		kind = ev.Event
-	}
+	kind := cmp.Or(e.Type, ev.Event)
 	switch kind {
 	case "message_start":
 		s.id, s.model = e.Message.ID, e.Message.Model

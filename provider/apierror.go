@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 
@@ -55,13 +56,7 @@ func streamError(name string, e apiError, emitted bool) error {
 			kind = strings.ToLower(s)
 		}
 	}
-	msg := e.Message
-	if msg == "" {
-		msg = e.Type
-	}
-	if msg == "" {
-		msg = "unknown error"
-	}
+	msg := cmp.Or(e.Message, e.Type, "unknown error")
 	code, retry := demiurge.EUNAVAILABLE, false
 	switch {
 	case strings.Contains(kind, "auth") || strings.Contains(kind, "permission"):

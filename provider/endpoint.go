@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"net/http"
 	"net/url"
 	"strings"
@@ -31,10 +32,7 @@ type Endpoint struct {
 // turns the base URL's path (without trailing slash) into the request path;
 // a query in the base URL is kept. auth sets the credential header.
 func (e Endpoint) newClient(defaultName string, endpointPath func(base string) string, auth func(h http.Header, key string)) (*client, error) {
-	name := e.Name
-	if name == "" {
-		name = defaultName
-	}
+	name := cmp.Or(e.Name, defaultName)
 	base, err := validBaseURL(name, e.BaseURL)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -144,9 +145,7 @@ func fakeToolCall(raw json.RawMessage, j int) (demiurge.ToolCall, error) {
 			return tc, errors.New(".id: want a string")
 		}
 	}
-	if tc.ID == "" {
-		tc.ID = fmt.Sprintf("fake_tool_call_%d", j+1)
-	}
+	tc.ID = cmp.Or(tc.ID, fmt.Sprintf("fake_tool_call_%d", j+1))
 	if v, ok := fields["name"]; !ok || isNull(v) {
 		return tc, errors.New(".name: required")
 	} else if json.Unmarshal(v, &tc.Name) != nil {

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -96,10 +97,7 @@ func decodeOpenAIResponse(name string, r io.Reader) (demiurge.ModelResponse, err
 	msg := body.Choices[0].Message
 	resp := demiurge.ModelResponse{Content: oaText(msg.Content), Raw: all}
 	for i, tc := range msg.ToolCalls {
-		id := tc.ID
-		if id == "" {
-			id = fmt.Sprintf("call_%d", i+1)
-		}
+		id := cmp.Or(tc.ID, fmt.Sprintf("call_%d", i+1))
 		resp.ToolCalls = append(resp.ToolCalls, demiurge.ToolCall{ID: id, Name: tc.Function.Name, Arguments: oaArguments(tc.Function.Arguments)})
 	}
 	return resp, nil
@@ -189,12 +187,8 @@ func (s *openaiStream) handle(ev sseEvent, emit func(string)) error {
 	if ch.Error != nil {
 		return streamError(s.name, *ch.Error, s.emitted)
 	}
-	if s.id == "" {
-		s.id = ch.ID
-	}
-	if s.model == "" {
-		s.model = ch.Model
-	}
+	s.id = cmp.Or(s.id, ch.ID)
+	s.model = cmp.Or(s.model, ch.Model)
 	if len(ch.Usage) > 0 && string(ch.Usage) != "null" {
 		var u any
 		if json.Unmarshal(ch.Usage, &u) == nil {
@@ -212,12 +206,8 @@ func (s *openaiStream) handle(ev sseEvent, emit func(string)) error {
 		}
 		for _, tc := range c.Delta.ToolCalls {
 			call := s.call(tc.Index, tc.ID)
-			if call.id == "" {
-				call.id = tc.ID
-			}
-			if call.name == "" {
-				call.name = tc.Function.Name
-			}
+			call.id = cmp.Or(call.id, tc.ID)
+			call.name = cmp.Or(call.name, tc.Function.Name)
 			var frag string
 			if json.Unmarshal(tc.Function.Arguments, &frag) == nil {
 				call.args.WriteString(frag)
@@ -270,10 +260,7 @@ func (s *openaiStream) response() demiurge.ModelResponse {
 	calls := append([]*oaStreamCall(nil), s.calls...)
 	sort.SliceStable(calls, func(i, j int) bool { return calls[i].index < calls[j].index })
 	for i, c := range calls {
-		id := c.id
-		if id == "" {
-			id = fmt.Sprintf("call_%d", i+1)
-		}
+		id := cmp.Or(c.id, fmt.Sprintf("call_%d", i+1))
 		resp.ToolCalls = append(resp.ToolCalls, demiurge.ToolCall{ID: id, Name: c.name, Arguments: decodeArguments(c.args.String())})
 	}
 	return resp

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"net/http"
 	"net/url"
 	"os"
@@ -58,25 +59,15 @@ func Resolve(in ResolveInput) (demiurge.Provider, Resolved, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	id := first(in.Flag, in.CoreProvider, in.FallbackProvider, in.Config.Default)
-	if id == "" {
-		id = FakeID
-	}
-	model := strings.TrimSpace(in.Model)
-	for _, m := range []string{in.CoreModel, in.FallbackModel} {
-		if model == "" {
-			model = strings.TrimSpace(m)
-		}
-	}
+	id := cmp.Or(first(in.Flag, in.CoreProvider, in.FallbackProvider, in.Config.Default), FakeID)
+	model := cmp.Or(strings.TrimSpace(in.Model), strings.TrimSpace(in.CoreModel), strings.TrimSpace(in.FallbackModel))
 
 	builtin, custom, err := in.Config.lookup(id)
 	if err != nil {
 		return nil, Resolved{}, err
 	}
 	if builtin == nil && custom == nil {
-		if model == "" {
-			model = FakeModel
-		}
+		model = cmp.Or(model, FakeModel)
 		f, err := fakeFor(in.FakeScript)
 		if err != nil {
 			return nil, Resolved{}, err
@@ -110,18 +101,14 @@ func Resolve(in ResolveInput) (demiurge.Provider, Resolved, error) {
 		if key == "" {
 			return nil, Resolved{}, demiurge.Errorf(demiurge.ECONFIG, "provider %s: API key missing; set %s", id, builtin.keyEnv[0])
 		}
-		if model == "" {
-			model = builtin.model
-		}
+		model = cmp.Or(model, builtin.model)
 		ep.Headers, ep.ExtraBody = builtin.headers, builtin.extraBody
 	} else {
 		mode, base = custom.APIMode, custom.BaseURL
 		if custom.APIKeyEnv != "" {
 			key = strings.TrimSpace(getenv(custom.APIKeyEnv))
 		}
-		if key == "" {
-			key = strings.TrimSpace(custom.APIKey)
-		}
+		key = cmp.Or(key, strings.TrimSpace(custom.APIKey))
 		if key == "" {
 			hint := "providers.custom." + id + ".api_key_env (or api_key) in config.yaml"
 			if custom.APIKeyEnv != "" {

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -143,9 +144,7 @@ func (c *client) attempt(ctx context.Context, body []byte, stream bool, handle f
 		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 			text = "unexpected redirect (redirects are not followed)"
 		}
-		if text == "" {
-			text = http.StatusText(resp.StatusCode)
-		}
+		text = cmp.Or(text, http.StatusText(resp.StatusCode))
 		e := c.errorf(code, nil, "%s: HTTP %d", c.name, resp.StatusCode)
 		if text != "" {
 			e.Message += ": " + text
