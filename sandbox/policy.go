@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -94,10 +95,7 @@ var systemHidden = []string{
 // Policy returns the policy of one start whose writable directories are
 // writable (the workspace, the private HOME and TMPDIR).
 func (p Profile) Policy(writable ...string) Policy {
-	home := p.UserHome
-	if home == "" {
-		home = os.Getenv("HOME")
-	}
+	home := cmp.Or(p.UserHome, os.Getenv("HOME"))
 	hidden := append([]string(nil), systemHidden...)
 	if filepath.IsAbs(home) && home != "/" {
 		for _, n := range CredentialNames {
