@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/demiurge/demiurge"
@@ -19,9 +20,7 @@ func (r *Runtime) AppendMessage(ctx context.Context, in demiurge.MessageInput) (
 	default:
 		return demiurge.Message{}, demiurge.Errorf(demiurge.EINVALID, "invalid message role %q: expected user, assistant, system or tool", in.Role)
 	}
-	if in.Kind == "" {
-		in.Kind = "message"
-	}
+	in.Kind = cmp.Or(in.Kind, "message")
 	if _, err := r.session(ctx, in.SessionID); err != nil {
 		return demiurge.Message{}, err
 	}
