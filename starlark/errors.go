@@ -1,6 +1,7 @@
 package starlark
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -84,9 +85,7 @@ func execError(path string, kind ErrorKind, msg string, err error) *Error {
 		}
 		return e
 	}
-	if e.Msg == "" {
-		e.Msg = ee.Msg
-	}
+	e.Msg = cmp.Or(e.Msg, ee.Msg)
 	e.Backtrace = ee.Backtrace()
 	for i := len(ee.CallStack) - 1; i >= 0; i-- {
 		if pos := ee.CallStack[i].Pos; pos.Filename() == path && pos.Line > 0 {
