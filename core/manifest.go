@@ -125,15 +125,11 @@ func (m *Manifest) applyDefaults() {
 	if m.SchemaVersion == 0 {
 		m.SchemaVersion = 1
 	}
-	if m.Runtime.SurfaceRoot == "" {
-		m.Runtime.SurfaceRoot = "agent"
-	}
+	m.Runtime.SurfaceRoot = cmp.Or(m.Runtime.SurfaceRoot, "agent")
 	if m.Runtime.MaxModelSteps == 0 {
 		m.Runtime.MaxModelSteps = DefaultMaxModelSteps
 	}
-	if m.Dependencies.Mode == "" {
-		m.Dependencies.Mode = "host_shared"
-	}
+	m.Dependencies.Mode = cmp.Or(m.Dependencies.Mode, "host_shared")
 }
 
 // validate checks the values of a decoded agent.yaml, before defaults are

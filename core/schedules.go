@@ -289,9 +289,7 @@ func parseDelivery(doc *yamlx.Document, f *deliveryFile) (ScheduleDelivery, erro
 		Target:  strings.TrimSpace(f.Target),
 		ChatID:  f.ChatID,
 	}
-	if d.Mode == "" {
-		d.Mode = ScheduleDeliveryLocal
-	}
+	d.Mode = cmp.Or(d.Mode, ScheduleDeliveryLocal)
 	line := cmp.Or(doc.Line("delivery", "mode"), doc.Line("delivery"))
 	switch {
 	case d.Mode == ScheduleDeliveryLocal:
