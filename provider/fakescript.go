@@ -29,20 +29,12 @@ func LoadFakeScript(path string) ([]demiurge.ModelResponse, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, demiurge.WrapError(demiurge.ECONFIG, err, "fake script %s: file not found", path)
 		}
-		return nil, demiurge.WrapError(demiurge.ECONFIG, err, "fake script %s: cannot read: %v", path, unwrapPathError(err))
+		return nil, demiurge.WrapError(demiurge.ECONFIG, err, "fake script %s: cannot read: %s", path, demiurge.IOReason(err))
 	}
 	if len(data) > maxFakeScript {
 		return nil, demiurge.Errorf(demiurge.ECONFIG, "fake script %s: larger than %d MiB", path, maxFakeScript>>20)
 	}
 	return parseFakeScript(path, data)
-}
-
-func unwrapPathError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 func parseFakeScript(path string, data []byte) ([]demiurge.ModelResponse, error) {

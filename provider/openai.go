@@ -106,7 +106,7 @@ func (p *OpenAI) requestBody(req demiurge.ModelRequest, stream bool) ([]byte, er
 			for _, tc := range m.ToolCalls {
 				args, err := json.Marshal(arguments(tc.Arguments))
 				if err != nil {
-					return nil, demiurge.WrapError(demiurge.EINVALID, err, "%s: messages[%d]: arguments of tool call %q are not JSON: %v", name, i, tc.Name, err)
+					return nil, demiurge.WrapError(demiurge.EINVALID, err, "%s: messages[%d]: arguments of tool call %q are not JSON", name, i, tc.Name)
 				}
 				om.ToolCalls = append(om.ToolCalls, oaToolCall{ID: tc.ID, Type: "function", Function: oaFunction{Name: tc.Name, Arguments: string(args)}})
 			}
@@ -142,7 +142,7 @@ func marshalPayload(name string, payload map[string]any, extraBody func(string) 
 	}
 	b, err := json.Marshal(payload)
 	if err != nil {
-		return nil, demiurge.WrapError(demiurge.EINVALID, err, "%s: request is not JSON: %v", name, err)
+		return nil, demiurge.WrapError(demiurge.EINVALID, err, "%s: request is not JSON", name)
 	}
 	return b, nil
 }
