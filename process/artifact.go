@@ -68,16 +68,16 @@ func artifactRoot(root string) (string, error) {
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return "", demiurge.WrapError(demiurge.ECONFIG, err, "artifact root %s: %s", root, reason(err))
+		return "", demiurge.WrapError(demiurge.ECONFIG, err, "artifact root %s: %s", root, demiurge.IOReason(err))
 	}
 	if err := os.MkdirAll(abs, 0o700); err != nil {
-		return "", demiurge.WrapError(demiurge.ECONFIG, err, "artifact root %s: %s", abs, reason(err))
+		return "", demiurge.WrapError(demiurge.ECONFIG, err, "artifact root %s: %s", abs, demiurge.IOReason(err))
 	}
 	// The root itself may sit under symbolic links (a home on another
 	// volume); what lies below it may not.
 	canon, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return "", demiurge.WrapError(demiurge.ECONFIG, err, "artifact root %s: %s", abs, reason(err))
+		return "", demiurge.WrapError(demiurge.ECONFIG, err, "artifact root %s: %s", abs, demiurge.IOReason(err))
 	}
 	fi, err := os.Stat(canon)
 	if err != nil || !fi.IsDir() {

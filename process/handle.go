@@ -47,7 +47,8 @@ func (h *Handle) Wait(ctx context.Context) (Result, error) {
 	case <-h.done:
 		return h.res, h.err
 	case <-ctx.Done():
-		return Result{}, demiurge.WrapError(demiurge.ECANCELED, ctx.Err(), "wait for process %s: %v", h.spawnID, ctx.Err())
+		return Result{}, demiurge.WrapError(demiurge.ECANCELED, ctx.Err(), "stopped waiting for process %s", h.spawnID)
+
 	}
 }
 

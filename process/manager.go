@@ -128,7 +128,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	case <-m.shutdown:
 		return nil
 	case <-ctx.Done():
-		return demiurge.WrapError(demiurge.ETIMEOUT, ctx.Err(), "process manager close: %v", ctx.Err())
+		return demiurge.WrapError(demiurge.ETIMEOUT, ctx.Err(), "process manager close did not finish in time")
 	}
 }
 
@@ -182,7 +182,7 @@ func (m *Manager) Run(ctx context.Context, spec Spec) (Result, error) {
 		if !h.res.Cancelled {
 			break // it had finished on its own
 		}
-		return h.res, demiurge.WrapError(demiurge.ECANCELED, ctx.Err(), "process %s cancelled: %v", h.spawnID, ctx.Err())
+		return h.res, demiurge.WrapError(demiurge.ECANCELED, ctx.Err(), "process %s cancelled", h.spawnID)
 	}
 	return h.res, h.err
 }
@@ -199,7 +199,7 @@ func (m *Manager) Start(ctx context.Context, spec Spec) (*Handle, error) {
 
 func (m *Manager) start(ctx context.Context, spec Spec, foreground bool) (*Handle, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, demiurge.WrapError(demiurge.ECANCELED, err, "process start cancelled: %v", err)
+		return nil, demiurge.WrapError(demiurge.ECANCELED, err, "process start cancelled")
 	}
 	spec, err := spec.normalize()
 	if err != nil {
@@ -211,7 +211,7 @@ func (m *Manager) start(ctx context.Context, spec Spec, foreground bool) (*Handl
 			if err == nil {
 				err = syscall.ENOTDIR
 			}
-			return nil, demiurge.WrapError(demiurge.ENOTFOUND, err, "working directory %s: %s", spec.Dir, reason(err))
+			return nil, demiurge.WrapError(demiurge.ENOTFOUND, err, "working directory %s: %s", spec.Dir, demiurge.IOReason(err))
 		}
 	}
 	resolved, err := lookPath(spec.Argv[0], spec.Dir, spec.Env)

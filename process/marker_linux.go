@@ -23,7 +23,7 @@ func StartMarker(pid int) (string, error) {
 	}
 	boot, err := os.ReadFile(bootIDPath)
 	if err != nil {
-		return "", demiurge.WrapError(demiurge.EINTERNAL, err, "read %s: %v", bootIDPath, err)
+		return "", demiurge.WrapError(demiurge.EINTERNAL, err, "read %s: %s", bootIDPath, demiurge.IOReason(err))
 	}
 	return strings.TrimSpace(string(boot)) + ":" + info.startTime, nil
 }
@@ -65,11 +65,11 @@ func readStat(pid int) (statInfo, error) {
 		if os.IsNotExist(err) {
 			return statInfo{}, demiurge.WrapError(demiurge.ENOTFOUND, err, "process not found: %d", pid)
 		}
-		return statInfo{}, demiurge.WrapError(demiurge.EINTERNAL, err, "read %s: %v", path, err)
+		return statInfo{}, demiurge.WrapError(demiurge.EINTERNAL, err, "read %s: %s", path, demiurge.IOReason(err))
 	}
 	info, err := parseStat(b)
 	if err != nil {
-		return statInfo{}, demiurge.WrapError(demiurge.EINTERNAL, err, "parse %s: %v", path, err)
+		return statInfo{}, demiurge.WrapError(demiurge.EINTERNAL, err, "parse %s: unexpected format", path)
 	}
 	return info, nil
 }

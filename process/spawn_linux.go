@@ -24,11 +24,11 @@ var (
 func platformInit() error {
 	subreaperOnce.Do(func() {
 		if _, err := os.Stat("/proc/self/stat"); err != nil {
-			subreaperErr = demiurge.WrapError(demiurge.EUNSUPPORTED, err, "process trees need /proc: %v", err)
+			subreaperErr = demiurge.WrapError(demiurge.EUNSUPPORTED, err, "process trees need /proc")
 			return
 		}
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-			subreaperErr = demiurge.WrapError(demiurge.EUNSUPPORTED, err, "process trees need PR_SET_CHILD_SUBREAPER: %v", err)
+			subreaperErr = demiurge.WrapError(demiurge.EUNSUPPORTED, err, "process trees need PR_SET_CHILD_SUBREAPER")
 		}
 	})
 	return subreaperErr
@@ -64,7 +64,7 @@ func (m *Manager) spawn(spec Spec, resolved string, foreground bool) (*Handle, e
 		var err error
 		if r[i], w[i], err = os.Pipe(); err != nil {
 			closeAll(r[:], w[:])
-			return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "process pipes: %v", err)
+			return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "process pipes: %s", demiurge.IOReason(err))
 		}
 		growPipe(r[i])
 	}
@@ -113,7 +113,7 @@ func (m *Manager) spawn(spec Spec, resolved string, foreground bool) (*Handle, e
 		if os.IsNotExist(err) || os.IsPermission(err) {
 			code = demiurge.ENOTFOUND
 		}
-		return nil, demiurge.WrapError(code, err, "start %s: %v", resolved, err)
+		return nil, demiurge.WrapError(code, err, "start %s: %s", resolved, demiurge.IOReason(err))
 	}
 	pid := cmd.Process.Pid
 	// abandon ends a started process the Manager will not own: its group

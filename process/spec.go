@@ -179,7 +179,7 @@ func lookPath(argv0, dir string, env []string) (string, error) {
 			p = filepath.Join(base, p)
 		}
 		if err := checkExecutable(p); err != nil {
-			return "", demiurge.WrapError(demiurge.ENOTFOUND, err, "executable %s: %s", argv0, reason(err))
+			return "", demiurge.WrapError(demiurge.ENOTFOUND, err, "executable %s: %s", argv0, demiurge.IOReason(err))
 		}
 		return filepath.Clean(p), nil
 	}
@@ -194,12 +194,4 @@ func lookPath(argv0, dir string, env []string) (string, error) {
 		}
 	}
 	return "", demiurge.Errorf(demiurge.ENOTFOUND, "executable %s not found in the command's PATH", argv0)
-}
-
-// reason renders an OS error without the path it carries.
-func reason(err error) string {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }

@@ -129,7 +129,7 @@ wait:
 			}
 		}
 	} else if termErr == nil {
-		termErr = demiurge.WrapError(demiurge.EINTERNAL, waitErr, "process %d: no exit status: %v", t.leader, waitErr)
+		termErr = demiurge.WrapError(demiurge.EINTERNAL, waitErr, "process %d: no exit status", t.leader)
 	}
 	// The command is over: its tree is gone and its output drained.
 	// Syncing the artifacts is the Host's own work and not counted.
