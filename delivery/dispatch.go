@@ -188,7 +188,7 @@ func outbound(d demiurge.Delivery) (demiurge.Outbound, error) {
 			err = json.Unmarshal(b, &out.Blocks)
 		}
 		if err != nil {
-			return out, demiurge.WrapError(demiurge.EINTERNAL, err, "delivery %s: outbox blocks are unreadable: %v", d.ID, err)
+			return out, demiurge.WrapError(demiurge.EINTERNAL, err, "delivery %s: outbox blocks are unreadable", d.ID)
 		}
 	}
 	return out, nil

@@ -132,11 +132,11 @@ func historyContent(text, policy, channel, source, deliveryID, status string) ma
 func blocksPayload(blocks []demiurge.DeliveryBlock) ([]any, error) {
 	raw, err := json.Marshal(blocks)
 	if err != nil {
-		return nil, demiurge.WrapError(demiurge.EINVALID, err, "delivery blocks are not JSON-encodable: %v", err)
+		return nil, demiurge.WrapError(demiurge.EINVALID, err, "delivery blocks are not JSON-encodable")
 	}
 	var out []any
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "delivery blocks: %v", err)
+		return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "delivery blocks do not decode as JSON values")
 	}
 	return out, nil
 }
