@@ -43,7 +43,7 @@ func (r *Redactor) valueAt(v any, view View, prefix pathStack) (out any, err err
 	w := &walker{r: r, view: view, lim: r.Limits(view), path: append(make(pathStack, 0, len(prefix)+16), prefix...)}
 	out, err = w.value(v, 0)
 	if err != nil {
-		return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "redact: %s view: %v", view, err)
+		return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "redact: %s view failed", view)
 	}
 	return out, nil
 }
