@@ -119,7 +119,7 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 
 	release, err := x.queue.acquire(ctx, sess.ID)
 	if err != nil {
-		return Result{}, demiurge.WrapError(demiurge.ECANCELED, err, "waiting for session %s: %v", sess.ID, err)
+		return Result{}, demiurge.WrapError(demiurge.ECANCELED, err, "stopped waiting for session %s", sess.ID)
 	}
 	defer release()
 
