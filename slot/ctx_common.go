@@ -38,7 +38,7 @@ func metadataValue(what string, m map[string]any) (sl.Value, error) {
 	}
 	v, err := starlark.ToStarlark(m)
 	if err != nil {
-		return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "%s is not JSON-compatible: %v", what, err)
+		return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "%s is not JSON-compatible", what)
 	}
 	return v, nil
 }
@@ -158,7 +158,7 @@ func historyList(msgs []demiurge.Message, limit int, roles []string) (sl.Value, 
 		}
 		v, err := starlark.ToStarlark(item)
 		if err != nil {
-			return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "history message %s is not JSON-compatible: %v", m.ID, err)
+			return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "history message %s is not JSON-compatible", m.ID)
 		}
 		items = append(items, v)
 	}

@@ -101,7 +101,7 @@ func inputShared(env demiurge.InputEnv) (sl.StringDict, error) {
 	for i, a := range env.Attachments {
 		v, err := starlark.ToStarlark(a)
 		if err != nil {
-			return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "input attachment %d is not JSON-compatible: %v", i, err)
+			return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "input attachment %d is not JSON-compatible", i)
 		}
 		attachments = append(attachments, v)
 	}

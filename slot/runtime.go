@@ -3,7 +3,6 @@ package slot
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"maps"
 	"os"
 	"sync"
@@ -121,12 +120,7 @@ func (r *Runtime) load(s demiurge.SlotSpec) (*starlark.Module, error) {
 	if src == nil {
 		b, err := os.ReadFile(s.ModulePath)
 		if err != nil {
-			reason := err
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				reason = pe.Err // the path is already named
-			}
-			return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "%s: cannot read module: %v", s.ModulePath, reason)
+			return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "%s: cannot read module: %s", s.ModulePath, demiurge.IOReason(err))
 		}
 		src = b
 	}
