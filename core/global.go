@@ -40,11 +40,7 @@ func LoadGlobal(path string) (*GlobalConfig, error) {
 		return &GlobalConfig{}, nil
 	}
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, demiurge.WrapError(demiurge.ECONFIG, err, "%s: cannot read: %v", shown, err)
+		return nil, demiurge.WrapError(demiurge.ECONFIG, err, "%s: cannot read: %s", shown, demiurge.IOReason(err))
 	}
 	doc, err := yamlx.Parse(shown, data)
 	if err != nil {

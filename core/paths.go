@@ -124,11 +124,7 @@ func (l *loader) readErr(abs string, err error) error {
 	if errors.As(err, &de) {
 		return err
 	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	return demiurge.WrapError(demiurge.ECONFIG, err, "%s: cannot read: %v", l.show(abs), err)
+	return demiurge.WrapError(demiurge.ECONFIG, err, "%s: cannot read: %s", l.show(abs), demiurge.IOReason(err))
 }
 
 // isDir reports whether abs is a directory; a missing path is not an error.

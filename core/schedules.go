@@ -458,7 +458,7 @@ func (s Schedule) YAML() ([]byte, error) {
 			Target: s.Delivery.Target, ChatID: s.Delivery.ChatID},
 	})
 	if err != nil {
-		return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "render schedule %s: %v", s.ID, err)
+		return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "render schedule %s failed", s.ID)
 	}
 	return out, nil
 }

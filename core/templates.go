@@ -56,7 +56,7 @@ func InstallTemplates(agentsDir, which string, overwrite bool) error {
 	}
 	tfs := TemplateFS()
 	if err := os.MkdirAll(agentsDir, 0o700); err != nil {
-		return demiurge.WrapError(demiurge.EINTERNAL, err, "create %s: %v", agentsDir, err)
+		return demiurge.WrapError(demiurge.EINTERNAL, err, "create %s: %s", agentsDir, demiurge.IOReason(err))
 	}
 	for _, root := range roots {
 		err := fs.WalkDir(tfs, root, func(name string, d fs.DirEntry, err error) error {
@@ -75,7 +75,7 @@ func InstallTemplates(agentsDir, which string, overwrite bool) error {
 			return writeTemplateFile(dest, data, overwrite)
 		})
 		if err != nil {
-			return demiurge.WrapError(demiurge.EINTERNAL, err, "install %s template into %s: %v", which, agentsDir, err)
+			return demiurge.WrapError(demiurge.EINTERNAL, err, "install %s template into %s: %s", which, agentsDir, demiurge.IOReason(err))
 		}
 	}
 	return nil
