@@ -185,10 +185,10 @@ func (m *Manager) privateHome(serverID string) (string, error) {
 		return "", demiurge.Errorf(demiurge.ECONFIG, "no private home for MCP server %s", serverID)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", demiurge.WrapError(demiurge.EINTERNAL, err, "MCP server %s: private home: %s", serverID, reason(err))
+		return "", demiurge.WrapError(demiurge.EINTERNAL, err, "MCP server %s: private home: %s", serverID, demiurge.IOReason(err))
 	}
 	if err := os.Chmod(dir, 0o700); err != nil {
-		return "", demiurge.WrapError(demiurge.EINTERNAL, err, "MCP server %s: private home: %s", serverID, reason(err))
+		return "", demiurge.WrapError(demiurge.EINTERNAL, err, "MCP server %s: private home: %s", serverID, demiurge.IOReason(err))
 	}
 	return dir, nil
 }

@@ -130,7 +130,8 @@ func LoadDeclarations(dir, relTo string) ([]Declaration, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, demiurge.WrapError(demiurge.ECONFIG, err, "MCP declarations %s: cannot read the directory: %v", relPath(relTo, dir), reason(err))
+		return nil, demiurge.WrapError(demiurge.ECONFIG, err, "MCP declarations %s: cannot read the directory: %s", relPath(relTo, dir), demiurge.IOReason(err))
+
 	}
 	var names []string
 	for _, e := range entries {
@@ -168,7 +169,7 @@ func loadDeclaration(path, rel, id string) (Declaration, error) {
 	}
 	fi, err := os.Lstat(path)
 	if err != nil {
-		return Declaration{}, declError(rel, 0, "cannot read the file: %s", reason(err))
+		return Declaration{}, declError(rel, 0, "cannot read the file: %s", demiurge.IOReason(err))
 	}
 	if !fi.Mode().IsRegular() {
 		// A link could make the core's declaration read a file elsewhere.
@@ -179,7 +180,7 @@ func loadDeclaration(path, rel, id string) (Declaration, error) {
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return Declaration{}, declError(rel, 0, "cannot read the file: %s", reason(err))
+		return Declaration{}, declError(rel, 0, "cannot read the file: %s", demiurge.IOReason(err))
 	}
 	return ParseDeclaration(id, path, rel, raw)
 }

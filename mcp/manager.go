@@ -142,7 +142,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return demiurge.WrapError(demiurge.ETIMEOUT, ctx.Err(), "MCP runtime close: %v", ctx.Err())
+		return demiurge.WrapError(demiurge.ETIMEOUT, ctx.Err(), "MCP runtime close did not finish in time")
 	}
 }
 
@@ -177,7 +177,7 @@ func (m *Manager) defaultHomeBase() (string, error) {
 	}
 	dir, err := os.MkdirTemp("", "demiurge-mcp-home-")
 	if err != nil {
-		return "", demiurge.WrapError(demiurge.EINTERNAL, err, "MCP private home: %s", reason(err))
+		return "", demiurge.WrapError(demiurge.EINTERNAL, err, "MCP private home: %s", demiurge.IOReason(err))
 	}
 	m.homeBase = dir
 	return dir, nil

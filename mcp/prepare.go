@@ -247,7 +247,7 @@ func resolveCwd(cwd, workspace string) (string, string) {
 	}
 	root, err := filepath.EvalSymlinks(workspace)
 	if err != nil {
-		return "", "workspace is not accessible: " + reason(err)
+		return "", "workspace is not accessible: " + demiurge.IOReason(err)
 	}
 	p := cmp.Or(cwd, ".")
 	if !filepath.IsAbs(p) {
@@ -258,7 +258,7 @@ func resolveCwd(cwd, workspace string) (string, string) {
 		if !within(root, filepath.Clean(p)) && !within(workspace, filepath.Clean(p)) {
 			return "", "path escapes workspace: " + cwd
 		}
-		return "", "cwd " + cwd + " is not accessible: " + reason(err)
+		return "", "cwd " + cwd + " is not accessible: " + demiurge.IOReason(err)
 	}
 	if !within(root, real) {
 		return "", "path escapes workspace: " + cwd

@@ -108,7 +108,7 @@ func (m *Manager) evict(ctx context.Context, match func(scopeKey) bool) error {
 		select {
 		case <-s.retired:
 		case <-ctx.Done():
-			return demiurge.WrapError(demiurge.ETIMEOUT, ctx.Err(), "MCP eviction: %v", ctx.Err())
+			return demiurge.WrapError(demiurge.ETIMEOUT, ctx.Err(), "MCP eviction did not finish in time")
 		}
 	}
 	return nil
