@@ -10,7 +10,7 @@ import (
 )
 
 // fingerprintedKeys are the rule keys whose approval is bound to the exact
-// command (§7.5), plus filename-expansion and environment-overlay (a glob or
+// command in the spec, plus filename-expansion and environment-overlay (a glob or
 // an inline LD_PRELOAD=... can stand for anything) and the path keys
 // (sensitive-path, path-outside-workspace: the operator approved that path,
 // not every path), so one approval never covers the next command that
@@ -32,8 +32,8 @@ var fingerprintedKeys = map[string]bool{
 	"path-outside-workspace": true,
 }
 
-// Execution is what identifies one terminal call besides its command text
-// (§7.5): the workspace-relative cwd, the explicit environment overlay and
+// Execution is what identifies one terminal call besides its command text:
+// the workspace-relative cwd, the explicit environment overlay and
 // the execution options.
 type Execution struct {
 	Cwd            string            // workspace-relative, as shown in audits
@@ -45,7 +45,7 @@ type Execution struct {
 
 // BindingAudit is the audit form of one secret binding: never its value.
 // The fields are in the order of their JSON keys, so the fingerprint's
-// JSON has its keys sorted at every level as §7.5 has it.
+// JSON has its keys sorted at every level, as the spec's fingerprint has it.
 type BindingAudit struct {
 	Capability string `json:"capability"`
 	ExpiresAt  string `json:"expires_at"`
@@ -113,7 +113,7 @@ func CacheKey(v Verdict, command string) string {
 	return CacheKeyFor(v, command, Execution{})
 }
 
-// CacheKeyFor returns the approval rule key of §7.5 for a reviewed command
+// CacheKeyFor returns the approval rule key for a reviewed command
 // run with x. The fingerprint is appended when the verdict is Exact (or its
 // rule key is one of the fingerprinted keys) and whenever x carries an
 // environment overlay or secret bindings.

@@ -24,7 +24,7 @@ func TestCacheKey(t *testing.T) {
 		{"bash -c 'ls'", "terminal:terminal.exec:shell-eval:<fp>"},
 		{"python -c 1", "terminal:terminal.exec:script-eval:<fp>"},
 		{"ls || pwd", "terminal:terminal.exec:complex-shell:<fp>"},
-		// Beyond §7.5: a glob or an inline overlay can stand for anything.
+		// Beyond the spec's list: a glob or an inline overlay can stand for anything.
 		{"cat *.go", "terminal:terminal.exec:filename-expansion:<fp>"},
 		{"LD_PRELOAD=x.so ls", "terminal:terminal.exec:environment-overlay:<fp>"},
 		// A compound command's key names only its first risky segment.

@@ -1,6 +1,13 @@
-// Package cmdguard reviews terminal commands before the Host runs them
-// (tool-runtime spec §7.4, §7.5). It is pure policy: no I/O, no state, and
-// it imports only the standard library and golang.org/x/text.
+// Package cmdguard reviews terminal commands before the Host runs them. It
+// is pure policy: no I/O, no state, and it imports only the standard library
+// and golang.org/x/text.
+//
+// The review is the numbered procedure of the tool-runtime spec, §7.4 (with
+// the fingerprint and cache keys of §7.5 and the sensitive names of §10.2);
+// comments in this package name its steps by number: step 1 scans for shell
+// expansions, step 3 splits the text into segments, step 8 splits a segment
+// into words, step 9 matches the promptable rules, step 10 scans the whole
+// text for sensitive names.
 //
 // # Usage
 //
@@ -17,7 +24,7 @@
 // Review is a guard, not a shell: it contains what it recognises and asks
 // about everything else.
 //
-//   - Allow is given only to literal read-only commands (§7.4's list: pwd ls
+//   - Allow is given only to literal read-only commands (the spec's list: pwd ls
 //     cat head tail wc sort uniq cut tr nl stat file du df tree date whoami
 //     uname printf echo sleep true false rg grep find, sed -n, git status
 //     diff log show rev-parse ls-files grep describe and the listing shapes
@@ -56,7 +63,7 @@
 //     Rule keys: rm-critical-path, mkfs, raw-block-device, sudo-stdin,
 //     shutdown, kill-all, fork-bomb, permission-critical-path.
 //   - Paths come before rule keys. Sensitive files are exactly those of the
-//     file tools (SensitivePath, §10.2), plus config.yaml (§7.4), named as a
+//     file tools (SensitivePath), plus config.yaml, named as a
 //     word, an option value ("--file=.env", "-X.netrc"), or a git object
 //     path ("HEAD:.env", ":0:id_rsa"); a write also protects pyproject.toml
 //     and uv.lock. Any command naming one, or a path outside the workspace
@@ -70,9 +77,9 @@
 // verdict wins, so text that merely looks like a safe command to a reader
 // cannot be allowed, and text that looks destructive is blocked.
 //
-// Verdicts carry the rule key that decided and the §7.5 fingerprint of the
+// Verdicts carry the rule key that decided and the fingerprint of the
 // command. CacheKeyFor builds the approval cache key; Exact verdicts (the
-// fingerprinted keys of §7.5, filename expansion, inline environment
+// fingerprinted keys, filename expansion, inline environment
 // overlays, the two path keys, and any command of more than one segment,
 // whose key names only its first risky segment) are bound to the exact
 // command, cwd, overlay and options. GrantCoverage says in one sentence what

@@ -122,7 +122,7 @@ func hardlineEffective(words []string) (int, string, []string) {
 	return i, "", scripts
 }
 
-// effectiveCommand is §7.4 step 9's effective command: past leading
+// effectiveCommand is step 9's effective command: past leading
 // assignments and the env, time and command wrappers with their options
 // (value-taking ones with their value) and assignments.
 func effectiveCommand(words []string) (int, string) {

@@ -22,7 +22,7 @@ func pathRules(segments [][]string, cmd string) (string, string) {
 			}
 		}
 	}
-	// §7.4 step 10: the whole text, so a sensitive name inside a quoted
+	// Step 10: the whole text, so a sensitive name inside a quoted
 	// script (sh -c 'cat .env') is seen as well.
 	if reason, key := promptableText(cmd); key != "" {
 		return reason, key

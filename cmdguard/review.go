@@ -53,7 +53,7 @@ func review(command string) Verdict {
 	return best
 }
 
-// reviewCandidate applies §7.4's steps to one form of the command; the first
+// reviewCandidate applies the review's steps to one form of the command; the first
 // step that applies decides.
 func reviewCandidate(cmd string) Verdict {
 	if cmd == "" {

@@ -44,7 +44,7 @@ const (
 	rsEval     = "shell command evaluation"
 )
 
-// reviewCases are taken from §7.4 (every rule and pattern) and from the
+// reviewCases are taken from the spec (every rule and pattern) and from the
 // original's security tests, plus the destructive spellings the Host must
 // block on top of them.
 var reviewCases = []reviewCase{

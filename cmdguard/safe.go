@@ -13,7 +13,7 @@ const (
 	kindDev          // runs project code (tests, builds): always asks
 )
 
-// readCommands are the read-only commands of §7.4. Options of theirs that
+// readCommands are the read-only commands the spec lists. Options of theirs that
 // write, execute or read elsewhere were caught by step 9 before this list
 // is consulted.
 var readCommands = map[string]bool{

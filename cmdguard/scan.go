@@ -5,7 +5,7 @@ import (
 	"unicode/utf8"
 )
 
-// expansionScan is the result of §7.4 step 1 on one text.
+// expansionScan is the result of step 1 on one text.
 type expansionScan struct {
 	reason   string   // of the highest-priority expansion found
 	ruleKey  string   // command-substitution | process-substitution | shell-expansion

@@ -2,7 +2,7 @@ package cmdguard
 
 import "strings"
 
-// The sensitive names of tool-runtime §10.2, lowercased. The file tools
+// The sensitive names of the tool-runtime spec, lowercased. The file tools
 // decide with SensitivePath and SensitiveDir too, so a path they refuse is
 // never readable through the terminal without the operator seeing it.
 var (
@@ -12,8 +12,8 @@ var (
 	writeSensitiveFiles = map[string]bool{"pyproject.toml": true, "uv.lock": true}
 )
 
-// SensitivePath reports whether the slash path p names a sensitive file
-// (tool-runtime §10.2), exactly as the file tools decide it: any component
+// SensitivePath reports whether the slash path p names a sensitive file,
+// exactly as the file tools decide it: any component
 // is a credential or VCS directory (.git .venv .demiurge .ssh .aws .kube) or
 // starts with ".env"; or the last component is a credential file (.netrc
 // .npmrc .pgpass .pypirc .git-credentials), a private key (id_rsa id_dsa id_ecdsa
@@ -51,7 +51,8 @@ func SensitiveDir(name string) bool {
 	return sensitiveDirs[name] || strings.HasPrefix(name, ".env")
 }
 
-// guardSensitive is SensitivePath plus the one name §7.4 adds for the
+// guardSensitive is SensitivePath plus the one name the review adds for the
+
 // terminal: config.yaml, the Host's configuration file, in any component.
 func guardSensitive(p string, write bool) bool {
 	if SensitivePath(p, write) {

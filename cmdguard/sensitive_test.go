@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestSensitiveTablePinned pins the §10.2 table (plus .git-credentials).
+// TestSensitiveTablePinned pins the spec's sensitive-name table (plus .git-credentials).
 // The file tools decide with SensitivePath too.
 func TestSensitiveTablePinned(t *testing.T) {
 	sorted := func(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }
@@ -50,7 +50,7 @@ func TestSensitivePath(t *testing.T) {
 			t.Errorf("SensitivePath(%q, write) = %v, want %v", p, got, want)
 		}
 	}
-	// §7.4 adds config.yaml for the terminal only.
+	// The terminal review adds config.yaml for the terminal only.
 	if !guardSensitive("config.yaml", false) || !guardSensitive("a/CONFIG.YAML/b", false) || guardSensitive("config.yml", false) {
 		t.Error("guardSensitive and config.yaml")
 	}

@@ -2,7 +2,7 @@ package cmdguard
 
 import "strings"
 
-// shellSplit is §7.4 step 3: the text cut into simple segments on the
+// shellSplit is step 3: the text cut into simple segments on the
 // operators the guard models (&&, ;, |), or the reason it cannot be.
 type shellSplit struct {
 	segments    []string

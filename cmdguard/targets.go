@@ -7,7 +7,7 @@ import (
 )
 
 // systemDirs are the top-level directories whose recursive deletion or
-// permission change wrecks the machine. §7.4 lists home root etc usr var bin
+// permission change wrecks the machine. The spec lists home root etc usr var bin
 // sbin boot lib; the rest are their siblings on Linux and macOS.
 var systemDirs = map[string]bool{
 	"home": true, "root": true, "etc": true, "usr": true, "var": true, "bin": true,

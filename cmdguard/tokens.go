@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// promptableTokens is §7.4 step 9: the first rule that matches any segment,
+// promptableTokens is step 9: the first rule that matches any segment,
 // segments in order.
 func promptableTokens(segments [][]string) (string, string) {
 	for _, words := range segments {
@@ -248,7 +248,7 @@ func nodeChangesDependencies(args []string) bool {
 	return hasPrefix(args, "audit", "fix")
 }
 
-// sensitiveTextRes is §7.4 step 10, over the whole candidate.
+// sensitiveTextRes is step 10, over the whole candidate.
 var sensitiveTextRes = []struct {
 	re     *regexp.Regexp
 	reason string

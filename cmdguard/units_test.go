@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestFingerprintGolden pins the §7.5 JSON byte for byte: the values were
+// TestFingerprintGolden pins the fingerprint JSON byte for byte: the values were
 // computed independently (Python json.dumps, sort_keys, no spaces, no
 // HTML escaping).
 func TestFingerprintGolden(t *testing.T) {

@@ -42,7 +42,7 @@ type Verdict struct {
 	// "file-delete", "rm-critical-path"; it is the stem of the approval
 	// cache key (see CacheKey).
 	RuleKey string
-	// Fingerprint is the first 16 hex digits of the §7.5 fingerprint of the
+	// Fingerprint is the first 16 hex digits of the fingerprint of the
 	// command alone (Fingerprint(command, Execution{})).
 	Fingerprint string
 	// Candidate names the normalised form that decided (CandidateRaw,
@@ -51,7 +51,7 @@ type Verdict struct {
 	// Exact reports whether a session approval of this command must be
 	// bound to the command itself (its cache key carries the fingerprint)
 	// rather than cover every command with the same rule key: true for the
-	// rule keys §7.5 lists, for filename expansion and inline environment
+	// fingerprinted rule keys, for filename expansion and inline environment
 	// overlays, and for any command of more than one segment.
 	Exact bool
 }

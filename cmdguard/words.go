@@ -10,8 +10,8 @@ var (
 	errNoEscaped      = errors.New("no escaped character")
 )
 
-// posixSplit splits a segment into words the way POSIX shlex does (§7.4
-// step 8): words are separated by space, tab, CR or LF; a backslash outside
+// posixSplit splits a segment into words the way POSIX shlex does (step
+// 8): words are separated by space, tab, CR or LF; a backslash outside
 // quotes takes the next character literally; single quotes are literal;
 // inside double quotes a backslash escapes only '"' and '\'. Adjacent quoted
 // and unquoted parts join into one word, and ” is an empty word. Nothing
