@@ -1,6 +1,7 @@
 // Package delegation turns a delegate_task call (or ctx.agents.spawn from
-// a slot) into an agent.spawn task that runs a child agent turn (spec
-// host-runtime §6.1).
+// a slot) into an agent.spawn task that runs a child agent turn. It
+// implements spec host-runtime §6.1, whose numbered steps comments in this
+// package refer to ("step 5").
 //
 // # Contract
 //

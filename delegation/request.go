@@ -73,9 +73,8 @@ func argText(v any) string {
 }
 
 // ArgumentError is delegate_task's own sentence for args (the first
-// failure, with the spec's exact text), "" when they pass: the checks of
-// spec host-runtime §6.1 that read the arguments alone, in the spec's
-// order. The effect runtime asks for it when the schema refuses the
+// failure, with the spec's exact text), "" when they pass: the steps that
+// read the arguments alone, in the spec's order. The effect runtime asks for it when the schema refuses the
 // arguments, so the model sees "unsupported context_mode: shared" rather
 // than a JSON Schema error. The checks that need the turn (the capability,
 // the depth reached, the child limits, the child's registry and pipeline)
@@ -100,7 +99,7 @@ func ArgumentError(args map[string]any) string {
 	return ""
 }
 
-// checkGoal is §6.1 step 1.
+// checkGoal is step 1.
 func checkGoal(r Request) error {
 	if strings.TrimSpace(r.Goal) == "" {
 		return invalidf("goal is required")
@@ -108,7 +107,7 @@ func checkGoal(r Request) error {
 	return nil
 }
 
-// contextMode is §6.1 step 4: isolated (the default) or fork.
+// contextMode is step 4: isolated (the default) or fork.
 func contextMode(r Request) (string, error) {
 	return choice(r.ContextMode, "context_mode", "isolated", "fork")
 }
@@ -132,7 +131,7 @@ func maxDepth(r Request) int {
 	return r.MaxDepth
 }
 
-// checkDepth is §6.1 step 5 for a turn at depth.
+// checkDepth is step 5 for a turn at depth.
 func checkDepth(depth, maxDepth int) error {
 	if depth >= maxDepth {
 		return invalidf("delegation depth limit exceeded: max_depth=%d", maxDepth)
@@ -140,7 +139,7 @@ func checkDepth(depth, maxDepth int) error {
 	return nil
 }
 
-// notifyPolicy is §6.1 step 8: return_to_parent (the default) or silent.
+// notifyPolicy is step 8: return_to_parent (the default) or silent.
 func notifyPolicy(r Request) (string, error) {
 	return choice(r.NotifyPolicy, "notify_policy", "return_to_parent", "silent")
 }
@@ -157,8 +156,8 @@ func readUseBootstrap(r Request) (bool, error) {
 	}
 }
 
-// Schema is the delegate_task argument schema (spec host-runtime §6.1,
-// plus the seed's tool_policy).
+// Schema is the delegate_task argument schema of the spec, plus the seed's
+// tool_policy.
 func Schema() map[string]any {
 	idList := map[string]any{"type": "array", "items": map[string]any{"type": "string"}}
 	slotSel := map[string]any{"anyOf": []any{map[string]any{"type": "string", "enum": []any{"all"}}, idList, map[string]any{"type": "null"}}}
@@ -212,7 +211,7 @@ func invalidf(format string, args ...any) error {
 	return demiurge.Errorf(demiurge.EINVALID, format, args...)
 }
 
-// normaliseTools reads tools (spec §6.1 step 9): nil means all.
+// normaliseTools reads tools (step 9): nil means all.
 func normaliseTools(v any) (all bool, ids []string, err error) {
 	switch t := v.(type) {
 	case nil:
@@ -231,7 +230,7 @@ func normaliseTools(v any) (all bool, ids []string, err error) {
 	return false, nil, invalidf("tools must be 'all', 'none', or a list of tool ids")
 }
 
-// normaliseSlots reads one phase's slot selection (spec §6.1 step 10):
+// normaliseSlots reads one phase's slot selection (step 10):
 // nil or [] means the defaults.
 func normaliseSlots(kind string, v any) (all bool, ids []string, err error) {
 	switch t := v.(type) {

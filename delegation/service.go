@@ -10,7 +10,7 @@ import (
 	"github.com/demiurge/demiurge/effect"
 )
 
-// Limits of spec host-runtime §6.1.
+// Limits of delegation, as the spec sets them.
 const (
 	DefaultMaxDepth       = 2
 	MaxChildrenPerTurn    = 4

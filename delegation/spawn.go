@@ -145,8 +145,8 @@ func (s *Service) submitChild(ctx context.Context, tc effect.TurnContext, req Re
 	return task, childSession, err
 }
 
-// checkLimits applies the per-turn and per-session child limits (spec
-// §6.1 steps 6 and 7).
+// checkLimits applies the per-turn and per-session child limits (steps 6
+// and 7).
 func (s *Service) checkLimits(ctx context.Context, tc effect.TurnContext) error {
 	tasks, err := s.d.Tasks(ctx, demiurge.TaskFilter{
 		OwnerSessionID: tc.SessionID, Kind: controlplane.KindAgentSpawn, Limit: demiurge.MaxTaskLimit,
@@ -265,7 +265,7 @@ func resolveSlots(c *core.Core, kind string, raw any, def string) ([]string, err
 }
 
 // forkContext renders the parent's recent model-visible history as one
-// system-context instruction (spec §6.1), "" when there is none.
+// system-context instruction (the fork context), "" when there is none.
 func (s *Service) forkContext(ctx context.Context, sessionID string) (string, error) {
 	msgs, err := s.d.History(ctx, sessionID, forkMessages)
 	if err != nil {
