@@ -16,8 +16,8 @@ import (
 // whose JSON is longer is left out of the result's data.
 const MaxResultChars = 64 << 10
 
-// convertResult turns a tools/call result into an outcome (spec
-// tool-runtime §8.4): structured content as indented JSON, otherwise the
+// convertResult turns a tools/call result into an outcome: structured
+// content as indented JSON, otherwise the
 // content blocks' text joined by newlines, with images, audio and
 // resources as placeholders (their bytes never reach the model), and a
 // small status object when the server returned nothing. Values of the

@@ -28,7 +28,7 @@ const (
 	TransportStreamableHTTP = "streamable_http"
 )
 
-// Defaults of a declaration (spec tool-runtime §8.1).
+// Defaults of a declaration.
 const (
 	DefaultConnectTimeout = 30 * time.Second
 	DefaultCallTimeout    = 60 * time.Second

@@ -1,8 +1,9 @@
-// Package mcp is the Host's MCP client runtime (spec tool-runtime §8): it
-// reads a core's server declarations, connects to the servers a turn may
-// use once connect authority is established, discovers their tools, and
-// hands the effect runtime one catalog definition per tool whose adapter
-// calls that tool on that connection.
+// Package mcp is the Host's MCP client runtime (spec tool-runtime §8, with
+// the approval facts of §4.3 and the binding grants of §3.1): it reads a
+// core's server declarations, connects to the servers a turn may use once
+// connect authority is established, discovers their tools, and hands the
+// effect runtime one catalog definition per tool whose adapter calls that
+// tool on that connection.
 //
 // It sits in the tools layer: it imports the root vocabulary, policy,
 // urlpolicy, redact, core (declarations root), effect (definitions,

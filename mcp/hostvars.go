@@ -34,8 +34,7 @@ func (v HostVariable) String() string {
 
 // BindCapability is the exact grant that lets a declaration export the
 // Host variable name: secret.bind:<name>, the grant a terminal secret
-// binding needs (spec tool-runtime §3.1: a literal default, never a
-// wildcard).
+// binding needs (a literal default, never a wildcard).
 func BindCapability(name string) string { return "secret.bind:" + name }
 
 // HostVariables lists d's ${NAME} references in env values (by env name)

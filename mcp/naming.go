@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Name limits (spec tool-runtime §8.2).
+// Name limits of MCP tools.
 const (
 	maxPrefixLen   = 30
 	MaxToolNameLen = 64

@@ -40,7 +40,7 @@ type Request struct {
 }
 
 // reasonUnbound is the denial of every server when no gate or principal
-// is bound to the preparation (spec tool-runtime §8.3).
+// is bound to the preparation.
 const reasonUnbound = "MCP connect authority is not bound to tool preparation"
 
 // Definitions prepares the MCP part of one turn's catalog, before any
@@ -187,8 +187,8 @@ func (m *Manager) Definitions(ctx context.Context, req Request) ([]effect.Defini
 	return defs, statuses
 }
 
-// authorise runs the checks before any client exists (spec tool-runtime
-// §8.3): capability, the secret.bind grant of every credential-looking
+// authorise runs the checks before any client exists, in the spec's
+// order: capability, the secret.bind grant of every credential-looking
 // Host variable, working directory, URL policy, then the gate. It
 // returns the stdio working directory, or why the server is denied.
 func (m *Manager) authorise(ctx context.Context, d Declaration, tc effect.TurnContext, gate ConnectGate, effective policy.Policy) (dir, why string) {
@@ -274,8 +274,8 @@ func within(root, p string) bool {
 	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
 }
 
-// authorityKey binds a scope's connections to who may use them (spec
-// tool-runtime §8.3): the principal, the core revision and the capability
+// authorityKey binds a scope's connections to who may use them: the
+// principal, the core revision and the capability
 // snapshot. Each server's effective connect policy is bound to its own
 // state, so a policy change reconnects the servers it changes only.
 func authorityKey(tc effect.TurnContext) string {

@@ -9,8 +9,7 @@ import (
 	"github.com/demiurge/demiurge/policy"
 )
 
-// scopeKey identifies the MCP state of one session scope (spec
-// tool-runtime §8.3): the session, the Host-issued scope of a delegated
+// scopeKey identifies the MCP state of one session scope: the session, the Host-issued scope of a delegated
 // child ("" for the session itself), the core and the workspace.
 // Different scopes never share connections and prepare concurrently.
 type scopeKey struct {

@@ -12,7 +12,7 @@ import (
 	"github.com/demiurge/demiurge/redact"
 )
 
-// Stderr capture bounds (spec tool-runtime §8.5): the first 12,000
+// Stderr capture bounds: the first 12,000
 // characters of a stdio server's stderr are kept; the rest is read and
 // dropped so the server never blocks on a full pipe.
 const (
