@@ -97,7 +97,7 @@ type (
 	}
 )
 
-// requestBody maps req onto the Messages payload (spec host-runtime §4.4):
+// requestBody maps req onto the Messages payload:
 // system messages become the top-level system text joined with "\n\n"; each
 // tool message becomes a tool_result block, and consecutive ones share one
 // user message (the API wants all results of one assistant turn together);

@@ -13,7 +13,8 @@
 // The HTTP providers are small hand-written net/http clients. Complete with
 // a nil stream callback sends a plain JSON request; with a callback it asks
 // for server-sent events and passes text deltas to the callback as they
-// arrive. Message mapping follows spec host-runtime §4.4: for OpenAI, an
+// arrive. Message mapping follows spec host-runtime §4.4 (and the fake's
+// script rules DESIGN §4): for OpenAI, an
 // assistant message with tool calls carries tool_calls with JSON-string
 // arguments (content null when empty) and a tool message carries
 // tool_call_id and name; for Anthropic, system messages become the top-level
@@ -30,7 +31,7 @@
 //
 // The Fake returned by Resolve is shared by the whole process for a given
 // script path, so the script's items are consumed in order across turns (and
-// across cores) as DESIGN §4 requires; each call takes the next item under a
+// across cores) as the CLI contract requires; each call takes the next item under a
 // mutex.
 //
 // # Failure modes

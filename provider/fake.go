@@ -10,7 +10,7 @@ import (
 )
 
 // Fake is the offline provider: scripted responses first, then a rule-based
-// echo (DESIGN §4). It needs no key and no network. One Fake serves every
+// echo. It needs no key and no network. One Fake serves every
 // turn of a process, so its script is consumed in order across turns; it is
 // safe for concurrent use (each call takes the next item atomically).
 type Fake struct {

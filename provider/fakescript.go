@@ -17,7 +17,7 @@ import (
 // maxFakeScript bounds a fake script file.
 const maxFakeScript = 16 << 20
 
-// LoadFakeScript reads a fake provider script (DESIGN §4): a JSON list, or an
+// LoadFakeScript reads a fake provider script (--fake-script): a JSON list, or an
 // object {"responses": [...]}, of items {"content"?: string, "tool_calls"?:
 // [{"id"?: string, "name": string, "arguments"?: object}]}. Decoding is
 // strict: an unknown key, a wrong type or a missing tool name is an ECONFIG

@@ -80,8 +80,8 @@ type (
 	}
 )
 
-// requestBody maps req onto the Chat Completions payload (spec host-runtime
-// §4.4): an assistant message with tool calls has content null when empty and
+// requestBody maps req onto the Chat Completions payload: an assistant
+// message with tool calls has content null when empty and
 // tool_calls with JSON-string arguments; a tool message carries tool_call_id
 // and name.
 func (p *OpenAI) requestBody(req demiurge.ModelRequest, stream bool) ([]byte, error) {

@@ -36,7 +36,7 @@ type Resolved struct {
 	BaseURL string
 }
 
-// Resolve picks the provider and model (spec host-runtime §4.4):
+// Resolve picks the provider and model:
 //
 //	id    = Flag > CoreProvider > FallbackProvider > Config.Default > "fake"
 //	        ("" and "auto" skipped)
@@ -159,7 +159,7 @@ func shownURL(base string) string {
 }
 
 // fakes caches one *Fake per script path for the life of the process: the
-// script is a process-wide sequence (DESIGN §4), however many times a
+// script is a process-wide sequence (the CLI contract), however many times a
 // provider is resolved.
 var fakes struct {
 	mu     sync.Mutex // guards byPath
