@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// Address classes (spec tool-runtime §6.1), checked in this order: metadata,
+// Address classes, checked in this order: metadata,
 // then unspecified and multicast, then private, then anything else that is
 // not globally routable.
 var (

@@ -1,5 +1,6 @@
 // Package urlpolicy is the Host's URL and network policy against
-// server-side request forgery (spec tool-runtime §6). Every outbound HTTP
+// server-side request forgery (spec tool-runtime §6, whose §6.1 steps the
+// comments refer to by number). Every outbound HTTP
 // request the Host makes on an agent's behalf (web_extract, MCP over HTTP,
 // callback validation) is judged by it, and its transport enforces the
 // verdict on the socket itself.

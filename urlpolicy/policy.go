@@ -38,7 +38,7 @@ type Policy struct {
 	Resolver Resolver
 }
 
-// Decision is the verdict on one URL (spec tool-runtime §6.1).
+// Decision is the verdict on one URL.
 type Decision struct {
 	Allowed  bool
 	Reason   string // ReasonAllowed or one of the other Reason constants
@@ -63,8 +63,7 @@ var metadataHostnames = map[string]bool{
 // a silent resolver whatever the caller's context.
 const dnsTimeout = 10 * time.Second
 
-// Check is the verdict that needs no I/O (spec tool-runtime §6.1, steps
-// 1 to 6): the URL must parse and be http or https, and its host must be
+// Check is the verdict that needs no I/O (steps 1 to 6): the URL must parse and be http or https, and its host must be
 // neither a metadata name nor (without AllowPrivate) localhost; an IP
 // literal is judged as that address. A host name that passes is allowed
 // with no Resolved addresses: its addresses are judged when a connection
@@ -83,7 +82,7 @@ func (p Policy) Check(rawURL string) Decision {
 	return d
 }
 
-// Evaluate judges rawURL completely (spec tool-runtime §6.1): Check, then,
+// Evaluate judges rawURL completely: Check, then,
 // for a host name, every address it resolves to must pass CheckAddr. One
 // refused answer refuses the URL; a DNS failure refuses it too. Userinfo,
 // path, query and fragment play no part. Evaluate resolves: it is for

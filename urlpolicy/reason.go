@@ -1,6 +1,6 @@
 package urlpolicy
 
-// Decision reasons (spec tool-runtime §6.1). The strings are part of the
+// Decision reasons. The strings are part of the
 // audit record and the model-visible message "URL blocked by Host policy:
 // <reason>"; they never change.
 const (
