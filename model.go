@@ -10,7 +10,7 @@ type ToolCall struct {
 }
 
 // ModelMessage is one message of a provider request, in the provider-neutral
-// shape of spec host-runtime §4.4.
+// shape.
 type ModelMessage struct {
 	Role       string     `json:"role"`
 	Content    string     `json:"content"`

@@ -37,7 +37,7 @@ func OperatorScope(sessionID string) PrincipalScope {
 	return s
 }
 
-// Validate checks the invariants of spec host-runtime §2.4.
+// Validate checks the invariants of a principal scope.
 func (s PrincipalScope) Validate() error {
 	if s.PrincipalID == "" {
 		return Errorf(EINVALID, "principal scope requires a principal_id")

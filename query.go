@@ -93,7 +93,7 @@ type EventFilter struct {
 	Limit         int   // default DefaultEventLimit, at most MaxEventLimit
 }
 
-// Durable work kinds (spec host-runtime §1.8).
+// Durable work kinds.
 const (
 	WorkKindDeliverySend   = "delivery.send"
 	WorkKindScheduleFire   = "schedule.fire"

@@ -151,7 +151,7 @@ type Delivery struct {
 	SentAt         time.Time
 }
 
-// Task statuses (spec host-runtime §1.7).
+// Task statuses.
 const (
 	TaskQueued    = "queued"
 	TaskRunning   = "running"
@@ -201,7 +201,7 @@ type TaskLogLine struct {
 	CreatedAt time.Time
 }
 
-// Durable work item statuses (spec host-runtime §1.8).
+// Durable work item statuses.
 const (
 	WorkQueued         = "queued"
 	WorkRetryScheduled = "retry_scheduled"

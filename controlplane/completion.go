@@ -19,8 +19,8 @@ func Notifies(tk demiurge.Task) bool {
 	return completion && tk.OwnerSessionID != "" && tk.NotifyPolicy != NotifyPolicySilent
 }
 
-// emitCompletion writes the completion notification of a terminal task
-// (spec host-runtime §1.7), if it gets one: task.completion_ready on
+// emitCompletion writes the completion notification of a terminal task,
+// if it gets one: task.completion_ready on
 // aggregate task_completion/<task_event_…> and the task.completion work
 // item with the same id (parent_work_id the task), in one append with the
 // idempotency key "task:<task_id>:completion_ready", so a task gets at most

@@ -8,7 +8,7 @@ import (
 	"github.com/demiurge/demiurge"
 )
 
-// Task kinds the control plane accepts (spec host-runtime §1.7).
+// Task kinds the control plane accepts.
 const (
 	KindAgentSpawn   = "agent.spawn"
 	KindTerminalExec = "terminal.exec"
@@ -181,8 +181,8 @@ func (cp *ControlPlane) activeWithScope(ctx context.Context, scope string) (stri
 	return "", nil
 }
 
-// submittedEvent builds task.submitted with the keys the store projects
-// (spec host-runtime §2.1). A top-level task has no parent: a source task
+// submittedEvent builds task.submitted with the keys the store projects.
+// A top-level task has no parent: a source task
 // equal to the task itself is not its parent.
 func (cp *ControlPlane) submittedEvent(id string, spec TaskSpec, src Source, scope string) demiurge.Event {
 	parent := str(spec.Payload, "parent_task_id")

@@ -2,7 +2,7 @@ package controlplane
 
 import "github.com/demiurge/demiurge"
 
-// transitions is the task state machine of spec host-runtime §1.7, keyed by
+// transitions is the task state machine of the spec, keyed by
 // the current status and the event type that moves it. Terminal statuses
 // have no entry: they are sticky.
 var transitions = map[string]map[string]string{

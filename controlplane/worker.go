@@ -110,7 +110,7 @@ type WorkerOptions struct {
 	Logger *slog.Logger
 }
 
-// Worker is the RuntimeTaskWorker (spec host-runtime §2.2): it runs tasks
+// Worker is the RuntimeTaskWorker: it runs tasks
 // on goroutines it owns and keeps only their cancel functions and log
 // buffers in memory; everything a reader sees is in the store.
 type Worker struct {

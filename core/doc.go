@@ -1,5 +1,6 @@
 // Package core loads Agent Cores: the file-backed definition of an agent
-// that the Host runs and that an evolving agent may edit.
+// that the Host runs and that an evolving agent may edit (spec host-runtime
+// §7.2; toolsets and grants of tool-runtime §1.1 and §3.3).
 //
 // A core is a directory <agents>/<id>/ holding agent.yaml and an authored
 // surface (default agent/): SOUL.md, pipelines.yaml, bootstrap/input/output

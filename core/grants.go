@@ -14,7 +14,7 @@ import (
 // only the defaults are returned.
 //
 // Note that an authored tool's own `capability` is checked against
-// defaults and path grants only (spec tool-runtime §3.3): use
+// defaults and path grants only: use
 // CapabilitySources for that check, not this union.
 func (c *Core) CapabilityGrants(slotPath string) []string {
 	src := c.CapabilitySources()

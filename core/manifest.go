@@ -13,7 +13,7 @@ import (
 	"github.com/demiurge/demiurge/internal/yamlx"
 )
 
-// Manifest is agent.yaml (spec host-runtime §7.2) as decoded, with defaults
+// Manifest is agent.yaml as decoded, with defaults
 // applied by Load. Unknown keys are rejected everywhere except inside slots
 // (ignored), the option maps of capability grants, dependencies, and
 // channels of unknown types.

@@ -19,7 +19,7 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
-// Schedules are agent/schedules/<id>.yaml files (spec host-runtime §7.2):
+// Schedules are agent/schedules/<id>.yaml files:
 //
 //	enabled: true                 # default true
 //	schedule: "0 9 * * 1-5"       # cron, evaluated in the runtime timezone

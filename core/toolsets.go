@@ -1,6 +1,6 @@
 package core
 
-// Toolsets is the builtin toolset membership table (spec tool-runtime §1.1):
+// Toolsets is the builtin toolset membership table:
 // toolset name -> builtin tool names in catalog order. The catalog and the
 // core loader both read it; treat it as read-only.
 var Toolsets = map[string][]string{

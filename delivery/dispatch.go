@@ -20,7 +20,7 @@ type Result struct {
 	Status string
 }
 
-// Dispatch sends delivery id at most once (spec host-runtime §5.5) and
+// Dispatch sends delivery id at most once and
 // returns the status it left:
 //
 //  1. One store transaction claims the delivery's work item (owner

@@ -23,8 +23,8 @@ import (
 // route; after that Run takes up a delivery nobody dispatched (its Host
 // crashed between the two).
 //
-// Errors: EINVALID for an intent that fails validation (spec host-runtime
-// §5.4 messages), ENOTFOUND "session not found: <id>", store errors.
+// Errors: EINVALID for an intent that fails validation (the spec's
+// messages), ENOTFOUND "session not found: <id>", store errors.
 func (rt *Runtime) Enqueue(ctx context.Context, in demiurge.DeliveryIntent) (string, error) {
 	n, err := validate(in)
 	if err != nil {

@@ -14,8 +14,8 @@ type normalized struct {
 	fallbackText string
 }
 
-// validate applies defaults and checks in, with the exact messages of spec
-// host-runtime §5.4 where it gives them. Errors are EINVALID.
+// validate applies defaults and checks in, with the exact messages of the
+// spec where it gives them. Errors are EINVALID.
 func validate(in demiurge.DeliveryIntent) (normalized, error) {
 	n := normalized{DeliveryIntent: in}
 	if in.SessionID == "" {

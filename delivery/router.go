@@ -15,8 +15,8 @@ const (
 	Unrouted  DeliverResult = "unrouted"  // no live route for the session (or the turn's route is gone)
 )
 
-// Router is the in-memory table of live routes (SessionInteractionRouter,
-// spec host-runtime §3.3). It is safe for concurrent use; it never holds its
+// Router is the in-memory table of live routes (the spec's
+// SessionInteractionRouter). It is safe for concurrent use; it never holds its
 // lock while a route delivers.
 type Router struct {
 	mu        sync.Mutex

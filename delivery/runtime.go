@@ -27,7 +27,7 @@ type Store interface {
 	FinishDeliverySend(ctx context.Context, deliveryID, claimID, status, lastError string, retryAt time.Time) (demiurge.Delivery, error)
 }
 
-// Dispatch facts (spec host-runtime §5.5).
+// Dispatch facts.
 const (
 	// OwnerID is the claim owner of delivery work.
 	OwnerID = "host.delivery_runtime"

@@ -154,8 +154,7 @@ type ApprovalConfig struct {
 
 // Select returns the policy this one config assigns to a request, "" when it
 // assigns none. The first non-empty of tools[tool], capabilities[capability],
-// risks[risk] and default wins: it is a lookup order, not a strictness fold
-// (spec tool-runtime §4.1).
+// risks[risk] and default wins: it is a lookup order, not a strictness fold.
 func (c ApprovalConfig) Select(tool, capability, risk string) string {
 	if v := strings.TrimSpace(c.Tools[tool]); v != "" && tool != "" {
 		return v
@@ -203,7 +202,7 @@ func (c ApprovalConfig) Validate() error {
 	return nil
 }
 
-// Fold is the catalog-time approval fold of spec tool-runtime §4.2: starting
+// Fold is the catalog-time approval fold: starting
 // from the registry (entry) policy, for the core config then the global one,
 // and for each of the entry's capability and "tool.call:<tool>" (de-duplicated,
 // empty skipped), the policy becomes Stricter(policy, Select(...)). Config can
@@ -270,7 +269,7 @@ func (o Override) Validate(tool string) error {
 }
 
 // TightenBuiltin applies a tools.metadata override to a builtin's registry
-// metadata (spec tool-runtime §2.2 step 1): risk and approval_policy are
+// metadata: risk and approval_policy are
 // applied only when they are at least as strict as the registry's, so core
 // configuration cannot loosen a builtin. model_output_policy, display_policy
 // and enabled are applied as given. capability may be replaced by another

@@ -2,7 +2,8 @@
 // it discovers secrets in values, produces redacted views of values and tool
 // results for each audience, replaces exact values in streams, and wraps a
 // slog.Handler. It is pure: it imports only the standard library and the
-// root vocabulary, and performs no I/O of its own.
+// root vocabulary, and performs no I/O of its own. The secret names and
+// patterns are those of spec tool-runtime §5.2.
 //
 // # Discovery
 //

@@ -1,7 +1,6 @@
 package redact
 
-// sensitiveExact are the normalised field names whose values are secrets
-// (tool-runtime §5.2).
+// sensitiveExact are the normalised field names whose values are secrets.
 var sensitiveExact = map[string]bool{
 	"access_token":        true,
 	"api_key":             true,
@@ -76,7 +75,7 @@ func appendNormalized(b []byte, name string) []byte {
 }
 
 // SensitiveField reports whether a mapping key, header or attribute name
-// names a credential: its normalised form is in the exact list of §5.2 or
+// names a credential: its normalised form is in the spec's exact list or
 // ends with one of the listed suffixes. It does not allocate for names of
 // up to 64 bytes; it runs for every mapping key of every redacted value.
 func SensitiveField(name string) bool {

@@ -10,7 +10,7 @@ import "strings"
 // few comparisons.
 
 // optionNames are the normalised command-option and assignment names of
-// §5.2 (access[-_]?token, api[-_]?key, ...); names ending in a sensitive
+// the spec (access[-_]?token, api[-_]?key, ...); names ending in a sensitive
 // suffix (github_token, db_password) count as well.
 var optionNames = map[string]bool{
 	"access_token": true, "accesstoken": true, "api_key": true, "apikey": true,

@@ -82,7 +82,7 @@ func scanAuthority(d *discoverer, rest string) int {
 }
 
 // scanParams records credential-bearing parameters of a query or fragment.
-// The decoded value is the secret of §5.2; the raw form is recorded too,
+// The decoded value is the secret; the raw form is recorded too,
 // because that is the form the surrounding text contains. '?' separates
 // parameters too, so that those of a URL nested in a parameter value
 // ("?next=https://h/cb?key=…") are found.

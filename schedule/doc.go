@@ -1,5 +1,6 @@
 // Package schedule is the scheduler of the long-lived Host (spec
-// host-runtime §8.1, schedule.fire): it turns each core's schedule files
+// host-runtime §8, schedule.fire; work items §1.8; DESIGN §2 on restarts):
+// it turns each core's schedule files
 // (core.Schedule) into durable occurrences and fires each one once. It
 // reaches the runtime store through the narrow Store interface (*store.DB)
 // and imports only the root vocabulary and core.
@@ -69,7 +70,7 @@
 // such an item claimable again (its Host stopped, the lease expired) marks
 // it failed, "schedule run <id> was interrupted before it finished; it is
 // not run again", and records the instance lost: nothing is re-executed
-// after a restart (DESIGN §2). A claim whose lease expired before the run
+// after a restart. A claim whose lease expired before the run
 // started is simply fired by the next claimer. A heartbeat that finds its
 // claim taken over cancels the run. A panicking Fire hook fails the run. The
 // end of a run is written even while the Host is stopping (bounded by a

@@ -42,8 +42,7 @@ type Occurrence struct {
 // IdempotencyKey returns the idempotency key of the run's task.
 func (o Occurrence) IdempotencyKey() string { return o.WorkID }
 
-// Metadata returns the facts a scheduled session and turn record (spec
-// host-runtime §8.1): trigger, schedule and run ids, due and scheduled
+// Metadata returns the facts a scheduled session and turn record: trigger, schedule and run ids, due and scheduled
 // times in UTC and in the runtime timezone, delivery and skipped count.
 func (o Occurrence) Metadata() map[string]any {
 	loc := o.Location
@@ -149,7 +148,7 @@ func (s *Scheduler) cancel(ctx context.Context, w demiurge.WorkItem, o occurrenc
 
 // interrupted settles an occurrence whose run started on a Host that
 // stopped before recording its end. The run is not started again: its
-// effects may have happened (DESIGN §2, Restart).
+// effects may have happened.
 func (s *Scheduler) interrupted(ctx context.Context, w demiurge.WorkItem, o occurrence, rep *report) error {
 	reason := "schedule run " + w.ExternalRef + " was interrupted before it finished; it is not run again"
 	if _, err := s.store.TransitionWork(ctx, w.ID, w.ClaimID, demiurge.WorkFailed, demiurge.WorkFields{LastError: reason}); err != nil {

@@ -55,7 +55,7 @@ const (
 
 func aggregateID(coreID, scheduleID string) string { return coreID + ":" + scheduleID }
 
-// workID is the durable work id of an occurrence (spec host-runtime §1.8);
+// workID is the durable work id of an occurrence;
 // it is also the idempotency key of the run's task.
 func workID(coreID, scheduleID string, due time.Time) string {
 	return "schedule:" + coreID + ":" + scheduleID + ":" + demiurge.FormatTime(due)

@@ -12,8 +12,8 @@ import (
 // TimezoneEnv is the environment variable that sets the runtime timezone.
 const TimezoneEnv = "DEMIURGE_TIMEZONE"
 
-// Timezone is the runtime timezone schedules run in (spec host-runtime
-// §8.2) and where it came from.
+// Timezone is the runtime timezone schedules run in and where it came
+// from.
 type Timezone struct {
 	Location *time.Location
 	Name     string // IANA name, or what describes the host's zone

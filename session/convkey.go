@@ -28,8 +28,8 @@ func CLIConversationKey(coreID string) Conversation {
 	return Conversation{CoreID: coreID, Channel: CLIChannel, Key: CLIKey}
 }
 
-// ConversationKey builds `channel:scope:id1[:id2…][:thread:<tid>]` (spec
-// host-runtime §3.5). channel and scope must be lowercase identifiers
+// ConversationKey builds `channel:scope:id1[:id2…][:thread:<tid>]`.
+// channel and scope must be lowercase identifiers
 // (^[a-z][a-z0-9_]*$); at least one id is required and none may be empty. Ids
 // and the thread id are percent-encoded with no safe characters, so ':' '/'
 // and ' ' never split a key. An empty threadID is ignored. Errors are EINVALID
@@ -63,7 +63,7 @@ func ConversationKey(channel, scope string, ids []string, threadID string) (stri
 }
 
 // DefaultConversationKey is the key of an external conversation whose adapter
-// named none: `<channel>:principal:<principal_key>` (spec §3.4), with the
+// named none: `<channel>:principal:<principal_key>`, with the
 // principal key encoded like any id.
 func DefaultConversationKey(channel, principalKey string) (string, error) {
 	return ConversationKey(channel, "principal", []string{principalKey}, "")

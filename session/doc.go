@@ -1,6 +1,7 @@
 // Package session is the SessionRuntime: sessions, conversation bindings,
 // immutable owners, transcript messages, bounded history windows and turn
-// lifecycle records (spec host-runtime §3, DESIGN §3).
+// lifecycle records (spec host-runtime §3, with the principal scopes of
+// §2.4; DESIGN §3).
 //
 // # Usage
 //
@@ -33,7 +34,7 @@
 //
 // Conversation keys (ConversationKey) and principal scopes
 // (ConversationScope, SchedulerScope, DelegatedAgentScope, ForSession) are
-// pure builders with the exact validation messages of spec §3.5.
+// pure builders with the exact validation messages of the spec.
 //
 // # Concurrency
 //

@@ -12,7 +12,7 @@ import (
 const auditTimeout = 5 * time.Second
 
 // Resolve returns the session an interaction runs in and reports whether it
-// was created (spec host-runtime §3.2, §3.6):
+// was created:
 //
 //   - New: a fresh session; the conversation (if any) is rebound to it.
 //   - SessionID: that session, looked up under Scope (missing and foreign give

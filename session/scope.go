@@ -6,7 +6,7 @@ import (
 	"github.com/demiurge/demiurge"
 )
 
-// Principal scope builders (spec host-runtime §2.4). Each returns a scope that
+// Principal scope builders. Each returns a scope that
 // passes demiurge.PrincipalScope.Validate; a sessionID of "" leaves the scope
 // unbound (the session is not known before Resolve), and ForSession binds it
 // afterwards. Components are required: an empty one is EINVALID, never a
@@ -90,7 +90,7 @@ func ForSession(scope demiurge.PrincipalScope, sessionID string) demiurge.Princi
 
 // ownerMatches reports whether the durable owner row of a session names the
 // same principal as scope: authority, principal, route and lineage must all
-// agree (spec §2.4 admission check). The operator matches every owner except
+// agree (the admission check). The operator matches every owner except
 // legacy_local ones.
 func ownerMatches(scope demiurge.PrincipalScope, owner demiurge.SessionOwner) bool {
 	if owner.Kind == "" || owner.Kind == demiurge.OwnerLegacyLocal || strings.HasPrefix(owner.PrincipalID, "principal:legacy_local:") {

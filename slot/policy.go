@@ -51,7 +51,7 @@ type historyRule struct {
 	allowWrite   bool   // false in parallel output
 }
 
-// resolve returns the history policy of one delivery (spec host-runtime §5.4):
+// resolve returns the history policy of one delivery:
 // an explicit history_policy wins, then write_history, then the slot's
 // declared default (ignored where the lane cannot write history), then the
 // phase default.

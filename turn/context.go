@@ -17,7 +17,7 @@ type contextLayers struct {
 	history       []demiurge.Message
 }
 
-// assemble builds the provider messages in the order of spec §4.3: soul,
+// assemble builds the provider messages in this order: soul,
 // skill index, bootstrap snapshot, system context; pre-history
 // contributions; session history; pre-current-user contributions; the user
 // message; post-current-user contributions; this turn's assistant and tool

@@ -46,8 +46,8 @@ type Request struct {
 	ProtectedNames []string
 }
 
-// Delegation is what a delegated child turn inherits from its parent
-// (spec host-runtime §6.1). Only the Host sets it.
+// Delegation is what a delegated child turn inherits from its parent.
+// Only the Host sets it.
 type Delegation struct {
 	Depth           int // the child's depth: parent's + 1
 	ParentSessionID string
