@@ -92,7 +92,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	// Check ownership and version before anything can write to the file.
-	if err := probe(ctx, abs); err != nil {
+	if err := (headerProbe{}).probe(ctx, abs); err != nil {
 		return nil, err
 	}
 

@@ -19,7 +19,7 @@ func TestProbeReadsHeaderInOneSnapshot(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "runtime.sqlite3")
 			walFile(t, path)
 			migrated := false
-			afterHeaderRead = func(read int) {
+			hp := headerProbe{afterRead: func(read int) {
 				if read != gap || migrated {
 					return
 				}
@@ -34,16 +34,14 @@ func TestProbeReadsHeaderInOneSnapshot(t *testing.T) {
 					return
 				}
 				db.Close()
-			}
-			t.Cleanup(func() { afterHeaderRead = nil })
+			}}
 
-			if err := probe(context.Background(), path); err != nil {
+			if err := hp.probe(context.Background(), path); err != nil {
 				t.Fatalf("probe during a concurrent migration: %v", err)
 			}
 			if !migrated {
 				t.Fatal("the concurrent migration never ran")
 			}
-			afterHeaderRead = nil
 			db, err := Open(context.Background(), path, Options{})
 			if err != nil {
 				t.Fatalf("open after the race: %v", err)

@@ -72,12 +72,12 @@ type header struct {
 	objects int // rows in sqlite_schema
 }
 
-// readHeader reads the three header values. q must be a transaction, so
+// read reads the three header values. q must be a transaction, so
 // that all three come from one snapshot: read as separate statements
 // outside one, they could straddle another process's migration commit
 // (application_id still 0, schema already there) and a fresh file that a
 // concurrent first run is creating would look foreign.
-func readHeader(ctx context.Context, q *sql.Tx) (header, error) {
+func (hp headerProbe) read(ctx context.Context, q *sql.Tx) (header, error) {
 	var h header
 	reads := []struct {
 		query string
@@ -91,16 +91,20 @@ func readHeader(ctx context.Context, q *sql.Tx) (header, error) {
 		if err := q.QueryRowContext(ctx, r.query).Scan(r.dest); err != nil {
 			return h, err
 		}
-		if afterHeaderRead != nil {
-			afterHeaderRead(i)
+		if hp.afterRead != nil {
+			hp.afterRead(i)
 		}
 	}
 	return h, nil
 }
 
-// afterHeaderRead, set only by tests, runs after each header read: the seam
-// where a test commits another opener's migration between two reads.
-var afterHeaderRead func(read int)
+// headerProbe reads database headers. The zero value is the production
+// probe.
+type headerProbe struct {
+	// afterRead, set only by tests, runs after each header read: the seam
+	// where a test commits another opener's migration between two reads.
+	afterRead func(read int)
+}
 
 // check reports why a database with header h must not be used, or nil.
 func (h header) check(path string) error {
@@ -120,14 +124,14 @@ func (h header) check(path string) error {
 
 // probe reads the header of path through a query-only connection that sets
 // no persistent pragma, so a refused file is left untouched.
-func probe(ctx context.Context, path string) error {
+func (hp headerProbe) probe(ctx context.Context, path string) error {
 	p, err := sql.Open("sqlite", dsn(path, "_pragma=busy_timeout(1000)", "_pragma=query_only(1)"))
 	if err != nil {
 		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s: %v", path, err)
 	}
 	defer p.Close()
 	p.SetMaxOpenConns(1)
-	h, err := probeHeader(ctx, p)
+	h, err := hp.inReadTx(ctx, p)
 	if err != nil {
 		if isNotADB(err) {
 			return demiurge.WrapError(demiurge.ESCHEMA, err, "%s is not a SQLite database; refusing to open or modify it", path)
@@ -137,17 +141,17 @@ func probe(ctx context.Context, path string) error {
 	return h.check(path)
 }
 
-// probeHeader reads the header in one read transaction (a deferred BEGIN:
+// inReadTx reads the header in one read transaction (a deferred BEGIN:
 // it takes no write lock, so it never blocks a migration for long and never
 // writes). The file is either empty, or carries a finished schema: migrate
 // writes schema, application_id and user_version in one transaction.
-func probeHeader(ctx context.Context, p *sql.DB) (header, error) {
+func (hp headerProbe) inReadTx(ctx context.Context, p *sql.DB) (header, error) {
 	tx, err := p.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return header{}, err
 	}
 	defer tx.Rollback()
-	return readHeader(ctx, tx)
+	return hp.read(ctx, tx)
 }
 
 // migrate applies the embedded migrations the database lacks, in one
@@ -160,7 +164,7 @@ func (db *DB) migrate(ctx context.Context) error {
 			return err
 		}
 		defer tx.Rollback()
-		h, err := readHeader(ctx, tx)
+		h, err := headerProbe{}.read(ctx, tx)
 		if err != nil {
 			return err
 		}
