@@ -48,18 +48,22 @@ type SessionOwner struct {
 	OriginTurnID    string
 }
 
-// Turn statuses. A started turn ends in exactly one terminal status.
+// TurnStatus is the status of a turn. A started turn ends in exactly one
+// terminal status.
+type TurnStatus string
+
+// Turn statuses.
 const (
-	TurnRunning   = "running"
-	TurnCompleted = "completed"
-	TurnNeedsUser = "needs_user"
-	TurnFailed    = "failed"
-	TurnCancelled = "cancelled"
-	TurnLost      = "lost"
+	TurnRunning   TurnStatus = "running"
+	TurnCompleted TurnStatus = "completed"
+	TurnNeedsUser TurnStatus = "needs_user"
+	TurnFailed    TurnStatus = "failed"
+	TurnCancelled TurnStatus = "cancelled"
+	TurnLost      TurnStatus = "lost"
 )
 
 // TurnTerminal reports whether status is a terminal turn status.
-func TurnTerminal(status string) bool {
+func TurnTerminal(status TurnStatus) bool {
 	switch status {
 	case TurnCompleted, TurnNeedsUser, TurnFailed, TurnCancelled, TurnLost:
 		return true
@@ -71,7 +75,7 @@ func TurnTerminal(status string) bool {
 type Turn struct {
 	ID           string
 	SessionID    string
-	Status       string
+	Status       TurnStatus
 	CoreID       string
 	CoreRevision string
 	HostID       string

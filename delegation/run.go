@@ -48,7 +48,7 @@ func (c ChildTurn) Scope() demiurge.PrincipalScope {
 type ChildResult struct {
 	SessionID  string
 	TurnID     string
-	Outcome    string // a turn outcome
+	Outcome    demiurge.TurnStatus
 	Text       string
 	Deliveries []string // delivered texts, in order
 	NeedsUser  bool
@@ -73,7 +73,7 @@ func (s *Service) Run(ctx context.Context, task demiurge.Task, h *controlplane.H
 		s.audit(ctx, "agent_spawn.failed", task.ID, trail)
 		return controlplane.Result{}, err
 	}
-	trail["child_turn_id"], trail["child_outcome"] = res.TurnID, res.Outcome
+	trail["child_turn_id"], trail["child_outcome"] = res.TurnID, string(res.Outcome)
 	defer func() {
 		typ := "agent_spawn.completed"
 		switch {
@@ -89,7 +89,7 @@ func (s *Service) Run(ctx context.Context, task demiurge.Task, h *controlplane.H
 		Summary:   summary,
 		ResultRef: fmt.Sprintf("session:%s:%s", res.SessionID, res.TurnID),
 		Metadata: map[string]any{
-			"child_turn_id": res.TurnID, "child_session_id": res.SessionID, "child_outcome": res.Outcome,
+			"child_turn_id": res.TurnID, "child_session_id": res.SessionID, "child_outcome": string(res.Outcome),
 			"needs_user": res.NeedsUser,
 			"resolved_child_agent_slots": map[string]any{
 				"input_slots": slotIDs(c.InputSlots), "output_slots": slotIDs(c.OutputSlots), "use_bootstrap": c.UseBootstrap,
@@ -107,7 +107,7 @@ func (s *Service) Run(ctx context.Context, task demiurge.Task, h *controlplane.H
 		return out, demiurge.Errorf(demiurge.ECANCELED, "child agent turn cancelled")
 	default:
 		out.Failed = true
-		out.Error = "child agent turn " + res.Outcome
+		out.Error = "child agent turn " + string(res.Outcome)
 		if res.Error != "" {
 			out.Error += ": " + res.Error
 		}

@@ -90,7 +90,7 @@ func (h *Host) EvolveStart(ctx context.Context, coreID, goal string, opts Evolve
 	}
 	if res.Outcome != turn.OutcomeCompleted && res.Outcome != turn.OutcomeNeedsUser {
 		run.Close()
-		msg := "evolver turn " + res.Outcome
+		msg := "evolver turn " + string(res.Outcome)
 		if res.Error != nil {
 			msg += ": " + res.Error.Message
 		}

@@ -174,7 +174,7 @@ func TestCancelRunningTurnIsTerminalOnce(t *testing.T) {
 	if got := h.Turns.Cancel(id, foreign); got != "not_found" {
 		t.Fatalf("foreign cancel = %q, want not_found", got)
 	}
-	if got := h.Turns.Cancel(id, demiurge.OperatorScope("")); got != demiurge.TurnCancelled {
+	if got := h.Turns.Cancel(id, demiurge.OperatorScope("")); got != string(demiurge.TurnCancelled) {
 		t.Fatalf("operator cancel = %q", got)
 	}
 	res := <-done

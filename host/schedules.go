@@ -123,14 +123,14 @@ func (h *Host) runScheduled(ctx context.Context, task demiurge.Task, hd *control
 	r := controlplane.Result{
 		Summary:   res.Text,
 		ResultRef: "session:" + res.SessionID + ":" + res.TurnID,
-		Metadata:  map[string]any{"session_id": res.SessionID, "turn_id": res.TurnID, "outcome": res.Outcome},
+		Metadata:  map[string]any{"session_id": res.SessionID, "turn_id": res.TurnID, "outcome": string(res.Outcome)},
 	}
 	switch res.Outcome {
 	case turn.OutcomeCompleted:
 	case turn.OutcomeNeedsUser:
 		r.Failed, r.Error = true, "schedule run requested user input"
 	default:
-		r.Failed, r.Error = true, "schedule run "+res.Outcome
+		r.Failed, r.Error = true, "schedule run "+string(res.Outcome)
 		if res.Error != nil {
 			r.Error += ": " + res.Error.Message
 		}

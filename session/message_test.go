@@ -174,7 +174,7 @@ func TestTurnTerminalOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	status := func(id string) string {
+	status := func(id string) demiurge.TurnStatus {
 		t.Helper()
 		tr, err := db.Turn(ctx, id)
 		if err != nil {
@@ -246,7 +246,7 @@ func TestTurnTerminalOnceUnderRace(t *testing.T) {
 	if err := rt.StartTurn(ctx, demiurge.TurnStart{TurnID: "turn_r", SessionID: s.ID}); err != nil {
 		t.Fatal(err)
 	}
-	statuses := []string{demiurge.TurnCompleted, demiurge.TurnFailed, demiurge.TurnCancelled, demiurge.TurnNeedsUser, demiurge.TurnLost}
+	statuses := []demiurge.TurnStatus{demiurge.TurnCompleted, demiurge.TurnFailed, demiurge.TurnCancelled, demiurge.TurnNeedsUser, demiurge.TurnLost}
 	errs := make([]error, len(statuses))
 	var wg sync.WaitGroup
 	for i, st := range statuses {

@@ -18,7 +18,7 @@ func (r *Runtime) StartTurn(ctx context.Context, t demiurge.TurnStart) error {
 	}
 	p := map[string]any{
 		"session_id": t.SessionID,
-		"status":     demiurge.TurnRunning,
+		"status":     string(demiurge.TurnRunning),
 	}
 	put := func(k, v string) {
 		if v != "" {
@@ -34,7 +34,7 @@ func (r *Runtime) StartTurn(ctx context.Context, t demiurge.TurnStart) error {
 
 // terminalEvent maps a terminal turn status to the event that records it.
 // needs_user is a completed turn whose payload status says so.
-func terminalEvent(status string) (string, bool) {
+func terminalEvent(status demiurge.TurnStatus) (string, bool) {
 	switch status {
 	case demiurge.TurnCompleted, demiurge.TurnNeedsUser:
 		return demiurge.EvTurnCompleted, true
@@ -64,7 +64,7 @@ func TerminalKey(turnID string) string { return "turn:" + turnID + ":terminal" }
 // turn's newest event to be the one read with the running status, so a
 // terminal event appended under any other key (restart reconciliation's
 // turn.lost) is seen as well.
-func (r *Runtime) FinishTurn(ctx context.Context, turnID, status string, errInfo map[string]any) error {
+func (r *Runtime) FinishTurn(ctx context.Context, turnID string, status demiurge.TurnStatus, errInfo map[string]any) error {
 	typ, ok := terminalEvent(status)
 	if !ok {
 		return demiurge.Errorf(demiurge.EINVALID, "invalid terminal turn status %q: expected completed, needs_user, failed, cancelled or lost", status)
@@ -84,7 +84,7 @@ func (r *Runtime) FinishTurn(ctx context.Context, turnID, status string, errInfo
 		if demiurge.TurnTerminal(t.Status) {
 			return endedAs(t, status)
 		}
-		p := map[string]any{"session_id": t.SessionID, "status": status}
+		p := map[string]any{"session_id": t.SessionID, "status": string(status)}
 		if len(errInfo) > 0 {
 			p["error"] = errInfo
 		}
@@ -110,7 +110,7 @@ func (r *Runtime) FinishTurn(ctx context.Context, turnID, status string, errInfo
 // finishAttempts bounds FinishTurn's re-reads when the turn keeps moving.
 const finishAttempts = 3
 
-func endedAs(t demiurge.Turn, status string) error {
+func endedAs(t demiurge.Turn, status demiurge.TurnStatus) error {
 	if t.Status == status {
 		return nil
 	}

@@ -37,7 +37,7 @@ func startTurn(tb testing.TB, db *store.DB, turnID, hostID string) {
 		"session_id": "session_1", "core_id": "assistant", "host_id": hostID}))
 }
 
-func turnStatus(tb testing.TB, db *store.DB, id string) string {
+func turnStatus(tb testing.TB, db *store.DB, id string) demiurge.TurnStatus {
 	tb.Helper()
 	tr, err := db.Turn(context.Background(), id)
 	if err != nil {

@@ -39,7 +39,7 @@ func TestProjectTurns(t *testing.T) {
 		clock.Advance(time.Second)
 		mustAppend(t, db, "", ev(demiurge.AggTurn, id, tt.typ, tt.payload))
 		tr, _ = db.Turn(ctx, id)
-		if tr.Status != tt.status || tr.ResultRef != tt.wantResult || !tr.CompletedAt.Equal(clock.Now()) {
+		if string(tr.Status) != tt.status || tr.ResultRef != tt.wantResult || !tr.CompletedAt.Equal(clock.Now()) {
 			t.Fatalf("%s: %+v, want status %s result %q", tt.typ, tr, tt.status, tt.wantResult)
 		}
 		if tt.wantErr != nil && (tr.Error["code"] != tt.wantErr["code"] || tr.Error["message"] != tt.wantErr["message"]) {

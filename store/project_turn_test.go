@@ -21,7 +21,7 @@ func TestTurnProjectionGuards(t *testing.T) {
 	tests := []struct {
 		name       string
 		events     []demiurge.Event // appended one by one, each under its own key, after turn.started
-		wantStatus string
+		wantStatus demiurge.TurnStatus
 		wantResult string
 		wantErr    string // error code, "" for none
 		wantHost   string
@@ -139,7 +139,7 @@ func TestTurnTerminalRace(t *testing.T) {
 		if err != nil || len(evs) != 3 {
 			t.Fatalf("%s: %d events, %v; want started and two terminal events", id, len(evs), err)
 		}
-		want := map[string]string{demiurge.EvTurnCompleted: demiurge.TurnCompleted, demiurge.EvTurnLost: demiurge.TurnLost}[evs[1].Type]
+		want := map[string]demiurge.TurnStatus{demiurge.EvTurnCompleted: demiurge.TurnCompleted, demiurge.EvTurnLost: demiurge.TurnLost}[evs[1].Type]
 		if got := turnStatus(t, a, id); got != want {
 			t.Fatalf("%s status %s, want %s (first terminal event %s)", id, got, want, evs[1].Type)
 		}

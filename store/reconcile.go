@@ -204,7 +204,7 @@ func (t *wtx) reconcileTurns(alive map[string]bool, rep *ReconcileReport) error 
 		}
 		ev := demiurge.Event{AggregateType: demiurge.AggTurn, AggregateID: tr.id, Type: demiurge.EvTurnLost,
 			Payload: map[string]any{
-				"status":  demiurge.TurnLost,
+				"status":  string(demiurge.TurnLost),
 				"host_id": tr.host,
 				"error":   map[string]any{"code": "lost", "message": LostTurnMessage},
 			}}

@@ -217,7 +217,7 @@ func (x *Execution) Cancel(turnID string, scope demiurge.PrincipalScope) string 
 		return "not_found"
 	}
 	a.cancel()
-	return demiurge.TurnCancelled
+	return string(demiurge.TurnCancelled)
 }
 
 // Active returns the ids of the turns running in this process.

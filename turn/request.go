@@ -81,7 +81,7 @@ type Result struct {
 	TurnID       string
 	CoreID       string
 	CoreRevision string
-	Outcome      string
+	Outcome      demiurge.TurnStatus
 	Text         string
 	Error        *demiurge.Error
 	ToolCalls    []ToolCallSummary

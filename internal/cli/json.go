@@ -49,7 +49,7 @@ type taskOut struct {
 func runJSON(r turn.Result, tasks []demiurge.Task) runOutput {
 	out := runOutput{
 		SessionID: r.SessionID, TurnID: r.TurnID, CoreID: r.CoreID, CoreRevision: r.CoreRevision,
-		Outcome: r.Outcome, Text: r.Text,
+		Outcome: string(r.Outcome), Text: r.Text,
 		ToolCalls: []toolCallOut{}, Deliveries: []deliveryOut{}, Tasks: []taskOut{},
 	}
 	if r.Error != nil {

@@ -182,7 +182,7 @@ func newTurnsCmd(g *globals, streams IO) *cobra.Command {
 					return err
 				}
 				for _, tr := range turns {
-					out = append(out, turnJSON{TurnID: tr.ID, SessionID: tr.SessionID, Status: tr.Status,
+					out = append(out, turnJSON{TurnID: tr.ID, SessionID: tr.SessionID, Status: string(tr.Status),
 						CoreRevision: tr.CoreRevision, CreatedAt: demiurge.FormatTime(tr.CreatedAt), Error: tr.Error})
 				}
 			}
