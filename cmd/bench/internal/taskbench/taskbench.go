@@ -205,13 +205,3 @@ func MeasureCompletionLatency(ctx context.Context, dir string, n int) (median ti
 	slices.Sort(lat)
 	return lat[len(lat)/2], nil
 }
-
-// MeasureLogScaling is store.MeasureTaskLogScaling: the append time ratio
-// of 100,000 to 10,000 lines, the rows the large log keeps, and whether its
-// tail ends with the newest line.
-func MeasureLogScaling(ctx context.Context, dir string) (ratio float64, rows int, tailOK bool, err error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return 0, 0, false, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "create %s: %v", dir, err)
-	}
-	return store.MeasureTaskLogScaling(ctx, dir)
-}

@@ -16,7 +16,7 @@ import (
 type counts struct {
 	turnWarm, turns int // figure 1
 	coldWarm, runs  int // figure 2
-	batches         int // figure 3 (store.BenchBatchSize events each)
+	batches         int // figure 3 (storebench.BenchBatchSize events each)
 	idle            time.Duration
 }
 
@@ -39,7 +39,7 @@ func main() {
 		os.Exit(2)
 	}
 	if *n < 0 || fs.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-short] [-n N]")
+		fmt.Fprintln(os.Stderr, "usage: go run ./cmd/bench [-short] [-n N]")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -1,4 +1,10 @@
-package corerepo
+// Package corebench measures the core repository for the bench driver and
+// its own Go benchmarks: a one-file save on a large core, EnsureSaved of a
+// clean tree (the check before every turn) and the review of a proposal
+// with every gate. Each measurement builds a fresh runtime home under the
+// directory it is given (a scratch directory the caller removes) and
+// returns the median of its samples; it uses only corerepo's API.
+package corebench
 
 import (
 	"context"
@@ -10,21 +16,18 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/core"
+	"github.com/demiurge/demiurge/corerepo"
 )
-
-// Measuring functions for the bench driver and the Go benchmarks. Each
-// builds a fresh runtime home under dir (a scratch directory the caller
-// removes) and returns the median of its samples.
 
 // benchHome installs the default cores under a new home in dir and grows
 // the assistant core to files files (skills and plain library files), then
 // initialises the repository and saves them.
-func benchHome(ctx context.Context, dir string, files int) (*Repo, Paths, error) {
+func benchHome(ctx context.Context, dir string, files int) (*corerepo.Repo, corerepo.Paths, error) {
 	home, err := os.MkdirTemp(dir, "corerepo-bench-")
 	if err != nil {
-		return nil, Paths{}, err
+		return nil, corerepo.Paths{}, err
 	}
-	p := HomePaths(home)
+	p := corerepo.HomePaths(home)
 	if err := core.InstallTemplates(p.Agents, core.TemplateAll, false); err != nil {
 		return nil, p, err
 	}
@@ -53,12 +56,12 @@ func benchHome(ctx context.Context, dir string, files int) (*Repo, Paths, error)
 		}
 		have++
 	}
-	r, _, err := Init(ctx, p, Options{}, "benchmark")
+	r, _, err := corerepo.Init(ctx, p, corerepo.Options{}, "benchmark")
 	if err != nil {
 		return nil, p, err
 	}
 	// The grown files are local edits of the templates' baseline.
-	if _, err := r.Save(ctx, SaveOptions{Reason: "benchmark files"}); err != nil {
+	if _, err := r.Save(ctx, corerepo.SaveOptions{Reason: "benchmark files"}); err != nil {
 		return nil, p, err
 	}
 	return r, p, nil
@@ -86,7 +89,7 @@ func MeasureSave(ctx context.Context, dir string, files int) (time.Duration, err
 		fmt.Fprintf(f, "Edit %d.\n", i)
 		f.Close()
 		start := time.Now()
-		res, err := r.Save(ctx, SaveOptions{})
+		res, err := r.Save(ctx, corerepo.SaveOptions{})
 		d := time.Since(start)
 		if err != nil {
 			return 0, err
@@ -132,7 +135,7 @@ func MeasureReview(ctx context.Context, dir string, files int) (time.Duration, e
 	}
 	var samples []time.Duration
 	for i := range 11 {
-		run, err := r.StartRun(ctx, "assistant", "benchmark", StartOptions{})
+		run, err := r.StartRun(ctx, "assistant", "benchmark", corerepo.StartOptions{})
 		if err != nil {
 			return 0, err
 		}
@@ -149,11 +152,11 @@ func MeasureReview(ctx context.Context, dir string, files int) (time.Duration, e
 				return 0, err
 			}
 		}
-		if _, err := run.Finish(ctx, EvolverOutcome{Summary: "benchmark"}); err != nil {
+		if _, err := run.Finish(ctx, corerepo.EvolverOutcome{Summary: "benchmark"}); err != nil {
 			return 0, err
 		}
 		start := time.Now()
-		rv, err := r.Review(ctx, run.ID, ReviewOptions{})
+		rv, err := r.Review(ctx, run.ID, corerepo.ReviewOptions{})
 		d := time.Since(start)
 		if err != nil {
 			return 0, err

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/demiurge/demiurge/store"
+	"github.com/demiurge/demiurge/cmd/bench/internal/storebench"
 )
 
 // appendTarget is figure 3's lower limit on Append's rate over raw inserts.
@@ -16,7 +16,7 @@ func appendRows(ctx context.Context, dir string, c counts) ([]row, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	ratio, appendRate, rawRate, err := store.MeasureAppendRatio(ctx, dir, c.batches)
+	ratio, appendRate, rawRate, err := storebench.MeasureAppendRatio(ctx, dir, c.batches)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,11 @@
-package process
+// Package procbench measures the process manager for the bench driver
+// and its own Go benchmarks: draining a large output through tails,
+// redaction and an artifact against `cat`, the time to kill a tree that
+// ignores SIGTERM, spawn-to-exit with and without the sandbox, and the
+// throughput of the terminal's output discovery. Everything it runs goes
+// through process's API; every Manager it makes is closed before it
+// returns.
+package procbench
 
 import (
 	"bufio"
@@ -18,6 +25,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/process"
 	"github.com/demiurge/demiurge/sandbox"
 )
 
@@ -40,15 +48,15 @@ func MeasureDrainRatio(ctx context.Context, dir string, bytes int64, box *sandbo
 		return 0, 0, 0, 0, demiurge.Errorf(demiurge.EINVALID, "measure drain: bytes must be positive, got %d", bytes)
 	}
 	env := []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C"}
-	head, err := lookPath("head", "", env)
+	head, err := exec.LookPath("head")
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return 0, 0, 0, 0, demiurge.WrapError(demiurge.ENOTFOUND, err, "measure drain: head not found")
 	}
-	sh, err := lookPath("sh", "", env)
+	sh, err := exec.LookPath("sh")
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return 0, 0, 0, 0, demiurge.WrapError(demiurge.ENOTFOUND, err, "measure drain: sh not found")
 	}
-	m, err := NewManager(ManagerOptions{ArtifactRoot: filepath.Join(dir, "artifacts")})
+	m, err := process.NewManager(process.ManagerOptions{ArtifactRoot: filepath.Join(dir, "artifacts")})
 	if err != nil {
 		return 0, 0, 0, 0, err
 	}
@@ -111,9 +119,9 @@ func sampleResident() (peak *atomic.Int64, stop func()) {
 }
 
 // timeHostDrain runs head through m and checks the counts and the artifact.
-func timeHostDrain(ctx context.Context, m *Manager, head string, env []string, bytes int64, box *sandbox.Policy) (time.Duration, error) {
+func timeHostDrain(ctx context.Context, m *process.Manager, head string, env []string, bytes int64, box *sandbox.Policy) (time.Duration, error) {
 	t0 := time.Now()
-	res, err := m.Run(ctx, Spec{
+	res, err := m.Run(ctx, process.Spec{
 		Argv:      []string{head, "-c", strconv.FormatInt(bytes, 10), "/dev/zero"},
 		Env:       env,
 		SessionID: "measure-drain",
@@ -125,7 +133,7 @@ func timeHostDrain(ctx context.Context, m *Manager, head string, env []string, b
 		return 0, err
 	}
 	if res.ArtifactErr != nil {
-		return 0, demiurge.WrapError(demiurge.EINTERNAL, res.ArtifactErr, "measure drain: artifact: %v", res.ArtifactErr)
+		return 0, demiurge.WrapError(demiurge.EINTERNAL, res.ArtifactErr, "measure drain: artifact failed")
 	}
 	if res.ExitCode != 0 || res.Stdout.TotalBytes != bytes {
 		return 0, demiurge.Errorf(demiurge.EINTERNAL, "measure drain: exit %d, %d of %d bytes", res.ExitCode, res.Stdout.TotalBytes, bytes)
@@ -144,7 +152,7 @@ func timeCat(ctx context.Context, sh, head string, env []string, bytes int64) (t
 	cat.Env = env
 	t0 := time.Now()
 	if out, err := cat.CombinedOutput(); err != nil {
-		return 0, demiurge.WrapError(demiurge.EINTERNAL, err, "measure drain: cat baseline: %v: %s", err, bytes2str(out))
+		return 0, demiurge.WrapError(demiurge.EINTERNAL, err, "measure drain: cat baseline failed: %s", bytes2str(out))
 	}
 	return time.Since(t0), nil
 }
@@ -157,7 +165,7 @@ func bytes2str(b []byte) string {
 func residentMiB() (float64, error) {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		return 0, demiurge.WrapError(demiurge.EUNSUPPORTED, err, "resident set size needs /proc/self/status: %v", err)
+		return 0, demiurge.WrapError(demiurge.EUNSUPPORTED, err, "resident set size needs /proc/self/status")
 	}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
@@ -181,13 +189,13 @@ func residentMiB() (float64, error) {
 // 400 ms). It checks that none of the tree's processes survived. A non-nil
 // box runs the tree inside the sandbox.
 func MeasureKillLatency(ctx context.Context, box *sandbox.Policy) (time.Duration, error) {
-	m, err := NewManager(ManagerOptions{})
+	m, err := process.NewManager(process.ManagerOptions{})
 	if err != nil {
 		return 0, err
 	}
 	defer m.Close(context.WithoutCancel(ctx))
 	const timeout = 300 * time.Millisecond
-	res, err := m.Run(ctx, Spec{
+	res, err := m.Run(ctx, process.Spec{
 		Argv:    []string{"/bin/sh", "-c", `trap '' TERM; setsid sleep 1000 & echo $!; sleep 1000 & echo $!; wait`},
 		Env:     []string{"PATH=" + os.Getenv("PATH")},
 		Timeout: timeout,
@@ -206,7 +214,7 @@ func MeasureKillLatency(ctx context.Context, box *sandbox.Policy) (time.Duration
 	if box != nil {
 		// Inside the sandbox the printed pids are the namespace's own:
 		// look for any process still carrying the tree's spawn id.
-		if pid := treeMember(res.SpawnID); pid != 0 {
+		if pid := process.TreeMember(res.SpawnID); pid != 0 {
 			return 0, demiurge.Errorf(demiurge.EINTERNAL, "measure kill latency: pid %d of the sandboxed tree survived", pid)
 		}
 		pids = nil
@@ -216,7 +224,7 @@ func MeasureKillLatency(ctx context.Context, box *sandbox.Policy) (time.Duration
 		if err != nil {
 			return 0, demiurge.Errorf(demiurge.EINTERNAL, "measure kill latency: bad pid %q", s)
 		}
-		if leftInTree(pid, res.SpawnID) {
+		if process.LeftInTree(pid, res.SpawnID) {
 			return 0, demiurge.Errorf(demiurge.EINTERNAL, "measure kill latency: pid %d of the tree survived or was not reaped", pid)
 		}
 	}
@@ -226,18 +234,18 @@ func MeasureKillLatency(ctx context.Context, box *sandbox.Policy) (time.Duration
 // MeasureSpawn runs `true` n times, alternately without and with the
 // sandbox box, and returns the spawn-to-exit times of both, side by side.
 func MeasureSpawn(ctx context.Context, box sandbox.Policy, n int) (plain, boxed []time.Duration, err error) {
-	m, err := NewManager(ManagerOptions{})
+	m, err := process.NewManager(process.ManagerOptions{})
 	if err != nil {
 		return nil, nil, err
 	}
 	defer m.Close(context.WithoutCancel(ctx))
 	env := []string{"PATH=" + os.Getenv("PATH")}
-	tr, err := lookPath("true", "", env)
+	tr, err := exec.LookPath("true")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, demiurge.WrapError(demiurge.ENOTFOUND, err, "measure spawn: true not found")
 	}
 	for i := range 2 * n {
-		spec := Spec{Argv: []string{tr}, Env: env}
+		spec := process.Spec{Argv: []string{tr}, Env: env}
 		if i%2 == 1 {
 			spec.Sandbox = &box
 		}

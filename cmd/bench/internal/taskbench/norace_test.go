@@ -1,5 +1,5 @@
 //go:build !race
 
-package store_test
+package taskbench_test
 
 const logScalingUnderRace = false

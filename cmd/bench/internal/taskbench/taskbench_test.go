@@ -4,7 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/demiurge/demiurge/internal/taskbench"
+	"github.com/demiurge/demiurge/cmd/bench/internal/taskbench"
+	"github.com/demiurge/demiurge/store"
 )
 
 // The measurements run and report plausible figures; the targets are the
@@ -37,4 +38,21 @@ func BenchmarkCompletionLatency(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(median.Microseconds())/1000, "ms-median")
+}
+
+// TestTaskLogScalingKeepsTheTail runs the bench driver's workload (10,000
+// then 100,000 lines) for what it promises beyond time: the persisted rows
+// stay bounded and the kept tail ends on the newest line. The time ratio
+// is the bench table's figure, not a unit test's.
+func TestTaskLogScalingKeepsTheTail(t *testing.T) {
+	if testing.Short() || logScalingUnderRace {
+		t.Skip("appends 110,000 lines; slow under -race")
+	}
+	_, rows, tailOK, err := taskbench.MeasureLogScaling(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows > store.DefaultTaskLogLines || !tailOK {
+		t.Fatalf("rows %d (want ≤ %d), tail ok %v", rows, store.DefaultTaskLogLines, tailOK)
+	}
 }

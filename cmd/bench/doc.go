@@ -1,7 +1,7 @@
 // Command bench measures the four performance figures Demiurge holds itself
 // to and prints them as a Markdown table:
 //
-//	go run ./bench [-short] [-n N]
+//	go run ./cmd/bench [-short] [-n N]
 //
 // It is run from inside the module (it builds ./cmd/demiurge). Every
 // measurement uses its own runtime home in one temporary directory that is
@@ -31,16 +31,29 @@
 //     core and one turn. Runs must exit 0 and print "[fake] hello". The
 //     median CPU time (user + system) of the runs is reported beside the
 //     wall times: on a shared machine it moves less than they do.
-//  3. Append throughput ratio (target: ≥ 0.5). store.MeasureAppendRatio
-//     writes batches of store.BenchBatchSize events through Append
+//  3. Append throughput ratio (target: ≥ 0.5). storebench.MeasureAppendRatio
+//     writes batches of storebench.BenchBatchSize events through Append
 //     (idempotency key, events and projections in one transaction) and the
-//     same rows as raw INSERTs in one transaction per batch, on one fresh
-//     database; the ratio of the two rates is reported with both rates.
+//     same rows as raw INSERTs in one transaction per batch (over a second
+//     connection with the store writer's settings), on one fresh database;
+//     the ratio of the two rates is reported with both rates.
 //  4. Idle memory of `demiurge chat` (target: VmRSS ≤ 40 MiB). The binary
 //     runs `chat` with a stdin pipe held open; after it has answered
 //     "hello" and sat idle for a second, VmRSS is read from
 //     /proc/<pid>/status. Then stdin is closed and the process must exit 0.
 //     Outside Linux the figure is reported as n/a.
+//
+// # Measurements
+//
+// The figures of single packages are measured by the driver's own
+// packages, each with its Go benchmarks and smoke tests: internal/corebench
+// (core repository saves and reviews), internal/storebench (Append against
+// raw inserts), internal/taskbench (task worker throughput, completion
+// latency, bounded task logs), internal/procbench (output drain, kill
+// latency, spawn, output discovery) and internal/mcpbench (MCP discovery
+// and catalog preparation). They reach the packages they measure through
+// their exported API only; nothing of the production packages exists for
+// the bench alone.
 //
 // # Modes and exit status
 //

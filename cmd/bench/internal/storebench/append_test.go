@@ -1,28 +1,31 @@
-package store
+package storebench
 
 import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/demiurge/demiurge/store"
 )
 
-func benchDB(b *testing.B) (*DB, string) {
-	db, err := Open(context.Background(), filepath.Join(b.TempDir(), "bench.sqlite3"), Options{})
+func benchDB(b *testing.B) (*store.DB, string, string) {
+	path := filepath.Join(b.TempDir(), "bench.sqlite3")
+	db, err := store.Open(context.Background(), path, store.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	sid, err := db.benchSession(context.Background())
+	sid, err := benchSession(context.Background(), db)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return db, sid
+	return db, sid, path
 }
 
 // BenchmarkAppend100 appends batches of 100 turn-shaped events with their
 // projections.
 func BenchmarkAppend100(b *testing.B) {
-	db, sid := benchDB(b)
+	db, sid, _ := benchDB(b)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -38,14 +41,19 @@ func BenchmarkAppend100(b *testing.B) {
 
 // BenchmarkRawInsert100 inserts the same event rows without projections.
 func BenchmarkRawInsert100(b *testing.B) {
-	db, sid := benchDB(b)
+	_, sid, path := benchDB(b)
 	ctx := context.Background()
+	raw, err := openRaw(ctx, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer raw.close()
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
 		batch := benchBatch(sid)
 		b.StartTimer()
-		if err := db.rawInsert(ctx, batch, ""); err != nil {
+		if err := raw.insert(ctx, batch, ""); err != nil {
 			b.Fatal(err)
 		}
 	}

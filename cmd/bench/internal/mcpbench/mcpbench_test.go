@@ -1,12 +1,17 @@
-package mcp_test
+package mcpbench_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/demiurge/demiurge/mcp"
+	"github.com/demiurge/demiurge/cmd/bench/internal/mcpbench"
 )
 
 // TestMeasurements runs the benchmark measurements once as a smoke test;
@@ -19,7 +24,7 @@ func TestMeasurements(t *testing.T) {
 		t.Skip("spawns 40 servers")
 	}
 	ctx := context.Background()
-	f, err := mcp.MeasureDiscovery(ctx, testServer(t))
+	f, err := mcpbench.MeasureDiscovery(ctx, testServer(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +32,7 @@ func TestMeasurements(t *testing.T) {
 	if f.Ratio > 2.5 || f.Slowest < 300*time.Millisecond {
 		t.Fatalf("discovery figures %+v", f)
 	}
-	med, p95, err := mcp.MeasureCatalog(ctx, testServer(t), 50)
+	med, p95, err := mcpbench.MeasureCatalog(ctx, testServer(t), 50)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +47,7 @@ func TestMeasurements(t *testing.T) {
 // the median and 95th percentile.
 func BenchmarkCatalogPreparation(b *testing.B) {
 	requireLinuxB(b)
-	med, p95, err := mcp.MeasureCatalog(context.Background(), testServer(b), b.N)
+	med, p95, err := mcpbench.MeasureCatalog(context.Background(), testServer(b), b.N)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,11 +60,56 @@ func BenchmarkCatalogPreparation(b *testing.B) {
 func BenchmarkDiscovery(b *testing.B) {
 	requireLinuxB(b)
 	for b.Loop() {
-		f, err := mcp.MeasureDiscovery(context.Background(), testServer(b))
+		f, err := mcpbench.MeasureDiscovery(context.Background(), testServer(b))
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.ReportMetric(f.Ratio, "ratio")
+	}
+}
+
+// testServer builds mcp's test server once per test binary and returns
+// its path.
+func testServer(tb testing.TB) string {
+	tb.Helper()
+	serverOnce.Do(func() {
+		serverDir, serverErr = os.MkdirTemp("", "mcpbench-testserver-")
+		if serverErr != nil {
+			return
+		}
+		serverPath = filepath.Join(serverDir, "mcptestserver")
+		cmd := exec.Command("go", "build", "-o", serverPath, mcpbench.TestServerPackage)
+		cmd.Dir = "../../../.." // the module root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			serverErr = fmt.Errorf("building the test server: %v\n%s", err, out)
+		}
+	})
+	if serverErr != nil {
+		tb.Fatal(serverErr)
+	}
+	return serverPath
+}
+
+var (
+	serverOnce sync.Once
+	serverDir  string
+	serverPath string
+	serverErr  error
+)
+
+// TestMain removes the test server built for the run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if serverDir != "" {
+		os.RemoveAll(serverDir)
+	}
+	os.Exit(code)
+}
+
+func requireLinux(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("stdio MCP servers need Linux")
 	}
 }
 

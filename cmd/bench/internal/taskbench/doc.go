@@ -6,6 +6,7 @@
 // registers a Host and runs a controlplane.Worker over it, and closes
 // everything before returning; no goroutine outlives a call.
 //
-// It wires the store adapter to the control plane engine, so it sits with
-// the composition layer: only the bench driver and tests import it.
+// It wires the store adapter to the control plane engine like the
+// composition root does; it belongs to the bench driver (cmd/bench), which
+// alone imports it.
 package taskbench

@@ -6,9 +6,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/demiurge/demiurge/corerepo"
-	"github.com/demiurge/demiurge/internal/taskbench"
-	"github.com/demiurge/demiurge/mcp"
+	"github.com/demiurge/demiurge/cmd/bench/internal/corebench"
+	"github.com/demiurge/demiurge/cmd/bench/internal/mcpbench"
+	"github.com/demiurge/demiurge/cmd/bench/internal/taskbench"
 )
 
 // Targets of the MCP figures.
@@ -20,15 +20,15 @@ const (
 // mcpRows measures discovery of four healthy servers against the slowest
 // alone, and catalog preparation for 4 connected servers × 50 tools.
 func mcpRows(ctx context.Context, dir string, c counts) ([]row, error) {
-	server, err := buildPackage(ctx, dir, mcp.TestServerPackage, "mcptestserver")
+	server, err := buildPackage(ctx, dir, mcpbench.TestServerPackage, "mcptestserver")
 	if err != nil {
 		return nil, err
 	}
-	d, err := mcp.MeasureDiscovery(ctx, server)
+	d, err := mcpbench.MeasureDiscovery(ctx, server)
 	if err != nil {
 		return nil, err
 	}
-	med, p95, err := mcp.MeasureCatalog(ctx, server, max(c.turns, 20))
+	med, p95, err := mcpbench.MeasureCatalog(ctx, server, max(c.turns, 20))
 	if err != nil {
 		return nil, err
 	}
@@ -77,11 +77,11 @@ func coreRepoRows(ctx context.Context, dir string) ([]row, error) {
 			return nil, err
 		}
 	}
-	save, err := corerepo.MeasureSave(ctx, dir+"-save", 500)
+	save, err := corebench.MeasureSave(ctx, dir+"-save", 500)
 	if err != nil {
 		return nil, err
 	}
-	review, err := corerepo.MeasureReview(ctx, dir+"-review", 20)
+	review, err := corebench.MeasureReview(ctx, dir+"-review", 20)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,10 @@
-package mcp
+// Package mcpbench measures the MCP runtime for the bench driver and its
+// own Go benchmarks: discovery of four stdio servers at once against the
+// slowest alone, and the preparation of a turn's catalog over connected
+// servers. The servers are mcp's own test server (TestServerPackage),
+// built by the caller; every Manager is closed and every directory removed
+// before a measurement returns.
+package mcpbench
 
 import (
 	"context"
@@ -12,6 +18,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/mcp"
 	"github.com/demiurge/demiurge/policy"
 )
 
@@ -46,12 +53,12 @@ func MeasureDiscovery(ctx context.Context, serverBinary string) (DiscoveryFigure
 	var four, slowest []time.Duration
 	for round := 0; round < measureRounds; round++ {
 		for _, set := range []struct {
-			decls []Declaration
+			decls []mcp.Declaration
 			into  *[]time.Duration
 		}{{b.decls, &four}, {b.decls[len(b.decls)-1:], &slowest}} {
 			tc := b.turn(fmt.Sprintf("bench_%d_%d", round, len(set.decls)))
 			start := time.Now()
-			defs, sts := b.m.Definitions(ctx, Request{Declarations: set.decls, Turn: tc, Gate: AllowOperator})
+			defs, sts := b.m.Definitions(ctx, mcp.Request{Declarations: set.decls, Turn: tc, Gate: mcp.AllowOperator})
 			*set.into = append(*set.into, time.Since(start))
 			if err := allConnected(sts, len(defs)); err != nil {
 				return DiscoveryFigures{}, err
@@ -81,7 +88,7 @@ func MeasureCatalog(ctx context.Context, serverBinary string, n int) (med, p95 t
 	}
 	defer b.close()
 	tc := b.turn("bench_catalog")
-	defs, sts := b.m.Definitions(ctx, Request{Declarations: b.decls, Turn: tc, Gate: AllowOperator})
+	defs, sts := b.m.Definitions(ctx, mcp.Request{Declarations: b.decls, Turn: tc, Gate: mcp.AllowOperator})
 	if err := allConnected(sts, len(defs)); err != nil {
 		return 0, 0, err
 	}
@@ -92,7 +99,7 @@ func MeasureCatalog(ctx context.Context, serverBinary string, n int) (med, p95 t
 	samples := make([]time.Duration, 0, n)
 	for i := 0; i < n; i++ {
 		start := time.Now()
-		defs, _ := b.m.Definitions(ctx, Request{Declarations: b.decls, Turn: tc, Gate: AllowOperator})
+		defs, _ := b.m.Definitions(ctx, mcp.Request{Declarations: b.decls, Turn: tc, Gate: mcp.AllowOperator})
 		if _, err := effect.Prepare(effect.Sources{CoreID: tc.CoreID, Revision: tc.CoreRevision, MCP: defs}); err != nil {
 			return 0, 0, err
 		}
@@ -109,23 +116,23 @@ func MeasureCatalog(ctx context.Context, serverBinary string, n int) (med, p95 t
 // the test server's own.
 const benchTools = 50
 
-// bench is a Manager with four test-server declarations.
+// bench is an MCP Manager with four test-server declarations.
 type bench struct {
-	m     *Manager
+	m     *mcp.Manager
 	dir   string
-	decls []Declaration
+	decls []mcp.Declaration
 }
 
 func newBench(serverBinary string, delays []time.Duration) (*bench, error) {
 	if _, err := os.Stat(serverBinary); err != nil {
-		return nil, demiurge.WrapError(demiurge.ENOTFOUND, err, "MCP test server %s: %s (build %s)", serverBinary, reason(err), TestServerPackage)
+		return nil, demiurge.WrapError(demiurge.ENOTFOUND, err, "MCP test server %s not found (build %s)", serverBinary, TestServerPackage)
 	}
 	dir, err := os.MkdirTemp("", "demiurge-mcp-bench-")
 	if err != nil {
 		return nil, err
 	}
 	b := &bench{dir: dir}
-	b.m = NewManager(Options{
+	b.m = mcp.NewManager(mcp.Options{
 		LogDir:      filepath.Join(dir, "logs"),
 		PrivateHome: func(id string) string { return filepath.Join(dir, "homes", id) },
 		CloseGrace:  100 * time.Millisecond,
@@ -133,7 +140,7 @@ func newBench(serverBinary string, delays []time.Duration) (*bench, error) {
 	for i, delay := range delays {
 		id := "bench" + strconv.Itoa(i+1)
 		body := fmt.Sprintf("command: %q\nargs: [-tools, %q, -init-delay, %q]\napproval_policy: auto\n", serverBinary, strconv.Itoa(benchTools), delay.String())
-		d, err := ParseDeclaration(id, filepath.Join(dir, id+".yaml"), id+".yaml", []byte(body))
+		d, err := mcp.ParseDeclaration(id, filepath.Join(dir, id+".yaml"), id+".yaml", []byte(body))
 		if err != nil {
 			b.close()
 			return nil, err
@@ -158,10 +165,10 @@ func (b *bench) close() {
 	_ = os.RemoveAll(b.dir)
 }
 
-func allConnected(sts []ServerStatus, tools int) error {
+func allConnected(sts []mcp.ServerStatus, tools int) error {
 	var bad []string
 	for _, s := range sts {
-		if s.State != StateConnected {
+		if s.State != mcp.StateConnected {
 			bad = append(bad, s.Server+": "+s.State+" "+s.Error)
 		}
 	}

@@ -1,4 +1,4 @@
-package process
+package procbench
 
 import (
 	"io"
@@ -6,8 +6,12 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/process"
 	"github.com/demiurge/demiurge/redact"
 )
+
+// readSize is a foreground drain's read: 1 MiB.
+const readSize = 1 << 20
 
 // discoveryCorpus is code-like text: assignments, key: value pairs, URLs
 // and flags, the forms discovery looks at, with no secret in them.
@@ -36,14 +40,14 @@ func MeasureOutputDiscovery(bytes int64) (mbps float64, err error) {
 	chunk := []byte(strings.Repeat(discoveryCorpus, readSize/len(discoveryCorpus)))
 	discover := func(text string) map[string]string { return redact.Replacements(redact.Discover(text)) }
 	known := map[string]string{"measure-drain-secret-value": "<redacted:MEASURE>"}
-	r := newDiscoveringRedactor(newStreamRedactor(io.Discard, known), known, discover)
-	buf := make([]byte, 0, len(chunk)+r.holdMax())
+	r := process.NewOutputRedactor(io.Discard, known, discover)
+	buf := make([]byte, 0, len(chunk)+r.HoldMax())
 	t0 := time.Now()
 	for sent := int64(0); sent < bytes; sent += int64(len(chunk)) {
 		buf = append(buf, chunk...)
-		held := r.process(buf, false)
+		held := r.Process(buf, false)
 		buf = append(buf[:0], buf[len(buf)-held:]...)
 	}
-	r.process(buf, true)
+	r.Process(buf, true)
 	return float64(bytes) / 1e6 / time.Since(t0).Seconds(), nil
 }

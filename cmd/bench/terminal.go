@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/demiurge/demiurge/process"
+	"github.com/demiurge/demiurge/cmd/bench/internal/procbench"
 	"github.com/demiurge/demiurge/sandbox"
 	"github.com/demiurge/demiurge/urlpolicy"
 )
@@ -42,7 +42,7 @@ func spawnRows(ctx context.Context, dir string, c counts) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	plain, boxed, err := process.MeasureSpawn(ctx, *box, max(c.runs, 5))
+	plain, boxed, err := procbench.MeasureSpawn(ctx, *box, max(c.runs, 5))
 	if err != nil {
 		return nil, err
 	}
@@ -63,11 +63,11 @@ func drainRows(ctx context.Context, dir string) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	ratio, host, cat, rss, err := process.MeasureDrainRatio(ctx, dir, 256<<20, box)
+	ratio, host, cat, rss, err := procbench.MeasureDrainRatio(ctx, dir, 256<<20, box)
 	if err != nil {
 		return nil, err
 	}
-	discovery, err := process.MeasureOutputDiscovery(64 << 20)
+	discovery, err := procbench.MeasureOutputDiscovery(64 << 20)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func killRows(ctx context.Context, dir string, c counts) ([]row, error) {
 	n := max(c.runs/4, 3)
 	samples := make([]time.Duration, 0, n)
 	for range n {
-		d, err := process.MeasureKillLatency(ctx, box)
+		d, err := procbench.MeasureKillLatency(ctx, box)
 		if err != nil {
 			return nil, err
 		}

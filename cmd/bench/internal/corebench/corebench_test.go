@@ -1,4 +1,4 @@
-package corerepo
+package corebench
 
 import (
 	"context"

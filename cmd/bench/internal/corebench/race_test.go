@@ -1,5 +1,5 @@
 //go:build race
 
-package corerepo
+package corebench
 
 const raceEnabled = true
