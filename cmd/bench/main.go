@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/demiurge/demiurge"
 )
 
 // counts are the sample counts of one run of the driver.
@@ -105,7 +108,7 @@ func run(ctx context.Context, c counts, stdout, stderr io.Writer) int {
 		r, err := s.measure()
 		if err != nil {
 			failed = true
-			fmt.Fprintf(stderr, "bench: %s: %v\n", s.figure, err)
+			fmt.Fprintf(stderr, "bench: %s: %s\n", s.figure, describe(err))
 			r = []row{{figure: s.figure, value: "error", verdict: failedVerdict}}
 		}
 		rows = append(rows, r...)
@@ -115,4 +118,14 @@ func run(ctx context.Context, c counts, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// describe is an error's message and, for a coded error, its cause: the
+// driver is a developer's tool, and a failed measurement needs the why.
+func describe(err error) string {
+	var de *demiurge.Error
+	if errors.As(err, &de) && de.Err != nil {
+		return err.Error() + ": " + de.Err.Error()
+	}
+	return err.Error()
 }

@@ -34,12 +34,12 @@ type rig struct {
 
 func open(ctx context.Context, dir, name string, onComplete func(context.Context, controlplane.Completion) error, runner controlplane.Runner) (*rig, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "create %s: %v", dir, err)
+		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "create %s", dir)
 	}
 	path := filepath.Join(dir, name)
 	for _, s := range []string{"", "-wal", "-shm"} {
 		if err := os.Remove(path + s); err != nil && !os.IsNotExist(err) {
-			return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "remove %s: %v", path+s, err)
+			return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "remove %s", path+s)
 		}
 	}
 	db, err := store.Open(ctx, path, store.Options{ProcessAlive: process.Alive})
