@@ -21,8 +21,9 @@ type Event struct {
 	Payload        json.RawMessage
 	IdempotencyKey string
 
-	// encodeErr is why NewEvent could not encode the payload; the store
-	// refuses the event (EncodeErr).
+	// body is the value NewEvent encoded as Payload (Body); encodeErr is
+	// why it could not, and the store refuses the event (EncodeErr).
+	body      EventPayload
 	encodeErr error
 }
 

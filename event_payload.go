@@ -20,8 +20,14 @@ type EventPayload interface {
 // gives an event that the store refuses (EncodeErr).
 func NewEvent(aggType, aggID string, p EventPayload) Event {
 	body, err := encodePayload(p)
-	return Event{AggregateType: aggType, AggregateID: aggID, Type: p.Type(), Payload: body, encodeErr: err}
+	return Event{AggregateType: aggType, AggregateID: aggID, Type: p.Type(), Payload: body, body: p, encodeErr: err}
 }
+
+// Body returns the payload value NewEvent encoded, nil for an event built
+// otherwise or read from the store. The store projects it without decoding
+// the Payload again, so the two must agree: build a new event rather than
+// edit the Payload of one. Readers of stored events use Decode.
+func (e Event) Body() EventPayload { return e.body }
 
 // EncodeErr reports why NewEvent could not encode the event's payload, nil
 // when it could (or the event was built otherwise).

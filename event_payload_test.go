@@ -129,7 +129,8 @@ func TestNewEventAndDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := demiurge.NewEvent(demiurge.AggTask, "task_1", p)
-	if ev.Type != demiurge.EvTaskFailed || ev.AggregateType != demiurge.AggTask || ev.AggregateID != "task_1" || ev.EncodeErr() != nil {
+	if ev.Type != demiurge.EvTaskFailed || ev.AggregateType != demiurge.AggTask || ev.AggregateID != "task_1" || ev.EncodeErr() != nil ||
+		!reflect.DeepEqual(ev.Body(), p) {
 		t.Fatalf("event = %+v", ev)
 	}
 	if got, want := string(ev.Payload), `{"summary":"done <ok> & well","error":{"message":"m"}}`; got != want {
@@ -154,7 +155,7 @@ func TestNewEventAndDecode(t *testing.T) {
 		t.Fatalf("unencodable payload: %v %s", bad.EncodeErr(), bad.Payload)
 	}
 	var empty demiurge.Event
-	if err := empty.Decode(&change); err != nil {
+	if err := empty.Decode(&change); err != nil || empty.Body() != nil {
 		t.Fatalf("empty payload: %v", err)
 	}
 }

@@ -127,11 +127,11 @@ func historyContent(text, policy, channel, source, deliveryID, status string) *d
 func blocksPayload(blocks []Block) ([]any, error) {
 	raw, err := json.Marshal(blocks)
 	if err != nil {
-		return nil, demiurge.WrapError(demiurge.EINVALID, err, "delivery blocks are not JSON-encodable: %v", err)
+		return nil, demiurge.WrapError(demiurge.EINVALID, err, "delivery blocks are not JSON-encodable")
 	}
 	var out []any
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "delivery blocks: %v", err)
+		return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "delivery blocks do not decode")
 	}
 	return out, nil
 }

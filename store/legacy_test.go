@@ -322,3 +322,59 @@ func dumpTable(t *testing.T, db *sql.DB, table string) [][]any {
 	}
 	return out
 }
+
+// TestProjectionFromValueEqualsFromJSON: an event NewEvent built is
+// projected from the value it encoded, a stored one from its JSON; both
+// give the same rows.
+func TestProjectionFromValueEqualsFromJSON(t *testing.T) {
+	yes, no, one := true, false, 1
+	cutoff := "msg_1"
+	evs := []demiurge.Event{
+		demiurge.NewEvent(demiurge.AggSession, "session_1", demiurge.SessionCreatedPayload{CoreID: "assistant", Channel: "cli",
+			SessionTarget: demiurge.SessionTarget{ConversationKey: "cli:k", Workspace: "/w", Metadata: map[string]any{"a": 1}},
+			Owner:         &demiurge.SessionOwnerPayload{Kind: demiurge.AuthorityOperator, PrincipalID: demiurge.OperatorPrincipalID}}),
+		demiurge.NewEvent(demiurge.AggMessage, "msg_1", demiurge.MessagePersistedPayload{SessionID: "session_1", TurnID: "turn_1",
+			Role: demiurge.RoleUser, Visible: &yes, Content: &demiurge.MessageBody{Text: "hello there", ModelVisible: &no, Metadata: map[string]any{"k": "v"}}}),
+		demiurge.NewEvent(demiurge.AggSession, "session_1", demiurge.SessionUpdatedPayload{Title: "t", Touch: &no,
+			SessionTarget: demiurge.SessionTarget{BootstrapInitialized: true, CompactedUntilMessageID: &cutoff}}),
+		demiurge.NewEvent(demiurge.AggTurn, "turn_1", demiurge.TurnStartedPayload{SessionID: "session_1", CoreID: "assistant", HostID: "host_1"}),
+		demiurge.NewEvent(demiurge.AggToolCall, "call_1", demiurge.ToolCallStartedPayload{TurnID: "turn_1", StepID: "s1", ToolName: "read_file",
+			Args: map[string]any{"path": "a", "n": 2}}),
+		demiurge.NewEvent(demiurge.AggToolCall, "call_1", demiurge.ToolCallFailedPayload{TurnID: "turn_1", ToolName: "read_file",
+			EffectError: &demiurge.EffectError{Code: "denied"}, Result: map[string]any{"is_error": true}}),
+		demiurge.NewEvent(demiurge.AggTurn, "turn_1", demiurge.TurnFailedPayload{Error: &demiurge.ErrorInfo{Code: "internal", Message: "boom"}}),
+		demiurge.NewEvent(demiurge.AggTask, "task_1", demiurge.TaskSubmittedPayload{Kind: "terminal.exec", OwnerSessionID: "session_1",
+			Source: &demiurge.TaskSource{Actor: "a", Metadata: map[string]any{}}, Action: map[string]any{"x": 1}}),
+		demiurge.NewEvent(demiurge.AggTask, "task_1", demiurge.TaskStartedPayload{HostID: "host_1"}),
+		demiurge.NewEvent(demiurge.AggTask, "task_1", demiurge.TaskProcessRecordedPayload{PID: 7, Marker: "m"}),
+		demiurge.NewEvent(demiurge.AggTask, "task_1", demiurge.TaskSucceededPayload{ResultRef: "r", Metadata: map[string]any{"m": 1}}),
+		demiurge.NewEvent(demiurge.AggWork, "work_1", demiurge.WorkEnqueuedPayload{Kind: demiurge.WorkKindTaskCompletion,
+			NextAttemptAt: "2026-01-02T03:04:05Z", Payload: demiurge.TaskCompletionReadyPayload{TaskID: "task_1", LogTail: []string{}}}),
+		demiurge.NewEvent(demiurge.AggWork, "work_1", demiurge.WorkClaimedPayload{ClaimID: "c", OwnerID: "o", Attempts: &one,
+			LeaseExpiresAt: "2026-01-02T03:04:05.5+01:00"}),
+		demiurge.NewEvent(demiurge.AggTaskCompletion, "work_1", demiurge.TaskCompletionReadyPayload{TaskID: "task_1"}),
+		demiurge.NewEvent(demiurge.AggDelivery, "delivery_1", demiurge.DeliveryQueuedPayload{Channel: "cli", Target: map[string]any{"k": "v"},
+			Payload: map[string]any{"message_id": "msg_1"}}),
+		demiurge.NewEvent(demiurge.AggDelivery, "delivery_1", demiurge.DeliveryFailedPayload{Attempts: &one, LastError: "e", MessageID: "msg_1"}),
+		demiurge.NewEvent(demiurge.AggScheduler, "assistant:daily", demiurge.SchedulerClaimedPayload{CoreID: "assistant", ScheduleID: "daily",
+			DueAt: "2026-01-02T03:04:05Z", TaskID: "run_1"}),
+		demiurge.NewEvent(demiurge.AggArtifact, "artifact_1", demiurge.ArtifactStoredPayload{Kind: "file", URI: "u"}),
+	}
+	fromValue, fromJSON := MustOpenDB(t, store.Options{Now: newClock().Now}), MustOpenDB(t, store.Options{Now: newClock().Now})
+	for _, e := range evs {
+		if e.Body() == nil {
+			t.Fatalf("%s: NewEvent kept no value", e.Type)
+		}
+		mustAppend(t, fromValue, "", e)
+		mustAppend(t, fromJSON, "", demiurge.Event{AggregateType: e.AggregateType, AggregateID: e.AggregateID, Type: e.Type, Payload: e.Payload})
+	}
+	a, b := rawDB(t, fromValue.Path()), rawDB(t, fromJSON.Path())
+	for _, table := range tableNames(t, a) {
+		if table == "runtime_events" || table == "hosts" {
+			continue
+		}
+		if got, want := dumpTable(t, a, table), dumpTable(t, b, table); !reflect.DeepEqual(got, want) {
+			t.Errorf("table %s projected from values:\n %v\nfrom JSON:\n %v", table, got, want)
+		}
+	}
+}

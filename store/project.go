@@ -27,7 +27,7 @@ func (e evMeta) stamp() string { return demiurge.FormatTime(e.at) }
 // transaction. It must be idempotent enough to re-apply the same facts.
 type projection struct {
 	payload reflect.Type // the struct the payload decodes into
-	apply   func(t *wtx, e evMeta, raw json.RawMessage) error
+	apply   func(t *wtx, e evMeta, body demiurge.EventPayload, raw json.RawMessage) error
 }
 
 // projectors maps event types to their projection (doc.go has the table).
@@ -55,11 +55,25 @@ func onFamily[B any](fn func(t *wtx, e evMeta, b B) error, members ...demiurge.E
 	}
 }
 
+// register records fn as the projection of typ, whose payload struct is
+// payload, a type convertible to B. An event NewEvent built hands over the
+// value it encoded (the same facts its JSON holds, without decoding it
+// again); any other event's payload is decoded into B.
 func register[B any](typ string, payload reflect.Type, fn func(t *wtx, e evMeta, b B) error) {
 	if _, dup := projectors[typ]; dup {
 		panic("store: two projections of " + typ)
 	}
-	projectors[typ] = projection{payload: payload, apply: func(t *wtx, e evMeta, raw json.RawMessage) error {
+	base := reflect.TypeFor[B]()
+	projectors[typ] = projection{payload: payload, apply: func(t *wtx, e evMeta, body demiurge.EventPayload, raw json.RawMessage) error {
+		switch v := body.(type) {
+		case B:
+			return fn(t, e, v)
+		case nil:
+		default:
+			if reflect.TypeOf(v) == payload {
+				return fn(t, e, reflect.ValueOf(v).Convert(base).Interface().(B))
+			}
+		}
 		var b B
 		if err := json.Unmarshal(raw, &b); err != nil {
 			return demiurge.WrapError(demiurge.EINVALID, err, "event %s %s: the payload does not decode", e.typ, e.aggID)
@@ -79,7 +93,7 @@ func (t *wtx) project(e *demiurge.Event) error {
 		}
 	}
 	meta := evMeta{typ: e.Type, aggID: e.AggregateID, seq: e.Seq, at: e.CreatedAt}
-	if err := p.apply(t, meta, e.Payload); err != nil {
+	if err := p.apply(t, meta, e.Body(), e.Payload); err != nil {
 		var coded *demiurge.Error
 		if errors.As(err, &coded) || isBusy(err) || t.ctx.Err() != nil {
 			return err // already explained, retryable, or cancelled
