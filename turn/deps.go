@@ -21,7 +21,7 @@ type sessionRuntime interface {
 	History(ctx context.Context, sessionID string, limit int) ([]demiurge.Message, error)
 	SetBootstrap(ctx context.Context, sessionID, snapshot string) error
 	StartTurn(ctx context.Context, ts demiurge.TurnStart) error
-	FinishTurn(ctx context.Context, turnID string, status demiurge.TurnStatus, errInfo map[string]any) error
+	FinishTurn(ctx context.Context, turnID string, status demiurge.TurnStatus, errInfo *demiurge.ErrorInfo) error
 }
 
 type deliveryRuntime interface {
