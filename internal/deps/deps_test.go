@@ -91,12 +91,7 @@ var exceptions = map[[2]string]string{
 	{"corerepo", "gitrepo"}: "the core repository's workflows keep every revision in its git storage, which is theirs alone",
 	{"corerepo", "coregate"}: "the core repository's workflows run the gates and the security review on every save and review; " +
 		"the gates know nothing of the workflows",
-	{"turn", "effect"}: "a turn runs the model ⇄ tools loop over the effect runtime's per-turn catalog (TurnContext, Catalog, Secrets)",
-	{"turn", "session"}: "a turn resolves its session and appends its messages with session's request types " +
-		"(ID, ResolveRequest, MessageInput, TurnStart, bootstrap state), shared nouns that belong in the root",
-	{"turn", "slot"}: "a turn runs its slots with slot's phase types (Spec, the phase environments and results, Intent, Block), " +
-		"shared nouns that belong in the root",
-	{"turn", "delivery"}:           "a turn routes its intents with delivery's Intent, Block and Route, shared nouns that belong in the root",
+	{"turn", "effect"}:             "a turn runs the model ⇄ tools loop over the effect runtime's per-turn catalog (TurnContext, Catalog, Secrets)",
 	{"delegation", "controlplane"}: "a delegated agent is an agent.spawn task of the task ledger (TaskSpec, Source, Handle, Result)",
 	{"delegation", "effect"}:       "delegate_task is an effect adapter: it answers effect's Invocation with an Outcome under the parent's ToolPolicy",
 	{"process", "sandbox"}:         "every command the process manager starts may run inside the OS sandbox",
