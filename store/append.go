@@ -18,7 +18,7 @@ var (
 	sqlLastSeq = prep(`SELECT COALESCE(MAX(seq), 0) FROM runtime_events WHERE aggregate_type = ? AND aggregate_id = ?`)
 )
 
-// Append writes events as one batch (spec host-runtime §1.4) and returns
+// Append writes events as one batch and returns
 // them with Seq, EventID and CreatedAt filled in.
 //
 //   - An empty batch is a no-op.

@@ -86,7 +86,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, demiurge.WrapError(demiurge.EINVALID, err, "runtime database path %q: %v", path, err)
+		return nil, demiurge.WrapError(demiurge.EINVALID, err, "runtime database path %q cannot be made absolute", path)
 	}
 	if err := ensureFile(abs); err != nil {
 		return nil, err
@@ -116,7 +116,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		"_synchronous=NORMAL",
 	))
 	if err != nil {
-		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s: %v", abs, err)
+		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s failed", abs)
 	}
 	db.writer.SetMaxOpenConns(1)
 	db.writer.SetMaxIdleConns(1)
@@ -139,13 +139,13 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	))
 	if err != nil {
 		db.writer.Close()
-		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s: %v", abs, err)
+		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s failed", abs)
 	}
 	db.reader.SetMaxOpenConns(opts.Readers)
 	db.reader.SetMaxIdleConns(opts.Readers)
 	if err := db.reader.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s: %v", abs, err)
+		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s failed", abs)
 	}
 	if err := db.restrictFiles(); err != nil {
 		db.Close()
@@ -187,7 +187,7 @@ func (db *DB) Close() error {
 		errs = append(errs, db.writer.Close())
 	}
 	if err := errors.Join(errs...); err != nil {
-		return demiurge.WrapError(demiurge.EINTERNAL, err, "close runtime database %s: %v", db.path, err)
+		return demiurge.WrapError(demiurge.EINTERNAL, err, "close runtime database %s failed", db.path)
 	}
 	return nil
 }
@@ -215,13 +215,13 @@ func ensureFile(path string) error {
 	dir := filepath.Dir(path)
 	if _, err := os.Stat(dir); os.IsNotExist(err) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "create runtime directory %s: %v", dir, err)
+			return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "create runtime directory %s: %s", dir, demiurge.IOReason(err))
 		}
 		if err := os.Chmod(dir, 0o700); err != nil {
-			return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "chmod runtime directory %s: %v", dir, err)
+			return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "chmod runtime directory %s: %s", dir, demiurge.IOReason(err))
 		}
 	} else if err != nil {
-		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "stat runtime directory %s: %v", dir, err)
+		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "stat runtime directory %s: %s", dir, demiurge.IOReason(err))
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	switch {
@@ -230,7 +230,7 @@ func ensureFile(path string) error {
 	case os.IsExist(err):
 		return nil
 	default:
-		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "create runtime database %s: %v", path, err)
+		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "create runtime database %s: %s", path, demiurge.IOReason(err))
 	}
 }
 
@@ -240,7 +240,7 @@ func (db *DB) restrictFiles() error {
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		p := db.path + suffix
 		if err := os.Chmod(p, 0o600); err != nil && !os.IsNotExist(err) {
-			return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "chmod %s: %v", p, err)
+			return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "chmod %s: %s", p, demiurge.IOReason(err))
 		}
 	}
 	return nil

@@ -1,5 +1,6 @@
 // Package store is the RuntimeStore: the SQLite event log of the Demiurge
-// host and the projections derived from it (spec host-runtime §1). The event
+// host and the projections derived from it (spec host-runtime §1, with the
+// session fields of §3.1 and the restart rules of DESIGN §2). The event
 // log is the single source of truth; every projection row is written by the
 // projection of an event in the same transaction as the event, except the
 // coordination tables hosts and session_leases, which hold leases, not facts,
@@ -52,7 +53,7 @@
 //
 // # Append
 //
-// Append writes a batch atomically (spec §1.4): an idempotency key already
+// Append writes a batch atomically: an idempotency key already
 // stored returns the stored events unchanged; an Expected guard that does
 // not match fails with ECONFLICT "runtime aggregate changed: expected X, got
 // Y"; the payload is stored as encoded (it must be a JSON object, else
@@ -240,7 +241,7 @@
 // RecentMessages (the newest window, returned in transcript order).
 // SessionOwned puts the owner predicate in the SQL and answers a foreign id
 // exactly like a missing one, with an audit event. Query is the generic
-// debugging read of spec §1.6.
+// debugging read of the spec.
 //
 // # Task logs
 //

@@ -9,7 +9,7 @@ import (
 	"github.com/demiurge/demiurge"
 )
 
-// Host lease timing (DESIGN §2 Restart): a live Host refreshes its row every
+// Host lease timing: a live Host refreshes its row every
 // HostHeartbeatInterval; a row not refreshed for HostTTL marks a gone Host.
 const (
 	HostTTL               = 15 * time.Second

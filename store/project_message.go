@@ -7,7 +7,7 @@ import (
 	"github.com/demiurge/demiurge"
 )
 
-// Derived session fields (spec host-runtime §3.1).
+// Derived session fields.
 const (
 	previewRunes = 120
 	titleRunes   = 80

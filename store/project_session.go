@@ -42,7 +42,7 @@ func init() {
 	on(projectSessionConflict)
 }
 
-// Target keys the projection reads back or derives (spec host-runtime §3.1).
+// Target keys the projection reads back or derives.
 const (
 	cutoffKey = "compacted_until_message_id"
 	// cutoffSeqKey holds the Seq of the session's compaction cutoff

@@ -17,7 +17,7 @@ const (
 	MaxQueryLimit     = 1000
 )
 
-// Query is a generic projection read (spec host-runtime §1.6).
+// Query is a generic projection read.
 type Query struct {
 	Table      string         // one of the sixteen runtime tables
 	Where      map[string]any // column = value (nil: IS NULL), all ANDed

@@ -55,8 +55,7 @@ func (r ReconcileReport) Changed() bool {
 		w.Recovered+w.MarkedUnknown+w.Corrupt+w.DeliveriesUnknown > 0
 }
 
-// Reconcile marks work left behind by gone Host processes (DESIGN §2,
-// spec host-runtime §1.9). A Host is gone when it is stopped, when its
+// Reconcile marks work left behind by gone Host processes. A Host is gone when it is stopped, when its
 // process on this machine is dead (see hostAlive), or when its lease expired
 // (for a Host on another machine or one without a start marker). Work whose
 // host_id is empty (legacy) or names no registered Host counts as gone;

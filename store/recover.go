@@ -7,7 +7,7 @@ import (
 	"github.com/demiurge/demiurge"
 )
 
-// WorkRecovery counts what RecoverWork found (spec host-runtime §1.8).
+// WorkRecovery counts what RecoverWork found.
 type WorkRecovery struct {
 	Recovered         int // claimed/running with an expired lease → retry_scheduled (work.recovered)
 	Deferred          int // other non-terminal items, left alone

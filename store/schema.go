@@ -127,7 +127,7 @@ func (h header) check(path string) error {
 func (hp headerProbe) probe(ctx context.Context, path string) error {
 	p, err := sql.Open("sqlite", dsn(path, "_pragma=busy_timeout(1000)", "_pragma=query_only(1)"))
 	if err != nil {
-		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s: %v", path, err)
+		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s failed", path)
 	}
 	defer p.Close()
 	p.SetMaxOpenConns(1)
@@ -136,7 +136,7 @@ func (hp headerProbe) probe(ctx context.Context, path string) error {
 		if isNotADB(err) {
 			return demiurge.WrapError(demiurge.ESCHEMA, err, "%s is not a SQLite database; refusing to open or modify it", path)
 		}
-		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "read runtime database header %s: %v", path, err)
+		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "read runtime database header %s failed", path)
 	}
 	return h.check(path)
 }
@@ -176,7 +176,8 @@ func (db *DB) migrate(ctx context.Context) error {
 		}
 		for _, m := range migrations[h.version:] {
 			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-				return demiurge.WrapError(demiurge.EINTERNAL, err, "runtime database migration %s: %v", m.name, err)
+				return demiurge.WrapError(demiurge.EINTERNAL, err, "runtime database migration %s failed", m.name)
+
 			}
 		}
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", ApplicationID)); err != nil {

@@ -89,7 +89,7 @@ func isOperator(scope demiurge.PrincipalScope) bool {
 	return scope.Authority == demiurge.AuthorityOperator && scope.PrincipalID == demiurge.OperatorPrincipalID
 }
 
-// ownerPredicate is the SQL owner predicate of spec host-runtime §1.6 for
+// ownerPredicate is the SQL owner predicate of the spec for
 // the session id expression col. ok is false when the scope can see nothing.
 func ownerPredicate(scope demiurge.PrincipalScope, col string) (pred string, args []any, ok bool) {
 	if isOperator(scope) {

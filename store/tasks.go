@@ -129,7 +129,7 @@ func (db *DB) TasksAwaitingCompletion(ctx context.Context, limit int) ([]demiurg
 // AcknowledgeTaskCompletion ends a claimed task.completion work item: in one
 // transaction it appends work.acknowledged (status acknowledged) and
 // task.completion_acknowledged (aggregate task_completion, id workID,
-// idempotency "task_completion:<id>:acknowledged"), spec host-runtime §1.7.
+// idempotency "task_completion:<id>:acknowledged").
 // It fails like TransitionWork: ENOTFOUND "work item not found: <id>",
 // ECONFLICT "stale durable claim for work <id>" when claimID is not the
 // current claim, ECONFLICT "durable work cannot be overwritten: <id>" when

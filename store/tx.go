@@ -11,7 +11,7 @@ import (
 )
 
 // writeAttempts is how often a write transaction is tried when SQLite reports
-// the database busy or locked (spec host-runtime §1.1).
+// the database busy or locked.
 const writeAttempts = 6
 
 // wtx is one write transaction. now is read once per attempt, so every row
@@ -84,9 +84,9 @@ func (db *DB) codeError(ctx context.Context, err error) error {
 		return ctxError(ctx, "runtime database")
 	}
 	if isBusy(err) {
-		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "runtime database %s is busy: %v", db.path, err)
+		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "runtime database %s is busy", db.path)
 	}
-	return demiurge.WrapError(demiurge.EINTERNAL, err, "runtime database %s: %v", db.path, err)
+	return demiurge.WrapError(demiurge.EINTERNAL, err, "runtime database %s: statement failed", db.path)
 }
 
 // ctxError codes ctx's error: ETIMEOUT for a passed deadline, else ECANCELED.
@@ -168,7 +168,7 @@ func (db *DB) prepareAll(ctx context.Context) error {
 		}
 		s, err := db.writer.PrepareContext(ctx, q)
 		if err != nil {
-			return demiurge.WrapError(demiurge.EINTERNAL, err, "prepare runtime statement %q: %v", q, err)
+			return demiurge.WrapError(demiurge.EINTERNAL, err, "prepare runtime statement %q failed", q)
 		}
 		db.stmts[q] = s
 	}

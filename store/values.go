@@ -49,7 +49,7 @@ func decodeObject(raw string) (map[string]any, error) {
 }
 
 // objectOrCorrupt decodes raw for a typed read; undecodable JSON becomes
-// {"_corrupt_json": raw} (spec host-runtime §1.2), as in generic queries.
+// {"_corrupt_json": raw}, as in generic queries.
 func objectOrCorrupt(raw string) map[string]any {
 	m, err := decodeObject(raw)
 	if err != nil {
