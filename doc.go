@@ -12,6 +12,6 @@
 // they declare with these types instead of importing each other: the turn
 // engine runs the slot pipeline, resolves sessions and enqueues deliveries
 // without importing slot, session or delivery. The nouns are those of spec
-// host-runtime (task statuses §1.7, work items §1.8, principal scopes §2.4,
-// model messages §4.4).
+// host-runtime (event types §1.5, task statuses §1.7, work items §1.8,
+// principal scopes §2.4, model messages §4.4).
 package demiurge

@@ -70,7 +70,7 @@ const (
 	AggWriteScope = "task_write_scope"
 )
 
-// Event types with a projection (spec host-runtime §1.5), plus the Go additions
+// Event types with a projection (the spec's event table), plus the Go additions
 // for restart reconciliation (turn.lost, host.*) and the audit trails. Each has
 // its payload struct (EventPayloads lists them).
 const (
