@@ -20,7 +20,7 @@ import (
 // TaskSubmitter is the task worker as the background terminal sees it.
 // *controlplane.Worker implements it.
 type TaskSubmitter interface {
-	Submit(ctx context.Context, spec controlplane.TaskSpec, src controlplane.Source) (demiurge.Task, error)
+	Submit(ctx context.Context, spec demiurge.TaskSpec, src demiurge.TaskOrigin) (demiurge.Task, error)
 }
 
 // TerminalTasks runs background terminal commands as terminal.exec tasks
@@ -81,14 +81,14 @@ func (tt *TerminalTasks) submit(ctx context.Context, inv effect.Invocation, c *t
 	tt.mu.Unlock()
 
 	scope := "terminal:" + c.cwd.abs
-	task, err := tt.tasks.Submit(ctx, controlplane.TaskSpec{
-		Kind: controlplane.KindTerminalExec,
+	task, err := tt.tasks.Submit(ctx, demiurge.TaskSpec{
+		Kind: demiurge.TaskKindTerminalExec,
 		Payload: map[string]any{
 			"task_id": id, "owner_session_id": inv.Turn.SessionID, "owner_turn_id": inv.Turn.TurnID,
 			"core_id": inv.Turn.CoreID, "notify_policy": notify, "source_tool": "terminal", "write_scope": scope,
 			"metadata": map[string]any{"command": shownCommand, "cwd": c.cwd.show, "audit": audit},
 		},
-	}, controlplane.Source{
+	}, demiurge.TaskOrigin{
 		Actor: "host.task_worker", SessionID: inv.Turn.SessionID, TurnID: inv.Turn.TurnID,
 		CoreID: inv.Turn.CoreID, WriteScope: scope,
 	})
@@ -115,13 +115,13 @@ func (tt *TerminalTasks) take(id string) (terminalExec, bool) {
 // process group, records its identity for restart recovery, drains the
 // output in chunks into the task log and the artifacts, and ends with the
 // exit code. A cancelled context terminates the whole tree.
-func (tt *TerminalTasks) Run(ctx context.Context, task demiurge.Task, h *controlplane.Handle) (controlplane.Result, error) {
+func (tt *TerminalTasks) Run(ctx context.Context, task demiurge.Task, h *controlplane.Handle) (demiurge.TaskResult, error) {
 	exec, ok := tt.take(task.ID)
 	if !ok {
-		return controlplane.Result{}, demiurge.Errorf(demiurge.EUNAVAILABLE, "background terminal command is no longer available to this Host")
+		return demiurge.TaskResult{}, demiurge.Errorf(demiurge.EUNAVAILABLE, "background terminal command is no longer available to this Host")
 	}
 	if tt.deps.Processes == nil {
-		return controlplane.Result{}, demiurge.Errorf(demiurge.EUNAVAILABLE, "terminal is not available: no process manager is configured")
+		return demiurge.TaskResult{}, demiurge.Errorf(demiurge.EUNAVAILABLE, "terminal is not available: no process manager is configured")
 	}
 	ph, err := tt.deps.Processes.Start(ctx, process.Spec{
 		Argv:          []string{exec.shell, "-c", exec.command},
@@ -139,25 +139,25 @@ func (tt *TerminalTasks) Run(ctx context.Context, task demiurge.Task, h *control
 		},
 	})
 	if err != nil {
-		return controlplane.Result{}, demiurge.Errorf(demiurge.EINTERNAL, "terminal command failed to start: %s", replaceBound(err.Error(), exec.redact))
+		return demiurge.TaskResult{}, demiurge.Errorf(demiurge.EINTERNAL, "terminal command failed to start: %s", replaceBound(err.Error(), exec.redact))
 	}
 	if err := h.RecordProcess(ph.PID(), ph.StartMarker()); err != nil {
 		// Without a recorded identity restart recovery could not stop
 		// this tree: do not let it run unowned.
 		_, _ = ph.Cancel(context.WithoutCancel(ctx))
-		return controlplane.Result{Metadata: map[string]any{"exit_reason": "failed"}},
+		return demiurge.TaskResult{Metadata: map[string]any{"exit_reason": "failed"}},
 			demiurge.WrapError(demiurge.EINTERNAL, err, "terminal task identity could not be recorded")
 	}
 	res, werr := ph.Wait(ctx)
 	if ctx.Err() != nil {
 		res, _ = ph.Cancel(context.WithoutCancel(ctx))
-		return controlplane.Result{
+		return demiurge.TaskResult{
 			Summary:  "task cancelled",
 			Metadata: map[string]any{"returncode": res.ExitCode, "exit_reason": "cancelled", "process": processView(res)},
 		}, ctx.Err()
 	}
 	if werr != nil {
-		return controlplane.Result{Metadata: map[string]any{"exit_reason": "failed"}},
+		return demiurge.TaskResult{Metadata: map[string]any{"exit_reason": "failed"}},
 			demiurge.Errorf(demiurge.EINTERNAL, "terminal command failed: %s", replaceBound(werr.Error(), exec.redact))
 	}
 	shown := formatTerminalResult(res, exec.redact)
@@ -166,7 +166,7 @@ func (tt *TerminalTasks) Run(ctx context.Context, task demiurge.Task, h *control
 		"process": processView(res),
 		"output":  map[string]any{"stdout": shown.stdout, "stderr": shown.stderr},
 	}
-	out := controlplane.Result{Summary: fmt.Sprintf("terminal command exited %d", shown.exitCode), Metadata: meta}
+	out := demiurge.TaskResult{Summary: fmt.Sprintf("terminal command exited %d", shown.exitCode), Metadata: meta}
 	if a := artifactView(res); a != nil {
 		meta["output_artifact"] = a
 		out.ResultRef = "artifact:" + res.SpawnID

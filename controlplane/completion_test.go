@@ -128,8 +128,8 @@ func TestCompletionsRebuiltAfterRestart(t *testing.T) {
 	old := newRig(t, path, controlplane.WorkerOptions{}, nil) // no handler: completions stay pending
 	pending := old.wait(t, old.run(t, "ok", nil).ID)
 	// Ended outside any worker: no completion written.
-	crashed, err := old.cp.SubmitTask(ctx, controlplane.TaskSpec{Kind: controlplane.KindEvolverRun,
-		Payload: map[string]any{"owner_session_id": "session_2"}}, controlplane.Source{HostID: old.host.ID()})
+	crashed, err := old.cp.SubmitTask(ctx, demiurge.TaskSpec{Kind: demiurge.TaskKindEvolverRun,
+		Payload: map[string]any{"owner_session_id": "session_2"}}, demiurge.TaskOrigin{HostID: old.host.ID()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@
 // # Worker
 //
 //	w := controlplane.NewWorker(cp, db, controlplane.WorkerOptions{HostID: host.ID()})
-//	w.Handle(controlplane.KindTerminalExec, runTerminal)
+//	w.Handle(demiurge.TaskKindTerminalExec, runTerminal)
 //	w.OnCompletion(startSyntheticTurn)
 //	err := w.Start(ctx)
 //	defer w.Close(ctx)
@@ -41,7 +41,7 @@
 //
 // Submit writes task.submitted and task.started in one append (host_id =
 // HostID) and runs the kind's Runner on a goroutine the worker owns. The
-// runner's Result (or error, or panic) ends the task with exactly one
+// runner's demiurge.TaskResult (or error, or panic) ends the task with exactly one
 // terminal event: task.succeeded {summary, result_ref, metadata},
 // task.failed {summary, error {message}, metadata} (an error's public
 // message only: an uncoded error is "internal error"; a log line

@@ -27,9 +27,9 @@ func newCP(t *testing.T) (*controlplane.ControlPlane, *store.DB) {
 	return controlplane.New(db, controlplane.Options{Now: func() time.Time { return time.Now().UTC() }}), db
 }
 
-func submit(t *testing.T, cp *controlplane.ControlPlane, kind string, src controlplane.Source) demiurge.Task {
+func submit(t *testing.T, cp *controlplane.ControlPlane, kind string, src demiurge.TaskOrigin) demiurge.Task {
 	t.Helper()
-	tk, err := cp.SubmitTask(context.Background(), controlplane.TaskSpec{Kind: kind}, src)
+	tk, err := cp.SubmitTask(context.Background(), demiurge.TaskSpec{Kind: kind}, src)
 	if err != nil {
 		t.Fatalf("submit %s: %v", kind, err)
 	}

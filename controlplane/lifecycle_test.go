@@ -58,7 +58,7 @@ func TestTransitionsOnStore(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			id := submit(t, cp, controlplane.KindTerminalExec, controlplane.Source{Actor: "test"}).ID
+			id := submit(t, cp, demiurge.TaskKindTerminalExec, demiurge.TaskOrigin{Actor: "test"}).ID
 			for _, s := range c.path[:len(c.path)-1] {
 				if _, err := s(cp, id); err != nil {
 					t.Fatal(err)
@@ -85,7 +85,7 @@ func TestTransitionsOnStore(t *testing.T) {
 func TestSucceedRecordsResultAndSummary(t *testing.T) {
 	cp, _ := newCP(t)
 	ctx := context.Background()
-	id := submit(t, cp, controlplane.KindEvolverRun, controlplane.Source{}).ID
+	id := submit(t, cp, demiurge.TaskKindEvolverRun, demiurge.TaskOrigin{}).ID
 	start(cp, id)
 	tk, err := succeed(cp, id)
 	if err != nil || tk.ResultRef != "ref://out" || tk.CompletedAt.IsZero() || tk.StartedAt.IsZero() {
@@ -100,7 +100,7 @@ func TestSucceedRecordsResultAndSummary(t *testing.T) {
 // Cancel of a terminal task returns it unchanged and writes nothing.
 func TestCancelTerminalIsSticky(t *testing.T) {
 	cp, db := newCP(t)
-	id := submit(t, cp, controlplane.KindAgentSpawn, controlplane.Source{}).ID
+	id := submit(t, cp, demiurge.TaskKindAgentSpawn, demiurge.TaskOrigin{}).ID
 	start(cp, id)
 	if _, err := fail(cp, id); err != nil {
 		t.Fatal(err)
@@ -130,7 +130,7 @@ func TestConcurrentTerminalTransitions(t *testing.T) {
 	cp, db := newCP(t)
 	ctx := context.Background()
 	for i := range 10 {
-		id := submit(t, cp, controlplane.KindTerminalExec, controlplane.Source{}).ID
+		id := submit(t, cp, demiurge.TaskKindTerminalExec, demiurge.TaskOrigin{}).ID
 		start(cp, id)
 		var wg sync.WaitGroup
 		var succErr, cancErr error

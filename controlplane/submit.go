@@ -8,43 +8,14 @@ import (
 	"github.com/demiurge/demiurge"
 )
 
-// Task kinds the control plane accepts.
-const (
-	KindAgentSpawn   = "agent.spawn"
-	KindTerminalExec = "terminal.exec"
-	KindEvolverRun   = "evolver.run"
-	KindScheduleFire = "schedule.fire"
-)
-
 // submitAttempts bounds the retries of a submission that lost a race on
 // its write scope guard.
 const submitAttempts = 8
 
-// TaskSpec is what is to be run.
-type TaskSpec struct {
-	Kind           string
-	Payload        map[string]any // kept whole as the event's action; task_id, parent_task_id, root_task_id, owner_session_id, owner_turn_id, notify_policy are read from it
-	IdempotencyKey string         // default "task:<id>:submitted"
-}
-
-// Source says who submits a task and from where.
-type Source struct {
-	Actor     string
-	SessionID string
-	TurnID    string
-	CoreID    string
-	TaskID    string // the submitting task, if any: it becomes the parent
-	HostID    string
-	Metadata  map[string]any
-	// WriteScope, when non-empty, is exclusive among active tasks
-	// (queued, running, blocked_needs_user).
-	WriteScope string
-}
-
 // SubmitTask appends task.submitted for a new queued task and returns its
 // projection. A repeated idempotency key returns the task of the first
 // submission and writes nothing.
-func (cp *ControlPlane) SubmitTask(ctx context.Context, spec TaskSpec, src Source) (demiurge.Task, error) {
+func (cp *ControlPlane) SubmitTask(ctx context.Context, spec demiurge.TaskSpec, src demiurge.TaskOrigin) (demiurge.Task, error) {
 	if err := checkKind(spec.Kind); err != nil {
 		return demiurge.Task{}, err
 	}
@@ -101,7 +72,7 @@ func (cp *ControlPlane) trySubmit(ctx context.Context, id, key, scope string, ev
 // checkKind refuses a kind the control plane does not run.
 func checkKind(kind string) error {
 	switch kind {
-	case KindAgentSpawn, KindTerminalExec, KindEvolverRun, KindScheduleFire:
+	case demiurge.TaskKindAgentSpawn, demiurge.TaskKindTerminalExec, demiurge.TaskKindEvolverRun, demiurge.TaskKindScheduleFire:
 		return nil
 	}
 	return demiurge.Errorf(demiurge.EINVALID, "unsupported task kind: %s", kind)
@@ -109,7 +80,7 @@ func checkKind(kind string) error {
 
 // submitKey is the idempotency key of a submission (default
 // "task:<id>:submitted").
-func submitKey(spec TaskSpec, id string) string {
+func submitKey(spec demiurge.TaskSpec, id string) string {
 	if spec.IdempotencyKey != "" {
 		return spec.IdempotencyKey
 	}
@@ -177,7 +148,7 @@ func (cp *ControlPlane) activeWithScope(ctx context.Context, scope string) (stri
 // submittedEvent builds task.submitted with the keys the store projects.
 // A top-level task has no parent: a source task
 // equal to the task itself is not its parent.
-func (cp *ControlPlane) submittedEvent(id string, spec TaskSpec, src Source, scope string) demiurge.Event {
+func (cp *ControlPlane) submittedEvent(id string, spec demiurge.TaskSpec, src demiurge.TaskOrigin, scope string) demiurge.Event {
 	parent := str(spec.Payload, "parent_task_id")
 	if parent == "" && src.TaskID != id {
 		parent = src.TaskID

@@ -6,20 +6,19 @@ import (
 	"testing"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/controlplane"
 )
 
 func TestSubmitKinds(t *testing.T) {
 	cp, _ := newCP(t)
 	ctx := context.Background()
 	for _, k := range []string{"agent.spawn", "terminal.exec", "evolver.run", "schedule.fire"} {
-		tk := submit(t, cp, k, controlplane.Source{})
+		tk := submit(t, cp, k, demiurge.TaskOrigin{})
 		if tk.Kind != k || tk.Status != demiurge.TaskQueued || demiurge.IDPrefix(tk.ID) != "task" {
 			t.Fatalf("submit %s = %+v", k, tk)
 		}
 	}
 	for _, k := range []string{"", "shell", "delivery.send"} {
-		_, err := cp.SubmitTask(ctx, controlplane.TaskSpec{Kind: k}, controlplane.Source{})
+		_, err := cp.SubmitTask(ctx, demiurge.TaskSpec{Kind: k}, demiurge.TaskOrigin{})
 		wantCode(t, err, demiurge.EINVALID, "unsupported task kind: "+k)
 	}
 }
@@ -27,9 +26,9 @@ func TestSubmitKinds(t *testing.T) {
 func TestSubmitProjection(t *testing.T) {
 	cp, db := newCP(t)
 	ctx := context.Background()
-	src := controlplane.Source{Actor: "model", SessionID: "session_1", TurnID: "turn_1", CoreID: "core_a",
+	src := demiurge.TaskOrigin{Actor: "model", SessionID: "session_1", TurnID: "turn_1", CoreID: "core_a",
 		HostID: "host_1", Metadata: map[string]any{"tool": "delegate_task"}}
-	top, err := cp.SubmitTask(ctx, controlplane.TaskSpec{Kind: controlplane.KindAgentSpawn,
+	top, err := cp.SubmitTask(ctx, demiurge.TaskSpec{Kind: demiurge.TaskKindAgentSpawn,
 		Payload: map[string]any{"task_id": "task_top", "notify_policy": "silent", "prompt": "hi"}}, src)
 	if err != nil {
 		t.Fatal(err)
@@ -42,13 +41,13 @@ func TestSubmitProjection(t *testing.T) {
 	// A source task equal to the task itself is no parent.
 	self := src
 	self.TaskID = "task_self"
-	tk, err := cp.SubmitTask(ctx, controlplane.TaskSpec{Kind: controlplane.KindTerminalExec, Payload: map[string]any{"task_id": "task_self"}}, self)
+	tk, err := cp.SubmitTask(ctx, demiurge.TaskSpec{Kind: demiurge.TaskKindTerminalExec, Payload: map[string]any{"task_id": "task_self"}}, self)
 	if err != nil || tk.ParentTaskID != "" || tk.RootTaskID != "task_self" {
 		t.Fatalf("self-sourced task %+v, %v", tk, err)
 	}
 	child := src
 	child.TaskID = "task_top"
-	tk, err = cp.SubmitTask(ctx, controlplane.TaskSpec{Kind: controlplane.KindTerminalExec}, child)
+	tk, err = cp.SubmitTask(ctx, demiurge.TaskSpec{Kind: demiurge.TaskKindTerminalExec}, child)
 	if err != nil || tk.ParentTaskID != "task_top" || tk.RootTaskID != "task_top" {
 		t.Fatalf("child task %+v, %v", tk, err)
 	}
@@ -61,8 +60,8 @@ func TestSubmitProjection(t *testing.T) {
 func TestSubmitIdempotent(t *testing.T) {
 	cp, db := newCP(t)
 	ctx := context.Background()
-	spec := controlplane.TaskSpec{Kind: controlplane.KindTerminalExec, IdempotencyKey: "req-1"}
-	src := controlplane.Source{WriteScope: "repo/a"}
+	spec := demiurge.TaskSpec{Kind: demiurge.TaskKindTerminalExec, IdempotencyKey: "req-1"}
+	src := demiurge.TaskOrigin{WriteScope: "repo/a"}
 	a, err := cp.SubmitTask(ctx, spec, src)
 	if err != nil {
 		t.Fatal(err)
@@ -73,9 +72,9 @@ func TestSubmitIdempotent(t *testing.T) {
 		t.Fatalf("resubmit = %s, %v; want %s", b.ID, err, a.ID)
 	}
 	// Explicit id, default key.
-	spec2 := controlplane.TaskSpec{Kind: controlplane.KindEvolverRun, Payload: map[string]any{"task_id": "task_fixed"}}
+	spec2 := demiurge.TaskSpec{Kind: demiurge.TaskKindEvolverRun, Payload: map[string]any{"task_id": "task_fixed"}}
 	for range 2 {
-		tk, err := cp.SubmitTask(ctx, spec2, controlplane.Source{})
+		tk, err := cp.SubmitTask(ctx, spec2, demiurge.TaskOrigin{})
 		if err != nil || tk.ID != "task_fixed" {
 			t.Fatalf("resubmit fixed = %+v, %v", tk, err)
 		}
@@ -86,7 +85,7 @@ func TestSubmitIdempotent(t *testing.T) {
 	// The same id under another key is refused, not overwritten.
 	start(cp, "task_fixed")
 	spec2.IdempotencyKey = "other"
-	_, err = cp.SubmitTask(ctx, spec2, controlplane.Source{})
+	_, err = cp.SubmitTask(ctx, spec2, demiurge.TaskOrigin{})
 	wantCode(t, err, demiurge.ECONFLICT, "task already exists: task_fixed")
 	if tk, _ := db.Task(ctx, "task_fixed"); tk.Status != demiurge.TaskRunning {
 		t.Fatalf("existing task overwritten: %s", tk.Status)
@@ -96,24 +95,24 @@ func TestSubmitIdempotent(t *testing.T) {
 func TestWriteScopeConflict(t *testing.T) {
 	cp, _ := newCP(t)
 	ctx := context.Background()
-	scoped := controlplane.Source{WriteScope: "repo/x"}
-	first := submit(t, cp, controlplane.KindTerminalExec, scoped)
-	other := submit(t, cp, controlplane.KindTerminalExec, controlplane.Source{WriteScope: "repo/y"})
-	submit(t, cp, controlplane.KindTerminalExec, controlplane.Source{}) // no scope: never conflicts
-	submit(t, cp, controlplane.KindTerminalExec, controlplane.Source{})
+	scoped := demiurge.TaskOrigin{WriteScope: "repo/x"}
+	first := submit(t, cp, demiurge.TaskKindTerminalExec, scoped)
+	other := submit(t, cp, demiurge.TaskKindTerminalExec, demiurge.TaskOrigin{WriteScope: "repo/y"})
+	submit(t, cp, demiurge.TaskKindTerminalExec, demiurge.TaskOrigin{}) // no scope: never conflicts
+	submit(t, cp, demiurge.TaskKindTerminalExec, demiurge.TaskOrigin{})
 	for _, moveTo := range []step{start, block} { // queued, running, blocked all hold the scope
-		_, err := cp.SubmitTask(ctx, controlplane.TaskSpec{Kind: controlplane.KindAgentSpawn}, scoped)
+		_, err := cp.SubmitTask(ctx, demiurge.TaskSpec{Kind: demiurge.TaskKindAgentSpawn}, scoped)
 		wantCode(t, err, demiurge.ECONFLICT, "background task write_scope is already active: repo/x")
 		if _, err := moveTo(cp, first.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err := cp.SubmitTask(ctx, controlplane.TaskSpec{Kind: controlplane.KindAgentSpawn}, scoped)
+	_, err := cp.SubmitTask(ctx, demiurge.TaskSpec{Kind: demiurge.TaskKindAgentSpawn}, scoped)
 	wantCode(t, err, demiurge.ECONFLICT, "background task write_scope is already active: repo/x")
 	if _, err := succeed(cp, first.ID); err != nil {
 		t.Fatal(err)
 	}
-	next := submit(t, cp, controlplane.KindAgentSpawn, scoped) // freed by the terminal status
+	next := submit(t, cp, demiurge.TaskKindAgentSpawn, scoped) // freed by the terminal status
 	if next.Source["write_scope"] != "repo/x" || other.Source["write_scope"] != "repo/y" {
 		t.Fatalf("write_scope not kept: %v %v", next.Source, other.Source)
 	}
@@ -130,7 +129,7 @@ func TestWriteScopeConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = cp.SubmitTask(ctx, controlplane.TaskSpec{Kind: controlplane.KindTerminalExec}, controlplane.Source{WriteScope: "repo/z"})
+			_, errs[i] = cp.SubmitTask(ctx, demiurge.TaskSpec{Kind: demiurge.TaskKindTerminalExec}, demiurge.TaskOrigin{WriteScope: "repo/z"})
 		}()
 	}
 	wg.Wait()

@@ -34,10 +34,3 @@ func Transition(from, event string) (to string, ok bool) {
 	to, ok = transitions[from][event]
 	return to, ok
 }
-
-// Running reports the "running" predicate of the model view: the task has
-// not ended (queued, running or blocked_needs_user).
-func Running(status string) bool {
-	_, ok := transitions[status]
-	return ok
-}

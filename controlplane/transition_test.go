@@ -32,7 +32,7 @@ func TestTransitionTable(t *testing.T) {
 				t.Errorf("Transition(%s, %s) = %q, %v; want %q, %v", from, ev, to, ok, wantTo, wantOK)
 			}
 		}
-		if got := controlplane.Running(from); got != (len(row) > 0) {
+		if got := demiurge.TaskActive(from); got != (len(row) > 0) {
 			t.Errorf("Running(%s) = %v", from, got)
 		}
 	}

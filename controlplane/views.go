@@ -38,7 +38,7 @@ func Model(task demiurge.Task, summary string) map[string]any {
 		"task_id":      task.ID,
 		"kind":         task.Kind,
 		"status":       task.Status,
-		"running":      Running(task.Status),
+		"running":      demiurge.TaskActive(task.Status),
 		"started_at":   timeOrNil(task.StartedAt),
 		"completed_at": timeOrNil(task.CompletedAt),
 		"summary":      summary,

@@ -16,7 +16,7 @@ func TestModelViewShape(t *testing.T) {
 	cp, _ := newCP(t)
 	ctx := context.Background()
 	scope := demiurge.OperatorScope("")
-	id := submit(t, cp, controlplane.KindTerminalExec, controlplane.Source{}).ID
+	id := submit(t, cp, demiurge.TaskKindTerminalExec, demiurge.TaskOrigin{}).ID
 	m, err := cp.ModelView(ctx, scope, id)
 	if err != nil {
 		t.Fatal(err)
@@ -51,9 +51,9 @@ func TestModelViewShape(t *testing.T) {
 func TestOwnedReads(t *testing.T) {
 	cp, _ := newCP(t)
 	ctx := context.Background()
-	mine := submit(t, cp, controlplane.KindAgentSpawn, controlplane.Source{SessionID: "session_a"}).ID
-	theirs := submit(t, cp, controlplane.KindAgentSpawn, controlplane.Source{SessionID: "session_b"}).ID
-	unowned := submit(t, cp, controlplane.KindAgentSpawn, controlplane.Source{}).ID
+	mine := submit(t, cp, demiurge.TaskKindAgentSpawn, demiurge.TaskOrigin{SessionID: "session_a"}).ID
+	theirs := submit(t, cp, demiurge.TaskKindAgentSpawn, demiurge.TaskOrigin{SessionID: "session_b"}).ID
+	unowned := submit(t, cp, demiurge.TaskKindAgentSpawn, demiurge.TaskOrigin{}).ID
 	conv := demiurge.PrincipalScope{PrincipalID: "principal:conv:1", Authority: demiurge.AuthorityConversation,
 		Channel: "cli", ConversationKey: "k", SessionID: "session_a", AllowedSessionIDs: []string{"session_a"}}
 	if tk, err := cp.Get(ctx, conv, mine); err != nil || tk.ID != mine {
@@ -81,8 +81,8 @@ func TestOwnedReads(t *testing.T) {
 func TestLogLinesAndTail(t *testing.T) {
 	cp, _ := newCP(t)
 	ctx := context.Background()
-	id := submit(t, cp, controlplane.KindTerminalExec, controlplane.Source{}).ID
-	other := submit(t, cp, controlplane.KindTerminalExec, controlplane.Source{}).ID
+	id := submit(t, cp, demiurge.TaskKindTerminalExec, demiurge.TaskOrigin{}).ID
+	other := submit(t, cp, demiurge.TaskKindTerminalExec, demiurge.TaskOrigin{}).ID
 	if err := cp.AppendLog(ctx, id, "", ""); err != nil { // one empty line
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestLogRetentionAndCharBound(t *testing.T) {
 	db := openDB(t)
 	cp := controlplane.New(db, controlplane.Options{MaxLogLines: 5})
 	ctx := context.Background()
-	id := submit(t, cp, controlplane.KindTerminalExec, controlplane.Source{}).ID
+	id := submit(t, cp, demiurge.TaskKindTerminalExec, demiurge.TaskOrigin{}).ID
 	for i := range 12 {
 		cp.AppendLog(ctx, id, fmt.Sprintf("line %d", i), "")
 	}

@@ -29,29 +29,11 @@ type WorkerStore interface {
 	TaskCompletion(ctx context.Context, taskID string) (demiurge.WorkItem, bool, error)
 }
 
-// Result is what a Runner reports about the task it ran.
-type Result struct {
-	Summary   string
-	ResultRef string
-	// Metadata (exit_code, exit_reason, ...) is written in the task's
-	// terminal event, also when the task ends cancelled.
-	Metadata map[string]any
-	// Failed ends the task failed with Error (default "task failed") as its
-	// error; otherwise, with a nil error, the task succeeds.
-	Failed bool
-	Error  string
-	// Blocked leaves the task blocked_needs_user (event task.blocked with
-	// Summary, ResultRef and Metadata) instead of ending it: the work needs
-	// the user, and nothing of this worker runs it further. It gets its
-	// completion notification like an ended task; a later cancel ends it.
-	Blocked bool
-}
-
 // Runner runs one task. It returns when the work is done or ctx is
 // cancelled (Cancel, Close); a non-nil error fails the task with the
 // error's public message (demiurge.ErrorMessage: an uncoded error shows as
 // "internal error"). A Runner must not keep using h after it returned.
-type Runner func(ctx context.Context, t demiurge.Task, h *Handle) (Result, error)
+type Runner func(ctx context.Context, t demiurge.Task, h *Handle) (demiurge.TaskResult, error)
 
 // Completion is one task.completion work item handed to the OnCompletion
 // function, claimed under a lease.

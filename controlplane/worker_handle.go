@@ -30,7 +30,7 @@ type Handle struct {
 // Task returns the task as it was when it started.
 func (h *Handle) Task() demiurge.Task { return h.task }
 
-// Payload returns a copy of the submitted TaskSpec.Payload (the task's
+// Payload returns a copy of the submitted demiurge.TaskSpec.Payload (the task's
 // action: what to run), with task_id set.
 func (h *Handle) Payload() map[string]any { return maps.Clone(h.payload) }
 

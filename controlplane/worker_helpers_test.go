@@ -50,48 +50,48 @@ func (g *gates) release(id string) { close(g.get(id)) }
 //	log     logs payload "lines" lines, then succeeds
 //	process records payload "pid"/"marker", then waits like wait
 func modeRunner(g *gates, started chan<- string) controlplane.Runner {
-	return func(ctx context.Context, tk demiurge.Task, h *controlplane.Handle) (controlplane.Result, error) {
+	return func(ctx context.Context, tk demiurge.Task, h *controlplane.Handle) (demiurge.TaskResult, error) {
 		p := h.Payload()
 		if started != nil {
 			started <- tk.ID
 		}
 		switch p["mode"] {
 		case "ok":
-			return controlplane.Result{Summary: "all done", ResultRef: "ref://out", Metadata: map[string]any{"exit_code": 0}}, nil
+			return demiurge.TaskResult{Summary: "all done", ResultRef: "ref://out", Metadata: map[string]any{"exit_code": 0}}, nil
 		case "fail":
-			return controlplane.Result{Failed: true, Error: "exit status 3", Metadata: map[string]any{"exit_code": 3}}, nil
+			return demiurge.TaskResult{Failed: true, Error: "exit status 3", Metadata: map[string]any{"exit_code": 3}}, nil
 		case "err":
-			return controlplane.Result{}, errors.New("dial tcp 10.0.0.1: token=hunter2")
+			return demiurge.TaskResult{}, errors.New("dial tcp 10.0.0.1: token=hunter2")
 		case "coded":
-			return controlplane.Result{}, demiurge.Errorf(demiurge.EUNAVAILABLE, "provider unreachable")
+			return demiurge.TaskResult{}, demiurge.Errorf(demiurge.EUNAVAILABLE, "provider unreachable")
 		case "panic":
 			panic("runner bug")
 		case "block":
 			if err := h.Block("need input"); err != nil {
-				return controlplane.Result{}, err
+				return demiurge.TaskResult{}, err
 			}
-			return controlplane.Result{Summary: "unblocked"}, nil
+			return demiurge.TaskResult{Summary: "unblocked"}, nil
 		case "needs-user":
-			return controlplane.Result{Blocked: true, Summary: "needs the user", Metadata: map[string]any{"needs_user": true}}, nil
+			return demiurge.TaskResult{Blocked: true, Summary: "needs the user", Metadata: map[string]any{"needs_user": true}}, nil
 		case "log":
 			n, _ := p["lines"].(int)
 			for i := range n {
 				h.Log("stdout", fmt.Sprintf("line %d", i))
 			}
-			return controlplane.Result{Summary: "logged"}, nil
+			return demiurge.TaskResult{Summary: "logged"}, nil
 		case "process":
 			if err := h.RecordProcess(p["pid"].(int), p["marker"].(string)); err != nil {
-				return controlplane.Result{}, err
+				return demiurge.TaskResult{}, err
 			}
 		case "ignore":
 			<-g.get(tk.ID)
-			return controlplane.Result{Summary: "finished late"}, nil
+			return demiurge.TaskResult{Summary: "finished late"}, nil
 		}
 		select {
 		case <-g.get(tk.ID):
-			return controlplane.Result{Summary: "released", Metadata: map[string]any{"exit_code": 0}}, nil
+			return demiurge.TaskResult{Summary: "released", Metadata: map[string]any{"exit_code": 0}}, nil
 		case <-ctx.Done():
-			return controlplane.Result{Metadata: map[string]any{"exit_code": -15, "exit_reason": "cancelled"}}, nil
+			return demiurge.TaskResult{Metadata: map[string]any{"exit_code": -15, "exit_reason": "cancelled"}}, nil
 		}
 	}
 }
@@ -133,7 +133,7 @@ func newRig(t *testing.T, path string, opts controlplane.WorkerOptions, onComple
 	opts.HostID = host.ID()
 	w := controlplane.NewWorker(cp, db, opts)
 	g := &gates{}
-	for _, k := range []string{controlplane.KindTerminalExec, controlplane.KindAgentSpawn, controlplane.KindEvolverRun} {
+	for _, k := range []string{demiurge.TaskKindTerminalExec, demiurge.TaskKindAgentSpawn, demiurge.TaskKindEvolverRun} {
 		w.Handle(k, modeRunner(g, nil))
 	}
 	if onComplete != nil {
@@ -160,8 +160,8 @@ func (r *rig) run(t *testing.T, mode string, extra map[string]any) demiurge.Task
 	for k, v := range extra {
 		p[k] = v
 	}
-	tk, err := r.w.Submit(context.Background(), controlplane.TaskSpec{Kind: controlplane.KindTerminalExec, Payload: p},
-		controlplane.Source{Actor: "test"})
+	tk, err := r.w.Submit(context.Background(), demiurge.TaskSpec{Kind: demiurge.TaskKindTerminalExec, Payload: p},
+		demiurge.TaskOrigin{Actor: "test"})
 	if err != nil {
 		t.Fatalf("submit %s: %v", mode, err)
 	}

@@ -61,7 +61,7 @@ func (r *run) moved(status string, seq int64) {
 
 // outcome is how a runner ended, or that it did not return in time.
 type outcome struct {
-	res      Result
+	res      demiurge.TaskResult
 	err      error
 	timedOut bool // cancelled and not returned within CancelGrace
 }
@@ -74,7 +74,7 @@ func (w *Worker) execute(r *run, runner Runner, tk demiurge.Task) {
 }
 
 // callRunner calls runner, turning a panic into an error.
-func callRunner(runner Runner, ctx context.Context, tk demiurge.Task, h *Handle) (res Result, err error) {
+func callRunner(runner Runner, ctx context.Context, tk demiurge.Task, h *Handle) (res demiurge.TaskResult, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = demiurge.Errorf(demiurge.EINTERNAL, "task runner panicked")
@@ -226,7 +226,7 @@ func (w *Worker) writeEvent(ctx context.Context, r *run, event string, change de
 // launch submits the task of run r (registered under its id) and starts
 // its runner. created is false for an idempotent replay, whose earlier task
 // is returned and not run again.
-func (w *Worker) launch(ctx context.Context, r *run, runner Runner, spec TaskSpec, src Source) (demiurge.Task, error) {
+func (w *Worker) launch(ctx context.Context, r *run, runner Runner, spec demiurge.TaskSpec, src demiurge.TaskOrigin) (demiurge.Task, error) {
 	tk, seq, created, err := w.submitStarted(ctx, r.id, spec, src)
 	if err != nil || !created {
 		w.mu.Lock()
@@ -265,7 +265,7 @@ var errClosed = demiurge.Errorf(demiurge.EUNAVAILABLE, "task admission is closed
 // without running it again. It fails with EUNAVAILABLE "task admission is
 // closed" once Close began, EINVALID "no task runner for kind: <kind>"
 // when no runner is registered, EINVALID before Start.
-func (w *Worker) Submit(ctx context.Context, spec TaskSpec, src Source) (demiurge.Task, error) {
+func (w *Worker) Submit(ctx context.Context, spec demiurge.TaskSpec, src demiurge.TaskOrigin) (demiurge.Task, error) {
 	id := str(spec.Payload, "task_id")
 	if id == "" {
 		id = demiurge.NewID("task")

@@ -13,7 +13,7 @@ import (
 // runner starts. It returns the task, the seq of its task.started event,
 // and whether this call created it (false: an idempotent replay of an
 // earlier submission, returned as it is now).
-func (w *Worker) submitStarted(ctx context.Context, id string, spec TaskSpec, src Source) (demiurge.Task, int64, bool, error) {
+func (w *Worker) submitStarted(ctx context.Context, id string, spec demiurge.TaskSpec, src demiurge.TaskOrigin) (demiurge.Task, int64, bool, error) {
 	cp := w.cp
 	if err := checkKind(spec.Kind); err != nil {
 		return demiurge.Task{}, 0, false, err

@@ -80,8 +80,8 @@ func TestWorkerCancelQueued(t *testing.T) {
 	r := newRig(t, dbPath(t), controlplane.WorkerOptions{}, nil)
 	ctx := context.Background()
 	for _, host := range []string{"", r.host.ID()} {
-		tk, err := r.cp.SubmitTask(ctx, controlplane.TaskSpec{Kind: controlplane.KindAgentSpawn,
-			Payload: map[string]any{"owner_session_id": "session_1"}}, controlplane.Source{HostID: host})
+		tk, err := r.cp.SubmitTask(ctx, demiurge.TaskSpec{Kind: demiurge.TaskKindAgentSpawn,
+			Payload: map[string]any{"owner_session_id": "session_1"}}, demiurge.TaskOrigin{HostID: host})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,7 +271,7 @@ func TestWorkerCloseDrains(t *testing.T) {
 	if a := r.w.Active(); len(a) != 0 {
 		t.Fatalf("active after close: %v", a)
 	}
-	_, err := r.w.Submit(ctx, controlplane.TaskSpec{Kind: controlplane.KindTerminalExec}, controlplane.Source{})
+	_, err := r.w.Submit(ctx, demiurge.TaskSpec{Kind: demiurge.TaskKindTerminalExec}, demiurge.TaskOrigin{})
 	wantCode(t, err, demiurge.EUNAVAILABLE, "task admission is closed")
 }
 
@@ -291,16 +291,16 @@ func TestWorkerCloseBounded(t *testing.T) {
 func TestWorkerSubmitRules(t *testing.T) {
 	r := newRig(t, dbPath(t), controlplane.WorkerOptions{}, nil)
 	ctx := context.Background()
-	_, err := r.w.Submit(ctx, controlplane.TaskSpec{Kind: controlplane.KindScheduleFire}, controlplane.Source{})
+	_, err := r.w.Submit(ctx, demiurge.TaskSpec{Kind: demiurge.TaskKindScheduleFire}, demiurge.TaskOrigin{})
 	wantCode(t, err, demiurge.EINVALID, "no task runner for kind: schedule.fire")
 
 	// A repeated idempotency key returns the first task and runs nothing.
-	spec := controlplane.TaskSpec{Kind: controlplane.KindTerminalExec, IdempotencyKey: "k1", Payload: map[string]any{"mode": "wait"}}
-	first, err := r.w.Submit(ctx, spec, controlplane.Source{})
+	spec := demiurge.TaskSpec{Kind: demiurge.TaskKindTerminalExec, IdempotencyKey: "k1", Payload: map[string]any{"mode": "wait"}}
+	first, err := r.w.Submit(ctx, spec, demiurge.TaskOrigin{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := r.w.Submit(ctx, spec, controlplane.Source{})
+	again, err := r.w.Submit(ctx, spec, demiurge.TaskOrigin{})
 	if err != nil || again.ID != first.ID {
 		t.Fatalf("replay: %+v, %v", again, err)
 	}
@@ -308,23 +308,23 @@ func TestWorkerSubmitRules(t *testing.T) {
 		t.Fatalf("active %v", a)
 	}
 	// The write scope is exclusive among active tasks.
-	src := controlplane.Source{WriteScope: "terminal:/work"}
+	src := demiurge.TaskOrigin{WriteScope: "terminal:/work"}
 	held := r.run(t, "wait", map[string]any{})
 	_ = held
-	one, err := r.w.Submit(ctx, controlplane.TaskSpec{Kind: controlplane.KindTerminalExec, Payload: map[string]any{"mode": "wait"}}, src)
+	one, err := r.w.Submit(ctx, demiurge.TaskSpec{Kind: demiurge.TaskKindTerminalExec, Payload: map[string]any{"mode": "wait"}}, src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = r.w.Submit(ctx, controlplane.TaskSpec{Kind: controlplane.KindTerminalExec, Payload: map[string]any{"mode": "ok"}}, src)
+	_, err = r.w.Submit(ctx, demiurge.TaskSpec{Kind: demiurge.TaskKindTerminalExec, Payload: map[string]any{"mode": "ok"}}, src)
 	wantCode(t, err, demiurge.ECONFLICT, "background task write_scope is already active: terminal:/work")
 	r.gates.release(one.ID)
 	r.wait(t, one.ID)
-	if _, err := r.w.Submit(ctx, controlplane.TaskSpec{Kind: controlplane.KindTerminalExec, Payload: map[string]any{"mode": "ok"}}, src); err != nil {
+	if _, err := r.w.Submit(ctx, demiurge.TaskSpec{Kind: demiurge.TaskKindTerminalExec, Payload: map[string]any{"mode": "ok"}}, src); err != nil {
 		t.Fatalf("scope free again: %v", err)
 	}
 
 	unstarted := controlplane.NewWorker(r.cp, r.db, controlplane.WorkerOptions{HostID: "host_x"})
-	_, err = unstarted.Submit(ctx, spec, controlplane.Source{})
+	_, err = unstarted.Submit(ctx, spec, demiurge.TaskOrigin{})
 	wantCode(t, err, demiurge.EINVALID, "task worker is not started")
 	wantCode(t, controlplane.NewWorker(r.cp, r.db, controlplane.WorkerOptions{}).Start(ctx), demiurge.EINVALID, "task worker needs a host id")
 }

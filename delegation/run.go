@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/controlplane"
 	"github.com/demiurge/demiurge/effect"
 )
 
@@ -58,11 +57,17 @@ type ChildResult struct {
 // ChildRunner runs one child turn (the Host's turn engine).
 type ChildRunner func(ctx context.Context, c ChildTurn) (ChildResult, error)
 
+// TaskLog is the part of a running task's handle Run uses: the task's log.
+// The task worker's handle satisfies it.
+type TaskLog interface {
+	Log(stream, text string)
+}
+
 // Run is the agent.spawn task body.
-func (s *Service) Run(ctx context.Context, task demiurge.Task, h *controlplane.Handle) (controlplane.Result, error) {
+func (s *Service) Run(ctx context.Context, task demiurge.Task, h TaskLog) (demiurge.TaskResult, error) {
 	c, ok := s.take(task.ID)
 	if !ok {
-		return controlplane.Result{}, demiurge.Errorf(demiurge.EUNAVAILABLE, "child agent is no longer available to this Host")
+		return demiurge.TaskResult{}, demiurge.Errorf(demiurge.EUNAVAILABLE, "child agent is no longer available to this Host")
 	}
 	h.Log("stdout", fmt.Sprintf("child agent %s started in session %s", c.CoreID, c.SessionID))
 	res, err := s.d.RunChild(ctx, c)
@@ -71,7 +76,7 @@ func (s *Service) Run(ctx context.Context, task demiurge.Task, h *controlplane.H
 	if err != nil {
 		trail.Error = errorText(err)
 		s.audit(ctx, demiurge.EvAgentSpawnFailed, task.ID, trail)
-		return controlplane.Result{}, err
+		return demiurge.TaskResult{}, err
 	}
 	trail.ChildTurnID, trail.ChildOutcome = res.TurnID, res.Outcome
 	defer func() {
@@ -85,7 +90,7 @@ func (s *Service) Run(ctx context.Context, task demiurge.Task, h *controlplane.H
 		s.audit(ctx, typ, task.ID, trail)
 	}()
 	summary := cmp.Or(strings.Join(nonEmpty(res.Deliveries), "\n\n"), res.Text, fmt.Sprintf("child agent %s completed", c.CoreID))
-	out := controlplane.Result{
+	out := demiurge.TaskResult{
 		Summary:   summary,
 		ResultRef: fmt.Sprintf("session:%s:%s", res.SessionID, res.TurnID),
 		Metadata: map[string]any{

@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/controlplane"
 	"github.com/demiurge/demiurge/core"
 	"github.com/demiurge/demiurge/effect"
 )
@@ -21,7 +20,7 @@ const (
 // Deps are the Host's collaborators of a Service. Every field is required.
 type Deps struct {
 	// Submit records and starts a task (the task worker).
-	Submit func(ctx context.Context, spec controlplane.TaskSpec, src controlplane.Source) (demiurge.Task, error)
+	Submit func(ctx context.Context, spec demiurge.TaskSpec, src demiurge.TaskOrigin) (demiurge.Task, error)
 	// Tasks lists tasks (the store's task projection).
 	Tasks func(ctx context.Context, f demiurge.TaskFilter) ([]demiurge.Task, error)
 	// LoadCore loads a core by id (the child's slots and tools are checked

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/controlplane"
 	"github.com/demiurge/demiurge/core"
 	"github.com/demiurge/demiurge/effect"
 	"github.com/demiurge/demiurge/redact"
@@ -119,8 +118,8 @@ func (s *Service) submitChild(ctx context.Context, tc effect.TurnContext, req Re
 		notifyPolicy = "silent"
 	}
 	scope := "agent-session:" + childSession
-	task, err := s.d.Submit(ctx, controlplane.TaskSpec{
-		Kind: controlplane.KindAgentSpawn,
+	task, err := s.d.Submit(ctx, demiurge.TaskSpec{
+		Kind: demiurge.TaskKindAgentSpawn,
 		Payload: map[string]any{
 			"task_id": taskID, "owner_session_id": tc.SessionID, "owner_turn_id": tc.TurnID,
 			"core_id": child, "notify_policy": notifyPolicy, "source_tool": "agents.spawn", "write_scope": scope,
@@ -135,7 +134,7 @@ func (s *Service) submitChild(ctx context.Context, tc effect.TurnContext, req Re
 				"requested_child_agent_tools": requestedTools,
 			},
 		},
-	}, controlplane.Source{
+	}, demiurge.TaskOrigin{
 		Actor: "host.task_worker", SessionID: tc.SessionID, TurnID: tc.TurnID, CoreID: tc.CoreID,
 		TaskID: tc.TaskID, WriteScope: scope,
 	})
@@ -149,7 +148,7 @@ func (s *Service) submitChild(ctx context.Context, tc effect.TurnContext, req Re
 // and 7).
 func (s *Service) checkLimits(ctx context.Context, tc effect.TurnContext) error {
 	tasks, err := s.d.Tasks(ctx, demiurge.TaskFilter{
-		OwnerSessionID: tc.SessionID, Kind: controlplane.KindAgentSpawn, Limit: demiurge.MaxTaskLimit,
+		OwnerSessionID: tc.SessionID, Kind: demiurge.TaskKindAgentSpawn, Limit: demiurge.MaxTaskLimit,
 	})
 	if err != nil {
 		return err
@@ -159,7 +158,7 @@ func (s *Service) checkLimits(ctx context.Context, tc effect.TurnContext) error 
 		if t.OwnerTurnID == tc.TurnID {
 			thisTurn++
 		}
-		if controlplane.Running(t.Status) {
+		if demiurge.TaskActive(t.Status) {
 			running++
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/controlplane"
 	"github.com/demiurge/demiurge/core"
 	"github.com/demiurge/demiurge/effect"
 	"github.com/demiurge/demiurge/policy"
@@ -21,7 +20,7 @@ type fixture struct {
 
 	mu        sync.Mutex
 	tasks     []demiurge.Task
-	submitted []controlplane.TaskSpec
+	submitted []demiurge.TaskSpec
 	trail     []string // audit event types, in order
 }
 
@@ -33,7 +32,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f := &fixture{}
 	f.svc = New(Deps{
-		Submit: func(_ context.Context, spec controlplane.TaskSpec, src controlplane.Source) (demiurge.Task, error) {
+		Submit: func(_ context.Context, spec demiurge.TaskSpec, src demiurge.TaskOrigin) (demiurge.Task, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.submitted = append(f.submitted, spec)
@@ -151,7 +150,7 @@ func TestSpawnValidationOrderAndMessages(t *testing.T) {
 func tasksOf(n int, turnID, status string) []demiurge.Task {
 	out := make([]demiurge.Task, n)
 	for i := range out {
-		out[i] = demiurge.Task{ID: demiurge.NewID("task"), Kind: controlplane.KindAgentSpawn, OwnerTurnID: turnID, Status: status}
+		out[i] = demiurge.Task{ID: demiurge.NewID("task"), Kind: demiurge.TaskKindAgentSpawn, OwnerTurnID: turnID, Status: status}
 	}
 	return out
 }
@@ -173,7 +172,7 @@ func TestSpawnSubmitsResolvedChild(t *testing.T) {
 		t.Errorf("audit trail = %v, want one start", f.trail)
 	}
 	spec := f.submitted[0]
-	if spec.Kind != controlplane.KindAgentSpawn || spec.Payload["notify_policy"] != "silent" || spec.Payload["task_id"] != task.ID {
+	if spec.Kind != demiurge.TaskKindAgentSpawn || spec.Payload["notify_policy"] != "silent" || spec.Payload["task_id"] != task.ID {
 		t.Errorf("spec = %+v", spec)
 	}
 	meta := spec.Payload["metadata"].(map[string]any)

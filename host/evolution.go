@@ -136,16 +136,16 @@ func (evolverApprover) Approve(_ context.Context, req effect.ApprovalRequest) (s
 // runEvolver is the evolver.run task body: an evolve start in the
 // background. Its outcome metadata is the start result; result_ref the
 // report path.
-func (h *Host) runEvolver(ctx context.Context, task demiurge.Task, hd *controlplane.Handle) (controlplane.Result, error) {
+func (h *Host) runEvolver(ctx context.Context, task demiurge.Task, hd *controlplane.Handle) (demiurge.TaskResult, error) {
 	p := hd.Payload()
 	coreID, _ := p["target_core_id"].(string)
 	goal, _ := p["goal"].(string)
 	res, err := h.EvolveStart(ctx, coreID, goal, EvolveStartOptions{SourceTurnID: task.OwnerTurnID})
 	if err != nil {
-		return controlplane.Result{}, err
+		return demiurge.TaskResult{}, err
 	}
 	var meta map[string]any
 	b, _ := json.Marshal(res)
 	_ = json.Unmarshal(b, &meta)
-	return controlplane.Result{Summary: res.Summary, ResultRef: res.ReportPath, Metadata: meta, Blocked: res.Evolver.NeedsUser}, nil
+	return demiurge.TaskResult{Summary: res.Summary, ResultRef: res.ReportPath, Metadata: meta, Blocked: res.Evolver.NeedsUser}, nil
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/builtin"
-	"github.com/demiurge/demiurge/controlplane"
 	"github.com/demiurge/demiurge/coregate"
 	"github.com/demiurge/demiurge/corerepo"
 	"github.com/demiurge/demiurge/effect"
@@ -30,15 +29,15 @@ func (e coreEvolution) StartBackground(ctx context.Context, tc effect.TurnContex
 		policy = "silent"
 	}
 	scope := "evolve:" + coreID
-	task, err := e.h.Tasks.Submit(ctx, controlplane.TaskSpec{
-		Kind: controlplane.KindEvolverRun,
+	task, err := e.h.Tasks.Submit(ctx, demiurge.TaskSpec{
+		Kind: demiurge.TaskKindEvolverRun,
 		Payload: map[string]any{
 			"owner_session_id": tc.SessionID, "owner_turn_id": tc.TurnID, "core_id": coreID,
 			"notify_policy": policy, "source_tool": "evolve_core", "write_scope": scope,
 			"target_core_id": coreID, "goal": goal,
 			"metadata": map[string]any{"target_core_id": coreID, "goal": goal},
 		},
-	}, controlplane.Source{Actor: "host.task_worker", SessionID: tc.SessionID, TurnID: tc.TurnID, CoreID: tc.CoreID, TaskID: tc.TaskID, WriteScope: scope})
+	}, demiurge.TaskOrigin{Actor: "host.task_worker", SessionID: tc.SessionID, TurnID: tc.TurnID, CoreID: tc.CoreID, TaskID: tc.TaskID, WriteScope: scope})
 	return task.ID, err
 }
 

@@ -65,9 +65,9 @@ func (h *Host) fireSchedule(ctx context.Context, occ schedule.Occurrence) error 
 		"schedule_id": occ.ScheduleID, "prompt": occ.Schedule.Prompt,
 		"input_slots": occ.Schedule.Slots.Input, "output_slots": occ.Schedule.Slots.Output,
 	}
-	task, err := h.Tasks.Submit(ctx, controlplane.TaskSpec{
-		Kind: controlplane.KindScheduleFire, Payload: payload, IdempotencyKey: occ.IdempotencyKey(),
-	}, controlplane.Source{Actor: "host.scheduler", CoreID: occ.CoreID})
+	task, err := h.Tasks.Submit(ctx, demiurge.TaskSpec{
+		Kind: demiurge.TaskKindScheduleFire, Payload: payload, IdempotencyKey: occ.IdempotencyKey(),
+	}, demiurge.TaskOrigin{Actor: "host.scheduler", CoreID: occ.CoreID})
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (h *Host) fireSchedule(ctx context.Context, occ schedule.Occurrence) error 
 
 // runScheduled is the schedule.fire task body: one turn of the schedule's
 // prompt in a fresh session owned by principal:scheduler:<core>:<id>:<run>.
-func (h *Host) runScheduled(ctx context.Context, task demiurge.Task, hd *controlplane.Handle) (controlplane.Result, error) {
+func (h *Host) runScheduled(ctx context.Context, task demiurge.Task, hd *controlplane.Handle) (demiurge.TaskResult, error) {
 	p := hd.Payload()
 	coreID, _ := p["core_id"].(string)
 	scheduleID, _ := p["schedule_id"].(string)
@@ -105,7 +105,7 @@ func (h *Host) runScheduled(ctx context.Context, task demiurge.Task, hd *control
 	sessionID := demiurge.NewID("session_schedule")
 	scope, err := session.SchedulerScope(coreID, scheduleID, task.ID, sessionID)
 	if err != nil {
-		return controlplane.Result{}, err
+		return demiurge.TaskResult{}, err
 	}
 	var deleg *turn.Delegation
 	in, out := stringList(p["input_slots"]), stringList(p["output_slots"])
@@ -118,9 +118,9 @@ func (h *Host) runScheduled(ctx context.Context, task demiurge.Task, hd *control
 		Scope: scope, Workspace: h.Home.WorkspaceDir(), Delegation: deleg,
 	})
 	if err != nil {
-		return controlplane.Result{}, err
+		return demiurge.TaskResult{}, err
 	}
-	r := controlplane.Result{
+	r := demiurge.TaskResult{
 		Summary:   res.Text,
 		ResultRef: "session:" + res.SessionID + ":" + res.TurnID,
 		Metadata:  map[string]any{"session_id": res.SessionID, "turn_id": res.TurnID, "outcome": string(res.Outcome)},

@@ -13,7 +13,7 @@ import (
 
 // backgroundKinds are the task kinds the model-facing tools see (spec
 // host-runtime §1.7): schedule firings are never the model's business.
-var backgroundKinds = []string{controlplane.KindTerminalExec, controlplane.KindEvolverRun, controlplane.KindAgentSpawn}
+var backgroundKinds = []string{demiurge.TaskKindTerminalExec, demiurge.TaskKindEvolverRun, demiurge.TaskKindAgentSpawn}
 
 // taskControl serves the model-facing task tools over the control plane
 // and the worker. Every read goes through the caller's scope and the
@@ -53,7 +53,7 @@ func (c taskControl) List(ctx context.Context, scope demiurge.PrincipalScope, se
 	slices.Reverse(tasks) // oldest first
 	var out []map[string]any
 	for _, t := range tasks {
-		if !slices.Contains(backgroundKinds, t.Kind) || (!includeCompleted && !controlplane.Running(t.Status)) {
+		if !slices.Contains(backgroundKinds, t.Kind) || (!includeCompleted && !demiurge.TaskActive(t.Status)) {
 			continue
 		}
 		v, err := c.view(ctx, t)

@@ -25,12 +25,14 @@ func (h *Host) startTasks(ctx context.Context, deps *builtin.Deps) error {
 	h.Tasks = controlplane.NewWorker(h.Control, h.Store, controlplane.WorkerOptions{HostID: h.lease.ID(), Logger: h.logger})
 
 	terminals := builtin.NewTerminalTasks(*deps, h.Tasks)
-	h.Tasks.Handle(controlplane.KindTerminalExec, terminals.Run)
+	h.Tasks.Handle(demiurge.TaskKindTerminalExec, terminals.Run)
 
 	children := h.children
-	h.Tasks.Handle(controlplane.KindAgentSpawn, children.Run)
-	h.Tasks.Handle(controlplane.KindScheduleFire, h.runScheduled)
-	h.Tasks.Handle(controlplane.KindEvolverRun, h.runEvolver)
+	h.Tasks.Handle(demiurge.TaskKindAgentSpawn, func(ctx context.Context, t demiurge.Task, th *controlplane.Handle) (demiurge.TaskResult, error) {
+		return children.Run(ctx, t, th)
+	})
+	h.Tasks.Handle(demiurge.TaskKindScheduleFire, h.runScheduled)
+	h.Tasks.Handle(demiurge.TaskKindEvolverRun, h.runEvolver)
 
 	deps.TerminalTasks, deps.Tasks, deps.Delegator = terminals, taskControl{h}, children
 	deps.Evolution = coreEvolution{h}
@@ -43,7 +45,7 @@ func (h *Host) startTasks(ctx context.Context, deps *builtin.Deps) error {
 // worker and the engine only when a delegation happens.
 func (h *Host) newDelegation() *delegation.Service {
 	return delegation.New(delegation.Deps{
-		Submit: func(ctx context.Context, spec controlplane.TaskSpec, src controlplane.Source) (demiurge.Task, error) {
+		Submit: func(ctx context.Context, spec demiurge.TaskSpec, src demiurge.TaskOrigin) (demiurge.Task, error) {
 			return h.Tasks.Submit(ctx, spec, src)
 		},
 		Tasks: h.Store.ListTasks,

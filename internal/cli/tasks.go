@@ -168,7 +168,7 @@ type taskJSON struct {
 
 func toTaskJSON(t demiurge.Task, summary string) taskJSON {
 	j := taskJSON{
-		TaskID: t.ID, Kind: t.Kind, Status: t.Status, Running: controlplane.Running(t.Status), CoreID: t.CoreID,
+		TaskID: t.ID, Kind: t.Kind, Status: t.Status, Running: demiurge.TaskActive(t.Status), CoreID: t.CoreID,
 		OwnerSessionID: t.OwnerSessionID, OwnerTurnID: t.OwnerTurnID, ParentTaskID: t.ParentTaskID,
 		HostID: t.HostID, NotifyPolicy: t.NotifyPolicy, ResultRef: t.ResultRef, Summary: summary,
 		CreatedAt: demiurge.FormatTime(t.CreatedAt), StartedAt: demiurge.FormatTime(t.StartedAt),

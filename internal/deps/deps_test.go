@@ -91,11 +91,10 @@ var exceptions = map[[2]string]string{
 	{"corerepo", "gitrepo"}: "the core repository's workflows keep every revision in its git storage, which is theirs alone",
 	{"corerepo", "coregate"}: "the core repository's workflows run the gates and the security review on every save and review; " +
 		"the gates know nothing of the workflows",
-	{"turn", "effect"}:             "a turn runs the model ⇄ tools loop over the effect runtime's per-turn catalog (TurnContext, Catalog, Secrets)",
-	{"delegation", "controlplane"}: "a delegated agent is an agent.spawn task of the task ledger (TaskSpec, Source, Handle, Result)",
-	{"delegation", "effect"}:       "delegate_task is an effect adapter: it answers effect's Invocation with an Outcome under the parent's ToolPolicy",
-	{"process", "sandbox"}:         "every command the process manager starts may run inside the OS sandbox",
-	{"slot", "starlark"}:           "the slot runtime is the slot ABI over the Starlark interpreter; authored code reaches nothing else",
+	{"turn", "effect"}:       "a turn runs the model ⇄ tools loop over the effect runtime's per-turn catalog (TurnContext, Catalog, Secrets)",
+	{"delegation", "effect"}: "delegate_task is an effect adapter: it answers effect's Invocation with an Outcome under the parent's ToolPolicy",
+	{"process", "sandbox"}:   "every command the process manager starts may run inside the OS sandbox",
+	{"slot", "starlark"}:     "the slot runtime is the slot ABI over the Starlark interpreter; authored code reaches nothing else",
 	{"mcp/internal/testserver/cmd/mcptestserver", "mcp/internal/testserver"}: "the MCP test server's command runs the test server",
 }
 

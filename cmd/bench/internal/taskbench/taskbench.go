@@ -53,7 +53,7 @@ func open(ctx context.Context, dir, name string, onComplete func(context.Context
 		return nil, err
 	}
 	w := controlplane.NewWorker(controlplane.New(db, controlplane.Options{}), db, controlplane.WorkerOptions{HostID: host.ID()})
-	w.Handle(controlplane.KindTerminalExec, runner)
+	w.Handle(demiurge.TaskKindTerminalExec, runner)
 	if onComplete != nil {
 		w.OnCompletion(onComplete)
 	}
@@ -78,8 +78,8 @@ func (r *rig) close(ctx context.Context) error {
 	return err
 }
 
-func trivial(context.Context, demiurge.Task, *controlplane.Handle) (controlplane.Result, error) {
-	return controlplane.Result{Summary: "ok", Metadata: map[string]any{"exit_code": 0}}, nil
+func trivial(context.Context, demiurge.Task, *controlplane.Handle) (demiurge.TaskResult, error) {
+	return demiurge.TaskResult{Summary: "ok", Metadata: map[string]any{"exit_code": 0}}, nil
 }
 
 // MeasureThroughput submits n trivial tasks (terminal.exec, no owner
@@ -112,7 +112,7 @@ func MeasureThroughput(ctx context.Context, dir string, n int) (tasksPerSec floa
 			go func() {
 				defer wg.Done()
 				for range next {
-					tk, err := r.w.Submit(ctx, controlplane.TaskSpec{Kind: controlplane.KindTerminalExec}, controlplane.Source{Actor: "bench"})
+					tk, err := r.w.Submit(ctx, demiurge.TaskSpec{Kind: demiurge.TaskKindTerminalExec}, demiurge.TaskOrigin{Actor: "bench"})
 					if err == nil {
 						tk, err = r.w.Wait(ctx, tk.ID)
 					}
@@ -164,11 +164,11 @@ func MeasureCompletionLatency(ctx context.Context, dir string, n int) (median ti
 		}
 		return nil
 	}
-	stamped := func(_ context.Context, t demiurge.Task, _ *controlplane.Handle) (controlplane.Result, error) {
+	stamped := func(_ context.Context, t demiurge.Task, _ *controlplane.Handle) (demiurge.TaskResult, error) {
 		mu.Lock()
 		ended[t.ID] = time.Now()
 		mu.Unlock()
-		return controlplane.Result{Summary: "ok"}, nil
+		return demiurge.TaskResult{Summary: "ok"}, nil
 	}
 	r, err := open(ctx, dir, "task-completion-latency.sqlite3", onComplete, stamped)
 	if err != nil {
@@ -185,8 +185,8 @@ func MeasureCompletionLatency(ctx context.Context, dir string, n int) (median ti
 			lat = lat[:0]
 			mu.Unlock()
 		}
-		if _, err := r.w.Submit(ctx, controlplane.TaskSpec{Kind: controlplane.KindTerminalExec,
-			Payload: map[string]any{"owner_session_id": "session_bench"}}, controlplane.Source{Actor: "bench"}); err != nil {
+		if _, err := r.w.Submit(ctx, demiurge.TaskSpec{Kind: demiurge.TaskKindTerminalExec,
+			Payload: map[string]any{"owner_session_id": "session_bench"}}, demiurge.TaskOrigin{Actor: "bench"}); err != nil {
 			return 0, err
 		}
 		select {
