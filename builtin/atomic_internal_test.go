@@ -44,7 +44,7 @@ func TestWriteAtomicFailureBeforeRename(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := tool.def.Adapter.Invoke(context.Background(), effect.Invocation{
+		out, err := invoke(context.Background(), tool.def.Adapter, effect.Invocation{
 			Args: tool.args, Entry: entry, Turn: effect.TurnContext{Workspace: ws},
 		})
 		if err != nil {

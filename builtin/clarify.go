@@ -21,25 +21,27 @@ func clarify() effect.Definition {
 		Source:         effect.SourceBuiltin,
 		Risk:           "low",
 		ApprovalPolicy: effect.ApprovalAuto,
-		Adapter:        effect.AdapterFunc(runClarify),
+		Adapter:        runTool(clarifyArgs{}, nil, runClarify),
 	}
 }
 
-func runClarify(_ context.Context, inv effect.Invocation) (effect.Outcome, error) {
-	q, _ := inv.Args["question"].(string)
-	q = strings.TrimSpace(q)
+type clarifyArgs struct {
+	Question string   `json:"question"`
+	Choices  []string `json:"choices"`
+}
+
+func runClarify(_ context.Context, _ effect.Invocation, args clarifyArgs) (effect.Outcome, error) {
+	q := strings.TrimSpace(args.Question)
 	if q == "" {
 		return effect.Outcome{IsError: true, Content: "clarify requires a non-empty question"}, nil
 	}
 	var choices []any
-	if raw, ok := inv.Args["choices"].([]any); ok {
-		for _, c := range raw {
-			if s, ok := c.(string); ok && strings.TrimSpace(s) != "" {
-				choices = append(choices, s)
-			}
-			if len(choices) == maxClarifyChoices {
-				break
-			}
+	for _, c := range args.Choices {
+		if strings.TrimSpace(c) != "" {
+			choices = append(choices, c)
+		}
+		if len(choices) == maxClarifyChoices {
+			break
 		}
 	}
 	return effect.Outcome{

@@ -26,11 +26,20 @@ func delegateTask(d Deps) effect.Definition {
 		// The Delegator checks the arguments in the spec's order, between
 		// the checks that need the turn; delegation.ArgumentError answers
 		// for arguments the schema refuses, with the same sentences.
-		Adapter: checkedAdapter{check: delegation.ArgumentError, AdapterFunc: func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+		Adapter: delegateAdapter{effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
 			if d.Delegator == nil {
 				return unavailable("delegate_task", "no task worker is configured"), nil
 			}
 			return d.Delegator.Delegate(ctx, inv), nil
-		}},
+		})},
 	}
+}
+
+// delegateAdapter hands the call to the Delegator, which reads the
+// arguments itself.
+type delegateAdapter struct{ effect.AdapterFunc }
+
+// ArgumentError is delegation's sentence for arguments the schema refused.
+func (delegateAdapter) ArgumentError(args map[string]any, _ string) string {
+	return delegation.ArgumentError(args)
 }

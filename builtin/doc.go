@@ -10,13 +10,18 @@
 // # Contract
 //
 // The dispatcher (package effect) validates arguments against each tool's
-// schema and checks capability and approval before an adapter runs; the
+// schema and checks capability and approval before a call runs; the
 // schemas are therefore closed and exact (additionalProperties false,
-// required, types, enums, maxima). Adapters still coerce their arguments
-// defensively. A problem the model should see (bad arguments, a missing
-// file, a refused path) is an error outcome, never a Go error; a refusal
-// made before any side effect has ExecutionStarted false. A Go error means
-// the Host itself failed (a store error) or the call was cancelled.
+// required, types, enums, maxima), and each tool decodes its arguments
+// once, in Prepare, into a typed struct that follows its schema. Prepare
+// makes the tool's pure checks (the ones before approval below) and
+// returns the call that carries their results to the approval question
+// and to Run; a call whose facts can change while the operator decides
+// (a path's links, the terminal's cwd) checks them again after approval.
+// A problem the model should see (bad arguments, a missing file, a
+// refused path) is an error outcome, never a Go error; a refusal made
+// before any side effect has ExecutionStarted false. A Go error means the
+// Host itself failed (a store error) or the call was cancelled.
 //
 // Registry metadata follows spec tool-runtime §1.2. session_search also
 // checks the session.read capability itself, whatever its entry's

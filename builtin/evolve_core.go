@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"strings"
@@ -49,92 +50,103 @@ func evolveCore(d Deps) effect.Definition {
 		Risk:           "high",
 		Capability:     "tool.call:evolve_core",
 		ApprovalPolicy: effect.ApprovalPrompt,
-		Adapter:        evolveTool{d},
+		Adapter:        evolveTool(d),
 	}
 }
 
-type evolveTool struct{ d Deps }
+type evolveArgs struct {
+	Action           string `json:"action"`
+	Goal             string `json:"goal"`
+	RunID            string `json:"run_id"`
+	Background       bool   `json:"background"`
+	NotifyOnComplete bool   `json:"notify_on_complete"`
+	Reason           string `json:"reason"`
+}
 
-var (
-	_ effect.Prechecker = evolveTool{}
-	_ effect.Approvable = evolveTool{}
-)
-
-// evolveArgs reads the call; a non-empty message refuses it.
-func evolveArgs(args map[string]any) (action, target, msg string) {
-	action = strings.TrimSpace(stringArg(args, "action"))
-	if action == "" {
-		action = "start"
-	}
+// check reads the call; a non-empty message refuses it.
+func (a evolveArgs) check() (action, target, msg string) {
+	action = cmp.Or(strings.TrimSpace(a.Action), "start")
 	if !evolveActions[action] {
 		return action, "", "unsupported evolve_core action: " + action
 	}
 	if action == "start" {
-		if strings.TrimSpace(stringArg(args, "goal")) == "" {
+		if strings.TrimSpace(a.Goal) == "" {
 			return action, "", "goal is required for evolve_core start"
 		}
 		return action, "", ""
 	}
-	target = strings.TrimSpace(stringArg(args, "run_id"))
+	target = strings.TrimSpace(a.RunID)
 	if target == "" {
 		return action, "", "run_id is required for evolve_core " + action
 	}
 	return action, target, ""
 }
 
-func (t evolveTool) Precheck(_ context.Context, inv effect.Invocation) *effect.Outcome {
-	if t.d.Evolution == nil {
-		o := unavailable("evolve_core", "no core repository is configured")
-		return &o
+func evolveArgsError(a evolveArgs) string {
+	_, _, msg := a.check()
+	return msg
+}
+
+// evolveTool refuses a call before approval when the arguments do not
+// name a complete action or no repository is configured.
+func evolveTool(d Deps) effect.Adapter {
+	return tool[evolveArgs]{
+		defaults: evolveArgs{NotifyOnComplete: true}, check: evolveArgsError,
+		prepare: func(_ context.Context, inv effect.Invocation, a evolveArgs) (effect.Call, *effect.Outcome) {
+			action, runID, msg := a.check()
+			if msg != "" {
+				return refuse(invalid("%s", msg))
+			}
+			if d.Evolution == nil {
+				return refuse(unavailable("evolve_core", "no core repository is configured"))
+			}
+			return &evolveCall{ev: d.Evolution, turn: inv.Turn, args: a, action: action, runID: runID}, nil
+		},
 	}
-	if _, _, msg := evolveArgs(inv.Args); msg != "" {
-		o := invalid("%s", msg)
-		return &o
-	}
-	return nil
+}
+
+// evolveCall is a checked evolve_core call.
+type evolveCall struct {
+	ev     CoreEvolution
+	turn   effect.TurnContext
+	args   evolveArgs
+	action string
+	runID  string // the run of review, promote and discard
 }
 
 // ApprovalFacts approves each action separately: the action and its
 // target (the core for start, the run otherwise) are in the rule key, and
 // a promotion is never remembered for the session.
-func (t evolveTool) ApprovalFacts(inv effect.Invocation) effect.ApprovalFacts {
-	action, target, msg := evolveArgs(inv.Args)
-	if msg != "" {
-		return effect.ApprovalFacts{Action: "evolve_core", Summary: "evolve_core", Baseline: policy.Deny, OneShot: true}
-	}
-	if action == "start" {
-		target = inv.Turn.CoreID
+func (c *evolveCall) ApprovalFacts() effect.ApprovalFacts {
+	target := c.runID
+	if c.action == "start" {
+		target = c.turn.CoreID
 	}
 	return effect.ApprovalFacts{
-		Action:   "evolve_core." + action,
+		Action:   "evolve_core." + c.action,
 		Target:   target,
-		Summary:  "evolve_core " + action + " " + target,
-		RuleKey:  effect.RuleKey("evolve_core:" + action + ":" + target),
+		Summary:  "evolve_core " + c.action + " " + target,
+		RuleKey:  effect.RuleKey("evolve_core:" + c.action + ":" + target),
 		Baseline: policy.Prompt,
-		OneShot:  action == "promote",
+		OneShot:  c.action == "promote",
 	}
 }
 
-func (t evolveTool) Invoke(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
-	action, runID, msg := evolveArgs(inv.Args)
-	if msg != "" {
-		return invalid("%s", msg), nil
-	}
-	ev, reason := t.d.Evolution, stringArg(inv.Args, "reason")
+func (c *evolveCall) Run(ctx context.Context) (effect.Outcome, error) {
+	ev, reason, runID, tc := c.ev, c.args.Reason, c.runID, c.turn
 	var (
 		result  any
 		isError bool
 		err     error
 	)
-	switch action {
+	switch c.action {
 	case "start":
-		goal := stringArg(inv.Args, "goal")
-		if boolArg(inv.Args, "background", false) {
+		if c.args.Background {
 			var id string
-			id, err = ev.StartBackground(ctx, inv.Turn, inv.Turn.CoreID, goal, boolArg(inv.Args, "notify_on_complete", true))
+			id, err = ev.StartBackground(ctx, tc, tc.CoreID, c.args.Goal, c.args.NotifyOnComplete)
 			result = map[string]any{"task_id": id}
 		} else {
-			result, err = ev.Start(ctx, inv.Turn, inv.Turn.CoreID, goal)
+			result, err = ev.Start(ctx, tc, tc.CoreID, c.args.Goal)
 		}
 	case "review":
 		var passed bool
@@ -154,6 +166,11 @@ func (t evolveTool) Invoke(ctx context.Context, inv effect.Invocation) (effect.O
 	return jsonOutcome(result, isError)
 }
 
+type rollbackArgs struct {
+	Target string `json:"target"`
+	Reason string `json:"reason"`
+}
+
 func rollbackCore(d Deps) effect.Definition {
 	return effect.Definition{
 		Name:        "rollback_core",
@@ -166,15 +183,12 @@ func rollbackCore(d Deps) effect.Definition {
 		Risk:           "high",
 		Capability:     "tool.call:rollback_core",
 		ApprovalPolicy: effect.ApprovalPrompt,
-		Adapter: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+		Adapter: runTool(rollbackArgs{}, nil, func(ctx context.Context, _ effect.Invocation, a rollbackArgs) (effect.Outcome, error) {
 			if d.Evolution == nil {
 				return unavailable("rollback_core", "no core repository is configured"), nil
 			}
-			target := strings.TrimSpace(stringArg(inv.Args, "target"))
-			if target == "" {
-				target = "previous"
-			}
-			rev, err := d.Evolution.Rollback(ctx, target, stringArg(inv.Args, "reason"))
+			target := cmp.Or(strings.TrimSpace(a.Target), "previous")
+			rev, err := d.Evolution.Rollback(ctx, target, a.Reason)
 			if err != nil {
 				return effect.Outcome{IsError: true, ExecutionStarted: true, Content: coreErrorText(err)}, nil
 			}

@@ -27,24 +27,26 @@ func patch(d Deps) effect.Definition {
 		Risk:           "medium",
 		Capability:     "fs.write",
 		ApprovalPolicy: effect.ApprovalPrompt,
-		Adapter: pathTool{deps: d, op: opWrite, arg: "path", def: "", action: "fs.write", AdapterFunc: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
-			return runPatch(ctx, inv, d)
-		})},
+		Adapter: pathTool[patchArgs]{
+			deps: d, op: opWrite, action: "fs.write",
+			path: func(a patchArgs) string { return a.Path },
+			run:  runPatch,
+		}.adapter(patchArgs{Count: -1}),
 	}
+}
+
+type patchArgs struct {
+	Path  string `json:"path"`
+	Old   string `json:"old"`
+	New   string `json:"new"`
+	Count int64  `json:"count"`
 }
 
 // runPatch replaces text in a workspace file atomically and returns the
 // unified diff of the change.
-func runPatch(_ context.Context, inv effect.Invocation, d Deps) (effect.Outcome, error) {
-	w, out, ok := openWorkspace(inv, d)
-	if !ok {
-		return out, nil
-	}
-	t, out, ok := w.resolve(stringArg(inv.Args, "path"), opWrite)
-	if !ok {
-		return out, nil
-	}
-	old, repl := stringArg(inv.Args, "old"), stringArg(inv.Args, "new")
+func runPatch(_ context.Context, c *pathCall[patchArgs]) (effect.Outcome, error) {
+	w, t := c.w, c.t
+	old, repl := c.args.Old, c.args.New
 	if old == "" {
 		return invalid("old text is required"), nil
 	}
@@ -61,10 +63,7 @@ func runPatch(_ context.Context, inv effect.Invocation, d Deps) (effect.Outcome,
 	if !strings.Contains(text, old) {
 		return invalid("old text not found in %s", t.show), nil
 	}
-	n := int(intArg(inv.Args, "count", -1))
-	if n < 0 {
-		n = -1
-	}
+	n := int(max(c.args.Count, -1))
 	patched := strings.Replace(text, old, repl, n)
 	if patched != text {
 		if err := writeAtomic(root, t.rel, []byte(patched), mode); err != nil {

@@ -9,11 +9,13 @@ import (
 	"github.com/demiurge/demiurge/policy"
 )
 
-// pathTool is the adapter of a tool that acts on one path: its path is
-// resolved as a pure Host check before approval, and its approval names
-// the resolved target, so a session grant for one file never covers
-// another (rule key "<tool>:<cap>:<action>:<target>"). The adapter
-// resolves the path again when it runs.
+// pathTool is the adapter of a tool that acts on one path, its arguments
+// decoding into A: the path is resolved once, as a pure Host check before
+// approval, and the approval names the resolved target, so a session
+// grant for one file never covers another (rule key
+// "<tool>:<cap>:<action>:<target>"). The target's links can change while
+// the operator decides, so an approved call resolves the path again
+// (Recheck) and acts on the fresh answer, or is refused by it.
 //
 // A write must lie inside the workspace; an escape, a sensitive path or a
 // protected name is refused without asking the operator. A read inside the
@@ -24,30 +26,27 @@ import (
 // question says why (spec tool-runtime §1.3, §4.3). A path private to the
 // Host (the runtime home, its private sibling, the Host key) is refused
 // for every operation, so no answer can open it.
-type pathTool struct {
-	effect.AdapterFunc
+type pathTool[A any] struct {
 	deps   Deps
 	op     string // opRead or opWrite
-	arg    string // the path argument
-	def    string // the path when the argument is absent
 	action string // the approval's action: "read", "search", "fs.write"
 	// summary is the approval's summary with %s for the target ("Read file
 	// %s"); "" is "<tool> <target>".
 	summary string
-	// sensitiveFlag names a boolean argument that extends a read to the
-	// sensitive files below its target (search_files' include_sensitive).
-	sensitiveFlag string
+	// path is the path argument, its default applied.
+	path func(A) string
+	// wide, when set, says whether the read extends to the sensitive files
+	// below its target (search_files' include_sensitive); flag names it in
+	// the rule key.
+	wide func(A) bool
+	flag string
 	// check is the tool's own argument check, "" when the arguments are
 	// fine (nil: none). It runs before the path is resolved and answers
 	// for arguments the schema refuses (ArgumentError).
-	check func(args map[string]any) string
+	check func(A) string
+	// run performs the effect on the resolved target.
+	run func(ctx context.Context, c *pathCall[A]) (effect.Outcome, error)
 }
-
-var (
-	_ effect.Prechecker        = pathTool{}
-	_ effect.Approvable        = pathTool{}
-	_ effect.ArgumentMessenger = pathTool{}
-)
 
 // Read approvals: the reasons a read needs the operator, in the order the
 // question lists them.
@@ -57,70 +56,70 @@ const (
 	reasonBelow     = "including sensitive files"
 )
 
-func (p pathTool) path(inv effect.Invocation) string {
-	if v := stringArg(inv.Args, p.arg); v != "" {
-		return v
-	}
-	return p.def
+// adapter is the tool's adapter, its arguments starting as defaults.
+func (p pathTool[A]) adapter(defaults A) tool[A] {
+	return tool[A]{defaults: defaults, check: p.check, prepare: p.prepare}
 }
 
-// ArgumentError is the tool's own sentence for arguments the schema
-// refuses, when its check names one.
-func (p pathTool) ArgumentError(args map[string]any, _ string) string {
-	if p.check == nil {
-		return ""
-	}
-	return p.check(args)
-}
-
-// Precheck runs the tool's argument check, then resolves the path.
-func (p pathTool) Precheck(_ context.Context, inv effect.Invocation) *effect.Outcome {
+// prepare runs the tool's argument check, then resolves the path.
+func (p pathTool[A]) prepare(_ context.Context, inv effect.Invocation, args A) (effect.Call, *effect.Outcome) {
 	if p.check != nil {
-		if msg := p.check(inv.Args); msg != "" {
-			out := invalid("%s", msg)
-			return &out
+		if msg := p.check(args); msg != "" {
+			return refuse(invalid("%s", msg))
 		}
 	}
 	w, out, ok := openWorkspace(inv, p.deps)
 	if !ok {
+		return refuse(out)
+	}
+	t, out, ok := w.resolve(p.path(args), p.op)
+	if !ok {
+		return refuse(out)
+	}
+	return &pathCall[A]{tool: p, inv: inv, args: args, w: w, t: t}, nil
+}
+
+// pathCall is a prepared call of a pathTool: its arguments, its
+// workspace and the resolved target.
+type pathCall[A any] struct {
+	tool pathTool[A]
+	inv  effect.Invocation
+	args A
+	w    *workspace
+	t    target
+}
+
+// Recheck resolves the path again after approval: a link swapped while
+// the operator decided is refused, or followed, exactly as a fresh call
+// would be.
+func (c *pathCall[A]) Recheck(context.Context) *effect.Outcome {
+	t, out, ok := c.w.resolve(c.tool.path(c.args), c.tool.op)
+	if !ok {
 		return &out
 	}
-	if _, out, ok := w.resolve(p.path(inv), p.op); !ok {
-		return &out
-	}
+	c.t = t
 	return nil
 }
 
+func (c *pathCall[A]) Run(ctx context.Context) (effect.Outcome, error) { return c.tool.run(ctx, c) }
+
 // ApprovalFacts names the resolved target; for a read it raises the call
 // to prompt at risk high when the read needs the operator.
-func (p pathTool) ApprovalFacts(inv effect.Invocation) effect.ApprovalFacts {
-	shown := p.path(inv)
-	var t target
-	w, _, resolved := openWorkspace(inv, p.deps)
-	if resolved {
-		if t, _, resolved = w.resolve(shown, p.op); resolved {
-			shown = t.show
-		}
-	}
-	ruleKey := fmt.Sprintf("%s:%s:%s:%s", inv.Entry.Name, inv.Entry.Capability, p.action, shown)
+func (c *pathCall[A]) ApprovalFacts() effect.ApprovalFacts {
+	p, t, entry := c.tool, c.t, c.inv.Entry
+	ruleKey := fmt.Sprintf("%s:%s:%s:%s", entry.Name, entry.Capability, p.action, t.show)
 	if p.op != opRead || p.summary == "" {
 		return effect.ApprovalFacts{
 			Action:  p.action,
-			Target:  shown,
-			Summary: fmt.Sprintf("%s %s", inv.Entry.Name, shown),
+			Target:  t.show,
+			Summary: fmt.Sprintf("%s %s", entry.Name, t.show),
 			RuleKey: effect.RuleKey(ruleKey),
 		}
 	}
-	facts := effect.ApprovalFacts{Action: p.action, Target: shown, Summary: fmt.Sprintf(p.summary, shown)}
-	if !resolved {
-		// The path resolved in Precheck and no longer does: refuse rather
-		// than ask about something else. The adapter would refuse it too.
-		facts.Baseline, facts.RuleKey = policy.Deny, effect.RuleKey(ruleKey)
-		return facts
-	}
-	wide := p.sensitiveFlag != "" && boolArg(inv.Args, p.sensitiveFlag, false)
+	facts := effect.ApprovalFacts{Action: p.action, Target: t.show, Summary: fmt.Sprintf(p.summary, t.show)}
+	wide := p.wide != nil && p.wide(c.args)
 	if wide {
-		ruleKey += ":" + p.sensitiveFlag
+		ruleKey += ":" + p.flag
 	}
 	facts.RuleKey = effect.RuleKey(ruleKey)
 	var reasons []string
@@ -130,7 +129,7 @@ func (p pathTool) ApprovalFacts(inv effect.Invocation) effect.ApprovalFacts {
 	if t.sensitive {
 		reasons = append(reasons, reasonSensitive)
 	}
-	if wide && w.sensitiveBelow(t) {
+	if wide && c.w.sensitiveBelow(t) {
 		reasons = append(reasons, reasonBelow)
 	}
 	if len(reasons) == 0 {
@@ -140,7 +139,7 @@ func (p pathTool) ApprovalFacts(inv effect.Invocation) effect.ApprovalFacts {
 	facts.Baseline, facts.Risk = policy.Prompt, "high"
 	facts.Notes = []string{
 		"what is read is shown to the model",
-		fmt.Sprintf("allow for this session covers %s only", shown),
+		fmt.Sprintf("allow for this session covers %s only", t.show),
 	}
 	return facts
 }

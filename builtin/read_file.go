@@ -31,13 +31,18 @@ func readFile(d Deps) effect.Definition {
 		Risk:           "low",
 		Capability:     "fs.read",
 		ApprovalPolicy: effect.ApprovalAuto,
-		Adapter: pathTool{
-			deps: d, op: opRead, arg: "path", def: "", action: "read", summary: "Read file %s",
-			AdapterFunc: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
-				return runReadFile(ctx, inv, d)
-			}),
-		},
+		Adapter: pathTool[readArgs]{
+			deps: d, op: opRead, action: "read", summary: "Read file %s",
+			path: func(a readArgs) string { return a.Path },
+			run:  runReadFile,
+		}.adapter(readArgs{}),
 	}
+}
+
+type readArgs struct {
+	Path   string `json:"path"`
+	Offset int64  `json:"offset"`
+	Limit  int64  `json:"limit"`
 }
 
 // runReadFile returns the window [offset, offset+limit) of a file's
@@ -45,17 +50,10 @@ func readFile(d Deps) effect.Definition {
 // most countAheadBytes to count what it leaves out), never the whole file.
 // A file outside the workspace is read through an os.Root at its own
 // directory; the dispatcher has had the read approved by then.
-func runReadFile(ctx context.Context, inv effect.Invocation, d Deps) (effect.Outcome, error) {
-	w, out, ok := openWorkspace(inv, d)
-	if !ok {
-		return out, nil
-	}
-	t, out, ok := w.resolve(stringArg(inv.Args, "path"), opRead)
-	if !ok {
-		return out, nil
-	}
-	offset := max(intArg(inv.Args, "offset", 0), 0)
-	limit := positiveInt(inv.Args, "limit", defaultReadLimitChars, defaultReadLimitChars)
+func runReadFile(ctx context.Context, c *pathCall[readArgs]) (effect.Outcome, error) {
+	w, t := c.w, c.t
+	offset := max(c.args.Offset, 0)
+	limit := positive(c.args.Limit, defaultReadLimitChars, defaultReadLimitChars)
 
 	dir, name := t.dirAndName(w)
 	root, err := os.OpenRoot(dir)

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -61,46 +63,89 @@ func scheduleManage(d Deps) effect.Definition {
 		Risk:           "high",
 		Capability:     "schedule.manage",
 		ApprovalPolicy: effect.ApprovalAuto,
-		Adapter:        scheduleTool{deps: d},
+		Adapter:        scheduleTool{deps: d}.adapter(),
 	}
 }
 
-// scheduleTool is the adapter: a read-only Precheck refuses bad requests
-// before approval, ApprovalFacts names the action and target, and Invoke
-// plans again under the core's lock before writing.
+// scheduleTool is the adapter: Prepare plans a change without writing, so
+// a request that would be refused is refused before the operator is
+// asked; the approval names the action and target; Run applies the plan
+// under the core's lock. The schedule file can change while the operator
+// decides (another call, an editor), so Run first reads it again under
+// the lock and plans anew only when it is no longer what the plan was
+// made from.
 type scheduleTool struct{ deps Deps }
 
-var (
-	_ effect.Prechecker = scheduleTool{}
-	_ effect.Approvable = scheduleTool{}
-)
-
-func scheduleAction(args map[string]any) string {
-	a := strings.ToLower(strings.TrimSpace(stringArg(args, "action")))
-	if a == "" {
-		return "list"
-	}
-	return a
+// scheduleArgs are schedule_manage's arguments; a pointer tells an
+// argument given empty from a missing one.
+type scheduleArgs struct {
+	Action     string  `json:"action"`
+	ScheduleID string  `json:"schedule_id"`
+	Schedule   *string `json:"schedule"`
+	Prompt     *string `json:"prompt"`
 }
 
-// ApprovalFacts describes a mutation for the operator; list keeps the
-// entry's policy.
-func (scheduleTool) ApprovalFacts(inv effect.Invocation) effect.ApprovalFacts {
-	action := scheduleAction(inv.Args)
+func (a scheduleArgs) action() string {
+	return cmp.Or(strings.ToLower(strings.TrimSpace(a.Action)), "list")
+}
+
+func (a scheduleArgs) id() string { return strings.TrimSpace(a.ScheduleID) }
+
+// scheduleArgsError is schedule_manage's check of its action.
+func scheduleArgsError(a scheduleArgs) string {
+	if action := a.action(); !slices.Contains(scheduleActions, action) {
+		return fmt.Sprintf("unsupported schedule_manage action: %s", action)
+	}
+	return ""
+}
+
+func (t scheduleTool) adapter() tool[scheduleArgs] {
+	return tool[scheduleArgs]{check: scheduleArgsError, prepare: t.prepare}
+}
+
+// prepare plans a mutation; list needs no plan.
+func (t scheduleTool) prepare(_ context.Context, inv effect.Invocation, a scheduleArgs) (effect.Call, *effect.Outcome) {
+	c := &scheduleCall{tool: t, inv: inv, args: a}
+	if a.action() == "list" {
+		return c, nil
+	}
+	ch, out, ok := t.plan(inv, a)
+	if !ok {
+		return refuse(out)
+	}
+	c.change = &ch
+	return c, nil
+}
+
+// scheduleCall is a prepared schedule_manage call: a list, or a planned
+// change.
+type scheduleCall struct {
+	tool   scheduleTool
+	inv    effect.Invocation
+	args   scheduleArgs
+	change *scheduleChange // nil for list
+}
+
+func (c *scheduleCall) ApprovalFacts() effect.ApprovalFacts { return scheduleFacts(c.args) }
+
+// scheduleFacts describe a mutation for the operator from the arguments
+// alone; list keeps the entry's policy.
+func scheduleFacts(a scheduleArgs) effect.ApprovalFacts {
+	action := a.action()
 	if action == "list" {
 		return effect.ApprovalFacts{Action: "schedule.list", Target: "schedules", Summary: "List schedules"}
 	}
-	id := strings.TrimSpace(stringArg(inv.Args, "schedule_id"))
-	if id == "" {
-		id = "(auto)"
-	}
-	target := "schedules/" + id
+	target := "schedules/" + cmp.Or(a.id(), "(auto)")
 	summary := fmt.Sprintf("%s schedule %s", action, target)
-	if c := strings.TrimSpace(stringArg(inv.Args, "schedule")); c != "" {
-		summary += fmt.Sprintf(" (%s)", c)
+	if a.Schedule != nil {
+		if cron := strings.TrimSpace(*a.Schedule); cron != "" {
+			summary += fmt.Sprintf(" (%s)", cron)
+		}
 	}
-	if p := strings.TrimSpace(stringArg(inv.Args, "prompt")); p != "" {
-		summary += ": " + truncateText(p, 200)
+	if a.Prompt != nil {
+		if p := strings.TrimSpace(*a.Prompt); p != "" {
+			summary += ": " + truncateText(p, 200)
+		}
 	}
 	return effect.ApprovalFacts{
 		Action:   "schedule." + action,
@@ -111,38 +156,29 @@ func (scheduleTool) ApprovalFacts(inv effect.Invocation) effect.ApprovalFacts {
 	}
 }
 
-// Precheck plans the change without writing: a request that would be
-// refused is refused before the operator is asked.
-func (t scheduleTool) Precheck(_ context.Context, inv effect.Invocation) *effect.Outcome {
-	if scheduleAction(inv.Args) == "list" {
-		return nil
-	}
-	if _, out, ok := t.plan(inv); !ok {
-		return &out
-	}
-	return nil
-}
-
-// Invoke lists, or applies a planned change under the core's lock.
-func (t scheduleTool) Invoke(_ context.Context, inv effect.Invocation) (effect.Outcome, error) {
-	action := scheduleAction(inv.Args)
-	if !contains(scheduleActions, action) {
+// Run lists, or applies the planned change under the core's lock.
+func (c *scheduleCall) Run(_ context.Context) (effect.Outcome, error) {
+	t := c.tool
+	action := c.args.action()
+	if !slices.Contains(scheduleActions, action) {
 		return invalid("unsupported schedule_manage action: %s", action), nil
 	}
-	coreAbs, out, ok := t.coreDir(inv)
+	coreAbs, out, ok := t.coreDir(c.inv)
 	if !ok {
 		return out, nil
 	}
 	unlock := scheduleLocks.lock(coreAbs)
 	defer unlock()
-	if action == "list" {
+	if c.change == nil {
 		return t.list(coreAbs)
 	}
-	p, out, ok := t.plan(inv)
-	if !ok {
-		return out, nil
+	ch := *c.change
+	if !ch.current() {
+		if ch, out, ok = t.plan(c.inv, c.args); !ok {
+			return out, nil
+		}
 	}
-	return t.apply(p)
+	return t.apply(ch)
 }
 
 func (t scheduleTool) coreDir(inv effect.Invocation) (string, effect.Outcome, bool) {
@@ -164,6 +200,8 @@ func (t scheduleTool) coreDir(inv effect.Invocation) (string, effect.Outcome, bo
 type scheduleChange struct {
 	action  string
 	coreAbs string
+	rootRel string // core-relative schedules directory
+	id      string
 	rel     string // core-relative path of the schedule file
 	data    []byte // new content; nil for delete
 	old     []byte // previous content; nil when the file is new
@@ -173,12 +211,12 @@ type scheduleChange struct {
 
 // plan validates the request against the core as it is on disk and
 // returns the change. Every refusal happens before anything is written.
-func (t scheduleTool) plan(inv effect.Invocation) (scheduleChange, effect.Outcome, bool) {
+func (t scheduleTool) plan(inv effect.Invocation, args scheduleArgs) (scheduleChange, effect.Outcome, bool) {
 	fail := func(format string, a ...any) (scheduleChange, effect.Outcome, bool) {
 		return scheduleChange{}, invalid(format, a...), false
 	}
-	action := scheduleAction(inv.Args)
-	if !contains(scheduleActions, action) || action == "list" {
+	action := args.action()
+	if !slices.Contains(scheduleActions, action) || action == "list" {
 		return fail("unsupported schedule_manage action: %s", action)
 	}
 	coreAbs, out, ok := t.coreDir(inv)
@@ -202,10 +240,15 @@ func (t scheduleTool) plan(inv effect.Invocation) (scheduleChange, effect.Outcom
 		return fail("schedule target is a symlink: %s", link)
 	}
 
-	id := strings.TrimSpace(stringArg(inv.Args, "schedule_id"))
-	cron, hasCron := optionalString(inv.Args, "schedule")
-	prompt, hasPrompt := optionalString(inv.Args, "prompt")
-	cron, prompt = strings.TrimSpace(cron), strings.TrimSpace(prompt)
+	id := args.id()
+	hasCron, hasPrompt := args.Schedule != nil, args.Prompt != nil
+	var cron, prompt string
+	if hasCron {
+		cron = strings.TrimSpace(*args.Schedule)
+	}
+	if hasPrompt {
+		prompt = strings.TrimSpace(*args.Prompt)
+	}
 	if hasCron {
 		if err := core.CheckCron(cron); err != nil {
 			return fail("%s", demiurge.ErrorMessage(err))
@@ -215,7 +258,7 @@ func (t scheduleTool) plan(inv effect.Invocation) (scheduleChange, effect.Outcom
 		return fail("prompt must not be empty")
 	}
 
-	ch := scheduleChange{action: action, coreAbs: coreAbs}
+	ch := scheduleChange{action: action, coreAbs: coreAbs, rootRel: rootRel}
 	var sc core.Schedule
 	if action == "create" {
 		if !hasCron || cron == "" {
@@ -296,8 +339,31 @@ func (t scheduleTool) plan(inv effect.Invocation) (scheduleChange, effect.Outcom
 		ch.data = data
 	}
 	sc.RelPath = slash(ch.rel)
-	ch.sched = sc
+	ch.sched, ch.id = sc, id
 	return ch, effect.Outcome{}, true
+}
+
+// current reports whether the schedule file is still what the change was
+// planned from: for create, still absent; otherwise the same file with
+// the same content. Run holds the core's lock while it asks.
+func (ch scheduleChange) current() bool {
+	root, err := os.OpenRoot(ch.coreAbs)
+	if err != nil {
+		return false
+	}
+	defer root.Close()
+	if linkOnPath(root, ch.rel) != "" {
+		return false
+	}
+	rel, found, dup := findScheduleFile(root, ch.rootRel, ch.id)
+	if ch.old == nil {
+		return !found
+	}
+	if !found || dup || rel != ch.rel {
+		return false
+	}
+	data, err := readSmall(root, rel)
+	return err == nil && data == string(ch.old)
 }
 
 // apply writes the change, reloads the core, and undoes the change when the

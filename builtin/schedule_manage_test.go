@@ -303,10 +303,6 @@ func TestScheduleManageApprovalFacts(t *testing.T) {
 	if def.Risk != "high" || def.Capability != "schedule.manage" {
 		t.Fatalf("metadata = %s %s", def.Risk, def.Capability)
 	}
-	a, ok := def.Adapter.(effect.Approvable)
-	if !ok {
-		t.Fatal("schedule_manage does not describe its approvals")
-	}
 	for _, tt := range []struct {
 		args     map[string]any
 		action   string
@@ -322,7 +318,7 @@ func TestScheduleManageApprovalFacts(t *testing.T) {
 		{map[string]any{"action": "Bogus"}, "schedule.bogus", "schedules/(auto)",
 			"schedule_manage:schedule.manage:bogus:schedules/(auto)", policy.Prompt},
 	} {
-		f := a.ApprovalFacts(effect.Invocation{Args: tt.args})
+		f := builtin.ScheduleApprovalFacts(tt.args)
 		if f.Action != tt.action || f.Target != tt.target || string(f.RuleKey) != tt.ruleKey || f.Baseline != tt.baseline {
 			t.Errorf("%v: facts = %+v", tt.args, f)
 		}

@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -54,40 +56,47 @@ func searchFiles(d Deps) effect.Definition {
 		Risk:           "low",
 		Capability:     "fs.read",
 		ApprovalPolicy: effect.ApprovalAuto,
-		Adapter: pathTool{
-			deps: d, op: opRead, arg: "path", def: ".", action: "search", summary: "Search files under %s",
-			sensitiveFlag: "include_sensitive", check: searchArgsError,
-			AdapterFunc: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
-				return runSearchFiles(ctx, inv, d)
-			}),
-		},
+		Adapter: pathTool[searchArgs]{
+			deps: d, op: opRead, action: "search", summary: "Search files under %s",
+			path:  func(a searchArgs) string { return cmp.Or(a.Path, ".") },
+			wide:  func(a searchArgs) bool { return a.IncludeSensitive },
+			flag:  "include_sensitive",
+			check: searchArgsError,
+			run:   runSearchFiles,
+		}.adapter(searchArgs{CaseSensitive: true}),
 	}
 }
 
-// searchKind is the target argument as the original reads it: trimmed,
+type searchArgs struct {
+	Query            string `json:"query"`
+	Path             string `json:"path"`
+	Target           string `json:"target"`
+	Pattern          string `json:"pattern"`
+	CaseSensitive    bool   `json:"case_sensitive"`
+	MaxResults       int64  `json:"max_results"`
+	IncludeSensitive bool   `json:"include_sensitive"`
+}
+
+// kind is the target argument as the original reads it: trimmed,
 // lowercased, "content" when absent.
-func searchKind(args map[string]any) string {
-	kind := strings.ToLower(strings.TrimSpace(stringArg(args, "target")))
-	if kind == "" {
-		return "content"
-	}
-	return kind
+func (a searchArgs) kind() string {
+	return cmp.Or(strings.ToLower(strings.TrimSpace(a.Target)), "content")
 }
 
 // searchArgsError is search_files' own check of its arguments, in the
 // original's order (spec tool-runtime §1.3), before any path is looked at.
-func searchArgsError(args map[string]any) string {
-	kind := searchKind(args)
-	if !contains(searchTargets, kind) {
+func searchArgsError(a searchArgs) string {
+	kind := a.kind()
+	if !slices.Contains(searchTargets, kind) {
 		return fmt.Sprintf("unsupported search target: %s", kind)
 	}
-	if stringArg(args, "query") == "" && kind != "name" {
+	if a.Query == "" && kind != "name" {
 		return "query is required for content search"
 	}
-	if pattern := stringArg(args, "pattern"); len(pattern) > maxPatternBytes {
-		return fmt.Sprintf("invalid pattern: %d bytes, limit %d", len(pattern), maxPatternBytes)
-	} else if _, err := compileGlob(orDefault(pattern, "*")); err != nil {
-		return fmt.Sprintf("invalid pattern: %s", pattern)
+	if len(a.Pattern) > maxPatternBytes {
+		return fmt.Sprintf("invalid pattern: %d bytes, limit %d", len(a.Pattern), maxPatternBytes)
+	} else if _, err := compileGlob(cmp.Or(a.Pattern, "*")); err != nil {
+		return fmt.Sprintf("invalid pattern: %s", a.Pattern)
 	}
 	return ""
 }
@@ -160,32 +169,22 @@ func searchScope(w *workspace, t target) (*os.Root, string, string, fs.FileInfo,
 	return root, dir, name, info, effect.Outcome{}, true
 }
 
-func runSearchFiles(ctx context.Context, inv effect.Invocation, d Deps) (effect.Outcome, error) {
-	if msg := searchArgsError(inv.Args); msg != "" {
-		return invalid("%s", msg), nil
-	}
-	kind, query := searchKind(inv.Args), stringArg(inv.Args, "query")
-	glob, _ := compileGlob(orDefault(stringArg(inv.Args, "pattern"), "*"))
-	w, out, ok := openWorkspace(inv, d)
-	if !ok {
-		return out, nil
-	}
-	t, out, ok := w.resolve(orDefault(stringArg(inv.Args, "path"), "."), opRead)
-	if !ok {
-		return out, nil
-	}
+func runSearchFiles(ctx context.Context, c *pathCall[searchArgs]) (effect.Outcome, error) {
+	w, t, a := c.w, c.t, c.args
+	kind, query := a.kind(), a.Query
+	glob, _ := compileGlob(cmp.Or(a.Pattern, "*"))
 	root, scope, start, info, out, ok := searchScope(w, t)
 	if !ok {
 		return out, nil
 	}
 	defer root.Close()
 
-	caseSensitive := boolArg(inv.Args, "case_sensitive", true)
+	caseSensitive := a.CaseSensitive
 	s := &searcher{
 		ctx: ctx, w: w, root: root, scope: scope, outside: t.outside,
-		sensitive: boolArg(inv.Args, "include_sensitive", false), target: kind, query: query,
+		sensitive: a.IncludeSensitive, target: kind, query: query,
 		needle: []byte(query), caseSensitive: caseSensitive, glob: glob,
-		max:    int(positiveInt(inv.Args, "max_results", defaultSearchResults, maxSearchResults)),
+		max:    int(positive(a.MaxResults, defaultSearchResults, maxSearchResults)),
 		budget: searchEntryBudget,
 	}
 	var release func()

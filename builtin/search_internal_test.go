@@ -46,6 +46,16 @@ func TestGlob(t *testing.T) {
 	}
 }
 
+// invoke prepares one call of a and runs it, as the dispatcher does once
+// the call's checks and approval have passed.
+func invoke(ctx context.Context, a effect.Adapter, inv effect.Invocation) (effect.Outcome, error) {
+	call, out := a.Prepare(ctx, inv)
+	if out != nil {
+		return *out, nil
+	}
+	return call.Run(ctx)
+}
+
 func searchInvoke(t *testing.T, ctx context.Context, ws string, args map[string]any) (effect.Outcome, error) {
 	t.Helper()
 	def := searchFiles(Deps{})
@@ -53,7 +63,7 @@ func searchInvoke(t *testing.T, ctx context.Context, ws string, args map[string]
 	if err != nil {
 		t.Fatal(err)
 	}
-	return def.Adapter.Invoke(ctx, effect.Invocation{Args: args, Entry: entry, Turn: effect.TurnContext{Workspace: ws}})
+	return invoke(ctx, def.Adapter, effect.Invocation{Args: args, Entry: entry, Turn: effect.TurnContext{Workspace: ws}})
 }
 
 // TestSearchFilesEntryBudget: a walk stops after the entry budget and says

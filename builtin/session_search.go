@@ -35,17 +35,23 @@ func sessionSearch(d Deps) effect.Definition {
 		Capability:        sessionReadCapability,
 		ApprovalPolicy:    effect.ApprovalPrompt,
 		ModelOutputPolicy: "current_turn",
-		Adapter: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
-			return runSessionSearch(ctx, inv, d)
+		Adapter: runTool(sessionArgs{}, nil, func(ctx context.Context, inv effect.Invocation, a sessionArgs) (effect.Outcome, error) {
+			return runSessionSearch(ctx, inv, d, a)
 		}),
 	}
+}
+
+type sessionArgs struct {
+	Query     string `json:"query"`
+	SessionID string `json:"session_id"`
+	Limit     int64  `json:"limit"`
 }
 
 // runSessionSearch reads only what the turn's principal scope owns: an
 // explicit session must pass the owned lookup, and browse and full-text
 // modes walk the owned session list. A session that is missing and one
 // owned by someone else give the same answer.
-func runSessionSearch(ctx context.Context, inv effect.Invocation, d Deps) (effect.Outcome, error) {
+func runSessionSearch(ctx context.Context, inv effect.Invocation, d Deps, a sessionArgs) (effect.Outcome, error) {
 	if !inv.Turn.Grants.Can(sessionReadCapability, "") {
 		return effect.Outcome{
 			IsError: true, Denial: "capability",
@@ -59,9 +65,9 @@ func runSessionSearch(ctx context.Context, inv effect.Invocation, d Deps) (effec
 	if err := scope.Validate(); err != nil {
 		return invalid("session_search requires a principal scope: %s", demiurge.ErrorMessage(err)), nil
 	}
-	query := strings.TrimSpace(stringArg(inv.Args, "query"))
-	sessionID := strings.TrimSpace(stringArg(inv.Args, "session_id"))
-	limit := int(positiveInt(inv.Args, "limit", defaultSessionResults, maxSessionResults))
+	query := strings.TrimSpace(a.Query)
+	sessionID := strings.TrimSpace(a.SessionID)
+	limit := int(positive(a.Limit, defaultSessionResults, maxSessionResults))
 	needle := strings.ToLower(query)
 
 	if sessionID != "" {

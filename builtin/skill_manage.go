@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/demiurge/demiurge"
@@ -42,10 +43,41 @@ func skillManage(d Deps) effect.Definition {
 		Risk:           "medium",
 		Capability:     "fs.write",
 		ApprovalPolicy: effect.ApprovalPrompt,
-		Adapter: checkedAdapter{check: skillArgsError, AdapterFunc: func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
-			return runSkillManage(ctx, inv, d)
-		}},
+		Adapter: runTool(skillArgs{}, skillArgsError, func(ctx context.Context, inv effect.Invocation, a skillArgs) (effect.Outcome, error) {
+			return runSkillManage(ctx, inv, d, a)
+		}),
 	}
+}
+
+// skillArgs are skill_manage's arguments; a pointer tells an argument
+// given empty from a missing one.
+type skillArgs struct {
+	Action      string  `json:"action"`
+	Name        string  `json:"name"`
+	Content     string  `json:"content"`
+	FilePath    string  `json:"file_path"`
+	FileContent *string `json:"file_content"`
+	OldString   string  `json:"old_string"`
+	NewString   *string `json:"new_string"`
+	ReplaceAll  bool    `json:"replace_all"`
+}
+
+func (a skillArgs) action() string { return strings.ToLower(strings.TrimSpace(a.Action)) }
+func (a skillArgs) name() string   { return strings.TrimSpace(a.Name) }
+
+// skillArgsError is skill_manage's check of its action and name.
+func skillArgsError(a skillArgs) string {
+	if action := a.action(); !slices.Contains(skillActions, action) {
+		return fmt.Sprintf("unsupported skill_manage action: %s", action)
+	}
+	name := a.name()
+	if name == "" {
+		return "name is required"
+	}
+	if !validSkillName(name) {
+		return "name must be a single non-hidden relative skill id"
+	}
+	return ""
 }
 
 // skillTarget locates a skill inside the core; paths are core-relative.
@@ -75,18 +107,11 @@ type skillChange struct {
 // runSkillManage validates the request, then applies the change and
 // reloads the core under the core's lock; a core that no longer loads gets
 // the change rolled back exactly.
-func runSkillManage(_ context.Context, inv effect.Invocation, d Deps) (effect.Outcome, error) {
-	action := strings.ToLower(strings.TrimSpace(stringArg(inv.Args, "action")))
-	if !contains(skillActions, action) {
-		return invalid("unsupported skill_manage action: %s", action), nil
+func runSkillManage(_ context.Context, inv effect.Invocation, d Deps, a skillArgs) (effect.Outcome, error) {
+	if msg := skillArgsError(a); msg != "" {
+		return invalid("%s", msg), nil
 	}
-	name := strings.TrimSpace(stringArg(inv.Args, "name"))
-	if name == "" {
-		return invalid("name is required"), nil
-	}
-	if !validSkillName(name) {
-		return invalid("name must be a single non-hidden relative skill id"), nil
-	}
+	action, name := a.action(), a.name()
 	if d.CoreLoader == nil || d.CoreDir == nil {
 		return unavailable("skill_manage", "no core loader is configured"), nil
 	}
@@ -115,7 +140,7 @@ func runSkillManage(_ context.Context, inv effect.Invocation, d Deps) (effect.Ou
 	}
 
 	t := findSkill(root, coreAbs, skillsRel, name)
-	change, out, ok := planSkillChange(root, action, t, inv.Args)
+	change, out, ok := planSkillChange(root, action, t, a)
 	if !ok {
 		return out, nil
 	}
@@ -226,7 +251,7 @@ func findSkill(root *os.Root, coreAbs, skillsRel, name string) skillTarget {
 
 // planSkillChange validates action on t and returns the change to apply.
 // Every refusal here happens before anything is written.
-func planSkillChange(root *os.Root, action string, t skillTarget, args map[string]any) (skillChange, effect.Outcome, bool) {
+func planSkillChange(root *os.Root, action string, t skillTarget, args skillArgs) (skillChange, effect.Outcome, bool) {
 	fail := func(format string, a ...any) (skillChange, effect.Outcome, bool) {
 		return skillChange{}, invalid(format, a...), false
 	}
@@ -234,8 +259,8 @@ func planSkillChange(root *os.Root, action string, t skillTarget, args map[strin
 		if t.exists {
 			return fail("skill already exists: %s", t.name)
 		}
-		content, ok := requiredText(args, "content")
-		if !ok {
+		content := args.Content
+		if content == "" {
 			return fail("content is required")
 		}
 		if link := linkOnPath(root, t.file); link != "" {
@@ -256,8 +281,8 @@ func planSkillChange(root *os.Root, action string, t skillTarget, args map[strin
 	}
 	switch action {
 	case "update":
-		content, ok := requiredText(args, "content")
-		if !ok {
+		content := args.Content
+		if content == "" {
 			return fail("content is required")
 		}
 		return skillChange{path: slash(t.file), apply: func(tx *skillTxn) (bool, string, string, error) {
@@ -272,7 +297,7 @@ func planSkillChange(root *os.Root, action string, t skillTarget, args map[strin
 
 	case "patch":
 		file, show := t.file, filepath.Base(t.file)
-		if fp := strings.TrimSpace(stringArg(args, "file_path")); fp != "" {
+		if fp := strings.TrimSpace(args.FilePath); fp != "" {
 			var out effect.Outcome
 			var ok bool
 			if file, show, out, ok = supportTarget(root, t, fp); !ok {
@@ -285,20 +310,20 @@ func planSkillChange(root *os.Root, action string, t skillTarget, args map[strin
 			}
 			return fail("skill file not readable: %s", show)
 		}
-		old, ok := requiredText(args, "old_string")
-		if !ok {
+		old := args.OldString
+		if old == "" {
 			return fail("old_string is required")
 		}
-		repl, ok := optionalString(args, "new_string")
-		if !ok {
+		if args.NewString == nil {
 			return fail("new_string is required")
 		}
+		repl := *args.NewString
 		text, err := readSmall(root, file)
 		if err != nil {
 			return fail("skill file not readable: %s", show)
 		}
 		n := strings.Count(text, old)
-		replaceAll := boolArg(args, "replace_all", false)
+		replaceAll := args.ReplaceAll
 		switch {
 		case n == 0:
 			return fail("old_string not found in %s", show)
@@ -320,14 +345,14 @@ func planSkillChange(root *os.Root, action string, t skillTarget, args map[strin
 		}}, effect.Outcome{}, true
 
 	case "write_file":
-		file, show, out, ok := supportTarget(root, t, stringArg(args, "file_path"))
+		file, show, out, ok := supportTarget(root, t, args.FilePath)
 		if !ok {
 			return skillChange{}, out, false
 		}
-		content, given := optionalString(args, "file_content")
-		if !given {
+		if args.FileContent == nil {
 			return fail("file_content is required")
 		}
+		content := *args.FileContent
 		return skillChange{path: slash(file), apply: func(tx *skillTxn) (bool, string, string, error) {
 			previous, err := readSmall(root, file)
 			changed := err != nil || previous != content
@@ -338,7 +363,7 @@ func planSkillChange(root *os.Root, action string, t skillTarget, args map[strin
 		}}, effect.Outcome{}, true
 
 	case "remove_file":
-		file, show, out, ok := supportTarget(root, t, stringArg(args, "file_path"))
+		file, show, out, ok := supportTarget(root, t, args.FilePath)
 		if !ok {
 			return skillChange{}, out, false
 		}
@@ -370,7 +395,7 @@ func supportTarget(root *os.Root, t skillTarget, filePath string) (file, show st
 		}
 	}
 	bad := len(parts) < 2 || path.IsAbs(raw) || filepath.IsAbs(filePath) || strings.IndexByte(raw, 0) >= 0 ||
-		!contains(skillSupportDirs, firstOr(parts, ""))
+		len(parts) > 0 && !slices.Contains(skillSupportDirs, parts[0])
 	for _, p := range parts {
 		bad = bad || p == ".." || strings.HasPrefix(p, ".") || strings.Contains(p, `\`)
 	}
@@ -419,26 +444,4 @@ func readSmall(root *os.Root, rel string) (string, error) {
 	return string(data), nil
 }
 
-// requiredText returns args[key] when it is given and not empty.
-func requiredText(args map[string]any, key string) (string, bool) {
-	s, ok := optionalString(args, key)
-	return s, ok && s != ""
-}
-
 func slash(p string) string { return filepath.ToSlash(p) }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func firstOr(list []string, def string) string {
-	if len(list) == 0 {
-		return def
-	}
-	return list[0]
-}

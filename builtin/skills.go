@@ -29,8 +29,8 @@ func skillsList(d Deps) effect.Definition {
 		Risk:              "low",
 		ApprovalPolicy:    effect.ApprovalAuto,
 		ModelOutputPolicy: "current_turn",
-		Adapter: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
-			return runSkillsList(ctx, inv, d)
+		Adapter: runTool(skillsListArgs{}, nil, func(ctx context.Context, inv effect.Invocation, a skillsListArgs) (effect.Outcome, error) {
+			return runSkillsList(ctx, inv, d, a)
 		}),
 	}
 }
@@ -47,10 +47,19 @@ func skillView(d Deps) effect.Definition {
 		Risk:              "low",
 		ApprovalPolicy:    effect.ApprovalAuto,
 		ModelOutputPolicy: "current_turn",
-		Adapter: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
-			return runSkillView(ctx, inv, d)
+		Adapter: runTool(skillViewArgs{}, nil, func(ctx context.Context, inv effect.Invocation, a skillViewArgs) (effect.Outcome, error) {
+			return runSkillView(ctx, inv, d, a)
 		}),
 	}
+}
+
+type skillsListArgs struct {
+	Category string `json:"category"`
+}
+
+type skillViewArgs struct {
+	Name     string `json:"name"`
+	FilePath string `json:"file_path"`
 }
 
 // loadCore loads the turn's core from its directory, for its skills index.
@@ -69,12 +78,12 @@ func loadCore(inv effect.Invocation, d Deps) (*core.Core, effect.Outcome, bool) 
 	return c, effect.Outcome{}, true
 }
 
-func runSkillsList(_ context.Context, inv effect.Invocation, d Deps) (effect.Outcome, error) {
+func runSkillsList(_ context.Context, inv effect.Invocation, d Deps, a skillsListArgs) (effect.Outcome, error) {
 	c, out, ok := loadCore(inv, d)
 	if !ok {
 		return out, nil
 	}
-	category := strings.TrimSpace(stringArg(inv.Args, "category"))
+	category := strings.TrimSpace(a.Category)
 	var skills []core.Skill
 	categories := map[string]bool{}
 	for _, s := range c.Skills {
@@ -119,8 +128,8 @@ func linkedFiles(s core.Skill) map[string][]string {
 	return s.LinkedFiles
 }
 
-func runSkillView(_ context.Context, inv effect.Invocation, d Deps) (effect.Outcome, error) {
-	name := strings.TrimSpace(stringArg(inv.Args, "name"))
+func runSkillView(_ context.Context, inv effect.Invocation, d Deps, a skillViewArgs) (effect.Outcome, error) {
+	name := strings.TrimSpace(a.Name)
 	if name == "" {
 		return invalid("name is required"), nil
 	}
@@ -140,7 +149,7 @@ func runSkillView(_ context.Context, inv effect.Invocation, d Deps) (effect.Outc
 		}
 		return invalid("skill not found: %s. Available skills: %s", name, available), nil
 	}
-	if file := strings.TrimSpace(stringArg(inv.Args, "file_path")); file != "" {
+	if file := strings.TrimSpace(a.FilePath); file != "" {
 		return viewLinkedFile(c, s, file)
 	}
 	payload := map[string]any{

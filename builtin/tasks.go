@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -40,31 +41,46 @@ type TaskControl interface {
 	Yield(ctx context.Context, scope demiurge.PrincipalScope, id string, timeout time.Duration) (view map[string]any, timedOut bool, err error)
 }
 
-// The task tools' own argument checks (spec host-runtime §6.2, in the
-// original's order), each "" or the sentence the model sees. They run
-// before the task is looked up, and answer for arguments the schema
-// refuses.
+// The task tools' arguments and their own checks (spec host-runtime
+// §6.2, in the original's order), each "" or the sentence the model sees.
+// They run before the task is looked up, and answer for arguments the
+// schema refuses.
 
-func taskListArgsError(args map[string]any) string {
-	if kind := stringArg(args, "kind"); kind != "" && !backgroundKinds[kind] {
-		return fmt.Sprintf("unsupported background task kind: %s", kind)
+type taskListArgs struct {
+	Kind             string `json:"kind"`
+	IncludeCompleted bool   `json:"include_completed"`
+}
+
+// taskArgs are the arguments of the tools that name one task.
+type taskArgs struct {
+	TaskID         string `json:"task_id"`
+	Command        string `json:"command"`         // task_control
+	TimeoutSeconds int64  `json:"timeout_seconds"` // yield_until
+}
+
+// id is the checked task_id argument.
+func (a taskArgs) id() string { return strings.TrimSpace(a.TaskID) }
+
+func taskListArgsError(a taskListArgs) string {
+	if a.Kind != "" && !backgroundKinds[a.Kind] {
+		return fmt.Sprintf("unsupported background task kind: %s", a.Kind)
 	}
 	return ""
 }
 
-func taskIDArgsError(args map[string]any) string {
-	if strings.TrimSpace(stringArg(args, "task_id")) == "" {
+func taskIDArgsError(a taskArgs) string {
+	if a.id() == "" {
 		return "task_id is required"
 	}
 	return ""
 }
 
 // taskControlArgsError checks task_id, then the command (before lookup).
-func taskControlArgsError(args map[string]any) string {
-	if msg := taskIDArgsError(args); msg != "" {
+func taskControlArgsError(a taskArgs) string {
+	if msg := taskIDArgsError(a); msg != "" {
 		return msg
 	}
-	if cmd := orDefault(strings.TrimSpace(stringArg(args, "command")), "cancel"); cmd != "cancel" {
+	if cmd := cmp.Or(strings.TrimSpace(a.Command), "cancel"); cmd != "cancel" {
 		return fmt.Sprintf("unsupported task_control command: %s", cmd)
 	}
 	return ""
@@ -77,10 +93,9 @@ func taskList(d Deps) effect.Definition {
 			"kind":              map[string]any{"type": "string", "enum": []any{"terminal.exec", "evolver.run", "agent.spawn"}},
 			"include_completed": map[string]any{"type": "boolean", "default": true},
 		}),
-		taskListArgsError,
-		func(ctx context.Context, tc TaskControl, inv effect.Invocation) (any, *effect.Outcome) {
-			kind := stringArg(inv.Args, "kind")
-			tasks, err := tc.List(ctx, inv.Turn.Scope, inv.Turn.SessionID, kind, boolArg(inv.Args, "include_completed", true))
+		taskListArgs{IncludeCompleted: true}, taskListArgsError,
+		func(ctx context.Context, tc TaskControl, inv effect.Invocation, a taskListArgs) (any, *effect.Outcome) {
+			tasks, err := tc.List(ctx, inv.Turn.Scope, inv.Turn.SessionID, a.Kind, a.IncludeCompleted)
 			if err != nil {
 				return nil, taskFailure(err, "")
 			}
@@ -94,12 +109,11 @@ func taskList(d Deps) effect.Definition {
 func taskStatus(d Deps) effect.Definition {
 	return taskTool(d, "task_status", "low", "Show the status and summary of one background task.",
 		objectSchema(map[string]any{"task_id": map[string]any{"type": "string"}}, "task_id"),
-		taskIDArgsError,
-		func(ctx context.Context, tc TaskControl, inv effect.Invocation) (any, *effect.Outcome) {
-			id := taskID(inv)
-			view, err := tc.Status(ctx, inv.Turn.Scope, id)
+		taskArgs{}, taskIDArgsError,
+		func(ctx context.Context, tc TaskControl, inv effect.Invocation, a taskArgs) (any, *effect.Outcome) {
+			view, err := tc.Status(ctx, inv.Turn.Scope, a.id())
 			if err != nil {
-				return nil, taskFailure(err, id)
+				return nil, taskFailure(err, a.id())
 			}
 			return view, nil
 		})
@@ -111,12 +125,11 @@ func taskControl(d Deps) effect.Definition {
 			"task_id": map[string]any{"type": "string"},
 			"command": map[string]any{"type": "string", "enum": []any{"cancel"}, "default": "cancel"},
 		}, "task_id"),
-		taskControlArgsError,
-		func(ctx context.Context, tc TaskControl, inv effect.Invocation) (any, *effect.Outcome) {
-			id := taskID(inv)
-			view, err := tc.Cancel(ctx, inv.Turn.Scope, id)
+		taskArgs{}, taskControlArgsError,
+		func(ctx context.Context, tc TaskControl, inv effect.Invocation, a taskArgs) (any, *effect.Outcome) {
+			view, err := tc.Cancel(ctx, inv.Turn.Scope, a.id())
 			if err != nil {
-				return nil, taskFailure(err, id)
+				return nil, taskFailure(err, a.id())
 			}
 			return view, nil
 		})
@@ -129,13 +142,12 @@ func yieldUntil(d Deps) effect.Definition {
 			"task_id":         map[string]any{"type": "string"},
 			"timeout_seconds": map[string]any{"type": "integer", "minimum": 1, "maximum": yieldMaxSeconds, "default": yieldDefaultSeconds},
 		}, "task_id"),
-		taskIDArgsError,
-		func(ctx context.Context, tc TaskControl, inv effect.Invocation) (any, *effect.Outcome) {
-			id := taskID(inv)
-			wait := time.Duration(positiveInt(inv.Args, "timeout_seconds", yieldDefaultSeconds, yieldMaxSeconds)) * time.Second
-			view, timedOut, err := tc.Yield(ctx, inv.Turn.Scope, id, wait)
+		taskArgs{}, taskIDArgsError,
+		func(ctx context.Context, tc TaskControl, inv effect.Invocation, a taskArgs) (any, *effect.Outcome) {
+			wait := time.Duration(positive(a.TimeoutSeconds, yieldDefaultSeconds, yieldMaxSeconds)) * time.Second
+			view, timedOut, err := tc.Yield(ctx, inv.Turn.Scope, a.id(), wait)
 			if err != nil {
-				return nil, taskFailure(err, id)
+				return nil, taskFailure(err, a.id())
 			}
 			if timedOut {
 				view["timed_out"] = true
@@ -146,8 +158,8 @@ func yieldUntil(d Deps) effect.Definition {
 
 // taskTool builds one task tool: capability task.control, auto approval,
 // the tool's argument check first, a JSON result shown to the model as is.
-func taskTool(d Deps, name, risk, description string, schema map[string]any, check func(map[string]any) string,
-	run func(context.Context, TaskControl, effect.Invocation) (any, *effect.Outcome)) effect.Definition {
+func taskTool[A any](d Deps, name, risk, description string, schema map[string]any, defaults A, check func(A) string,
+	run func(context.Context, TaskControl, effect.Invocation, A) (any, *effect.Outcome)) effect.Definition {
 	return effect.Definition{
 		Name:           name,
 		Description:    description,
@@ -156,14 +168,14 @@ func taskTool(d Deps, name, risk, description string, schema map[string]any, che
 		Risk:           risk,
 		Capability:     "task.control",
 		ApprovalPolicy: effect.ApprovalAuto,
-		Adapter: checkedAdapter{check: check, AdapterFunc: func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
-			if msg := check(inv.Args); msg != "" {
+		Adapter: runTool(defaults, check, func(ctx context.Context, inv effect.Invocation, a A) (effect.Outcome, error) {
+			if msg := check(a); msg != "" {
 				return invalid("%s", msg), nil
 			}
 			if d.Tasks == nil {
 				return unavailable(name, "no task worker is configured"), nil
 			}
-			v, out := run(ctx, d.Tasks, inv)
+			v, out := run(ctx, d.Tasks, inv, a)
 			if out != nil {
 				out.IsError = true
 				return *out, nil
@@ -174,12 +186,9 @@ func taskTool(d Deps, name, risk, description string, schema map[string]any, che
 			}
 			data, _ := v.(map[string]any)
 			return effect.Outcome{Content: string(body), Data: data, ExecutionStarted: true}, nil
-		}},
+		}),
 	}
 }
-
-// taskID is the checked task_id argument.
-func taskID(inv effect.Invocation) string { return strings.TrimSpace(stringArg(inv.Args, "task_id")) }
 
 // taskFailure renders a ledger error: a missing or foreign task reads the
 // same, other coded errors keep their message, uncoded ones are hidden.

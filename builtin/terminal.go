@@ -1,13 +1,16 @@
 package builtin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,55 +71,86 @@ func terminal(d Deps) effect.Definition {
 		Risk:           "high",
 		Capability:     "terminal.exec",
 		ApprovalPolicy: effect.ApprovalPrompt,
-		Adapter:        &terminalTool{deps: d, clock: newBindingClock(time.Now, terminalMaxTimeout*time.Second)},
+		Adapter:        terminalTool{deps: d, now: time.Now}.adapter(),
 	}
 }
 
-// terminalTool is the foreground terminal adapter. Every check that needs
-// no side effect (arguments, workspace scope, command guard, environment
-// names, secret binding shape and exact grants) runs in Precheck, before
-// approval; Invoke repeats them, then reads the bound secrets, prepares the
-// private home and runs the command through the process manager.
+// terminalTool is the terminal adapter. Every check that needs no side
+// effect (arguments, workspace scope, command guard, environment names,
+// secret binding shape and exact grants) runs once, in Prepare, before
+// approval, and the prepared call carries its results to the approval
+// question and to Run, which reads the bound secrets, prepares the private
+// home and runs the command through the process manager.
 type terminalTool struct {
-	deps  Deps
-	clock *bindingClock
+	deps Deps
+	now  func() time.Time // the clock secret bindings expire by
 }
 
-var (
-	_ effect.Prechecker = (*terminalTool)(nil)
-	_ effect.Approvable = (*terminalTool)(nil)
-)
+// terminalArgs are the terminal's arguments. Env keeps its JSON values:
+// they are stringified the way JSON shows them (envString).
+type terminalArgs struct {
+	Command          string         `json:"command"`
+	Cwd              string         `json:"cwd"`
+	TimeoutSeconds   *int64         `json:"timeout_seconds"`
+	Background       bool           `json:"background"`
+	NotifyOnComplete bool           `json:"notify_on_complete"`
+	Env              map[string]any `json:"env"`
+	SecretBindings   []bindingArg   `json:"secret_bindings"`
+}
+
+// timeout is the effective timeout_seconds (spec positive_int).
+func (a terminalArgs) timeout() int64 {
+	var n int64
+	if a.TimeoutSeconds != nil {
+		n = *a.TimeoutSeconds
+	}
+	return positive(n, terminalDefaultTimeout, terminalMaxTimeout)
+}
+
+// bindingArg is one secret_bindings item as the model wrote it.
+type bindingArg struct {
+	Source           string  `json:"source"`
+	Target           *string `json:"target"`
+	ExpiresInSeconds *int64  `json:"expires_in_seconds"`
+}
+
+func (t terminalTool) adapter() tool[terminalArgs] {
+	return tool[terminalArgs]{defaults: terminalArgs{NotifyOnComplete: true}, prepare: t.prepare}
+}
 
 // terminalCall is a call that passed every pure check.
 type terminalCall struct {
+	deps           Deps
+	inv            effect.Invocation
+	args           terminalArgs
 	command        string
+	w              *workspace
 	root           string // the workspace root, every link resolved
 	cwd            target
 	timeoutSeconds int64
 	overlay        map[string]string
 	bindings       []secretBinding
-	verdict        cmdguard.Verdict
-	background     bool
-	shell          string
+	// anchor is when a call with bindings passed its checks: a binding
+	// expires counting from it, so an operator who answers late does not
+	// lengthen how long a secret is exposed.
+	anchor     time.Time
+	verdict    cmdguard.Verdict
+	background bool
+	shell      string
 }
 
 // prepare runs the pure checks in the order of spec tool-runtime §7.1 and
 // §7.5. A non-nil outcome refuses the call; nothing has run.
-func (t *terminalTool) prepare(inv effect.Invocation) (*terminalCall, *effect.Outcome) {
-	refuse := func(out effect.Outcome) (*terminalCall, *effect.Outcome) {
-		out.IsError, out.ExecutionStarted = true, false
-		return nil, &out
-	}
+func (t terminalTool) prepare(_ context.Context, inv effect.Invocation, a terminalArgs) (effect.Call, *effect.Outcome) {
 	switch {
 	case t.deps.Processes == nil:
 		return refuse(unavailable("terminal", "no process manager is configured"))
 	case t.deps.PrivateHome == nil:
 		return refuse(unavailable("terminal", "no private home is configured"))
 	}
-	c := &terminalCall{timeoutSeconds: positiveInt(inv.Args, "timeout_seconds", terminalDefaultTimeout, terminalMaxTimeout)}
-	background := boolArg(inv.Args, "background", false)
+	c := &terminalCall{deps: t.deps, inv: inv, args: a, timeoutSeconds: a.timeout()}
 
-	bindings, out := parseSecretBindings(inv.Args, c.timeoutSeconds, background)
+	bindings, out := parseSecretBindings(a.SecretBindings, c.timeoutSeconds, a.Background)
 	if out != nil {
 		return refuse(*out)
 	}
@@ -128,7 +162,7 @@ func (t *terminalTool) prepare(inv effect.Invocation) (*terminalCall, *effect.Ou
 	}
 	c.bindings = bindings
 
-	c.command = stringArg(inv.Args, "command")
+	c.command = a.Command
 	if strings.TrimSpace(c.command) == "" {
 		return refuse(invalid("command is required"))
 	}
@@ -136,32 +170,21 @@ func (t *terminalTool) prepare(inv effect.Invocation) (*terminalCall, *effect.Ou
 	if !ok {
 		return refuse(wout)
 	}
-	cwd := stringArg(inv.Args, "cwd")
-	if cwd == "" {
-		cwd = "."
+	c.w, c.root = w, w.root
+	if out := c.resolveCwd(); out != nil {
+		return refuse(*out)
 	}
-	tg, tout, ok := w.resolve(cwd, opWrite)
-	if !ok {
-		return refuse(tout)
-	}
-	switch info, err := os.Stat(tg.abs); {
-	case err != nil:
-		return refuse(invalid("cwd does not exist: %s", tg.show))
-	case !info.IsDir():
-		return refuse(invalid("cwd is not a directory: %s", tg.show))
-	}
-	c.cwd, c.root = tg, w.root
 
-	overlay, out := parseEnvOverlay(inv.Args)
+	overlay, out := parseEnvOverlay(a.Env)
 	if out != nil {
 		return refuse(*out)
 	}
 	c.overlay = overlay
 
-	if background && t.deps.TerminalTasks == nil {
+	if a.Background && t.deps.TerminalTasks == nil {
 		return refuse(unavailable("background terminal", "no task worker is configured"))
 	}
-	c.background = background
+	c.background = a.Background
 	c.shell = terminalShell()
 	c.verdict = cmdguard.Review(c.command)
 	if c.verdict.Action == cmdguard.Block {
@@ -170,40 +193,50 @@ func (t *terminalTool) prepare(inv effect.Invocation) (*terminalCall, *effect.Ou
 			Content: "terminal command blocked: " + c.verdict.Reason,
 			Data: map[string]any{
 				"reason": "command_guard", "command_guard": guardView(c.verdict),
-				"audit": c.audit(t.deps, inv, time.Time{}, nil),
+				"audit": c.audit(time.Time{}, nil),
 			},
 		})
 	}
 	if err := t.deps.Sandbox.Check(); err != nil {
 		return refuse(unavailable("terminal", err.Error()))
 	}
+	if len(c.bindings) > 0 {
+		c.anchor = t.now()
+	}
 	return c, nil
 }
 
-// Precheck runs the pure checks before approval and starts the clock of
-// the call's secret bindings.
-func (t *terminalTool) Precheck(_ context.Context, inv effect.Invocation) *effect.Outcome {
-	c, out := t.prepare(inv)
-	if out != nil {
-		return out
+// resolveCwd resolves the cwd argument (workspace scope as for a write)
+// and checks that it is a directory.
+func (c *terminalCall) resolveCwd() *effect.Outcome {
+	tg, out, ok := c.w.resolve(cmp.Or(c.args.Cwd, "."), opWrite)
+	if !ok {
+		return &out
 	}
-	if len(c.bindings) > 0 {
-		t.clock.start(callKey(inv))
+	switch info, err := os.Stat(tg.abs); {
+	case err != nil:
+		out := invalid("cwd does not exist: %s", tg.show)
+		return &out
+	case !info.IsDir():
+		out := invalid("cwd is not a directory: %s", tg.show)
+		return &out
 	}
+	c.cwd = tg
 	return nil
 }
+
+// Recheck resolves the cwd again after approval: it may have been
+// removed, or a link on its way swapped, while the operator decided. The
+// command, its guard verdict and its environment are the call's own and
+// cannot change.
+func (c *terminalCall) Recheck(context.Context) *effect.Outcome { return c.resolveCwd() }
 
 // ApprovalFacts describes the command for the operator (spec tool-runtime
 // §7.5). A command the guard allows, without overlay or bindings, keeps
 // the entry's folded policy (auto only when configured so); anything else
 // is at least prompt. A call with an overlay or bindings is one-shot: its
 // answer is never stored as a session grant.
-func (t *terminalTool) ApprovalFacts(inv effect.Invocation) effect.ApprovalFacts {
-	c, out := t.prepare(inv)
-	if out != nil {
-		// Precheck refused it already; never let a refusal be approvable.
-		return effect.ApprovalFacts{Action: "terminal.exec", Summary: "terminal command", Baseline: policy.Deny, OneShot: true}
-	}
+func (c *terminalCall) ApprovalFacts() effect.ApprovalFacts {
 	explicit := len(c.bindings) > 0 || len(c.overlay) > 0
 	facts := effect.ApprovalFacts{
 		Action:  "terminal.exec",
@@ -211,7 +244,7 @@ func (t *terminalTool) ApprovalFacts(inv effect.Invocation) effect.ApprovalFacts
 		Summary: terminalSummaryPrefix + c.cwd.show,
 		RuleKey: c.ruleKey(),
 		OneShot: explicit,
-		Notes:   []string{t.deps.Sandbox.Settings.Describe()},
+		Notes:   []string{c.deps.Sandbox.Settings.Describe()},
 	}
 	switch {
 	case explicit:
@@ -261,34 +294,28 @@ func (c *terminalCall) ruleKey() effect.RuleKey {
 	}))
 }
 
-// Invoke runs the approved command.
-func (t *terminalTool) Invoke(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
-	c, out := t.prepare(inv)
-	if out != nil {
-		return *out, nil
-	}
+// Run runs the approved command.
+func (c *terminalCall) Run(ctx context.Context) (effect.Outcome, error) {
+	d, inv := c.deps, c.inv
 	if c.background {
-		env, err := backgroundEnv(t.deps, inv.Turn.SessionID, c.overlay)
+		env, err := backgroundEnv(d, inv.Turn.SessionID, c.overlay)
 		if err != nil {
 			return invalid("terminal private home cannot be prepared: %s", ioReason(err)), nil
 		}
-		return t.deps.TerminalTasks.submit(ctx, inv, c, env, t.deps.sandboxPolicy(c.root, t.deps.PrivateHome(inv.Turn.SessionID)), c.audit(t.deps, inv, time.Time{}, env)), nil
+		return d.TerminalTasks.submit(ctx, inv, c, env, d.sandboxPolicy(c.root, d.PrivateHome(inv.Turn.SessionID)), c.audit(time.Time{}, env)), nil
 	}
-	anchor := time.Time{}
-	if len(c.bindings) > 0 {
-		anchor = t.clock.take(callKey(inv))
-	}
+	anchor := c.anchor
 	now := time.Now()
-	bound, out := resolveBindings(c.bindings, anchor, now, t.deps.Getenv)
+	bound, out := resolveBindings(c.bindings, anchor, now, d.Getenv)
 	if out != nil {
-		out.Data = map[string]any{"audit": c.audit(t.deps, inv, anchor, nil)}
+		out.Data = map[string]any{"audit": c.audit(anchor, nil)}
 		return *out, nil
 	}
 	// From here on the values are known secrets of the turn: every later
 	// view of every call is redacted with them.
 	inv.Turn.Secrets.Add(bound.secrets...)
 
-	home := t.deps.PrivateHome(inv.Turn.SessionID)
+	home := d.PrivateHome(inv.Turn.SessionID)
 	tmp, err := preparePrivateHome(home)
 	if err != nil {
 		return invalid("terminal private home cannot be prepared: %s", ioReason(err)), nil
@@ -302,11 +329,11 @@ func (t *terminalTool) Invoke(ctx context.Context, inv effect.Invocation) (effec
 			timeout, timeoutReason = left, "secret_binding_expiry"
 		}
 	}
-	audit := c.audit(t.deps, inv, anchor, env)
+	audit := c.audit(anchor, env)
 	audit["effective_timeout_seconds"] = math.Ceil(timeout.Seconds())
 	audit["timeout_reason"] = timeoutReason
 
-	res, err := t.deps.Processes.Run(ctx, process.Spec{
+	res, err := d.Processes.Run(ctx, process.Spec{
 		Argv:          []string{c.shell, "-c", c.command},
 		Dir:           c.cwd.abs,
 		Env:           env,
@@ -314,9 +341,9 @@ func (t *terminalTool) Invoke(ctx context.Context, inv effect.Invocation) (effec
 		SessionID:     inv.Turn.SessionID,
 		Redact:        inv.Turn.Secrets.Replacements(),
 		Discover:      outputDiscovery(inv.Turn.Secrets),
-		ArtifactLimit: t.deps.artifactLimit(),
+		ArtifactLimit: d.artifactLimit(),
 		TailChars:     terminalOutputChars,
-		Sandbox:       t.deps.sandboxPolicy(c.root, home),
+		Sandbox:       d.sandboxPolicy(c.root, home),
 	})
 	switch {
 	case errors.Is(ctx.Err(), context.Canceled):
@@ -368,9 +395,10 @@ func (t *terminalTool) Invoke(ctx context.Context, inv effect.Invocation) (effec
 // the command runs, which names its environment has (never a value), and
 // what it binds. env is the built environment, nil before it exists (the
 // names are then derived without touching the file system).
-func (c *terminalCall) audit(d Deps, inv effect.Invocation, anchor time.Time, env []string) map[string]any {
+func (c *terminalCall) audit(anchor time.Time, env []string) map[string]any {
+	d := c.deps
 	if env == nil {
-		home := d.PrivateHome(inv.Turn.SessionID)
+		home := d.PrivateHome(c.inv.Turn.SessionID)
 		names := make(map[string]string, len(c.bindings))
 		for _, b := range c.bindings {
 			names[b.Target] = ""
@@ -383,7 +411,7 @@ func (c *terminalCall) audit(d Deps, inv effect.Invocation, anchor time.Time, en
 		"command_executable": commandExecutable(c.command, c.cwd.abs, envLookup(env, "PATH"), c.shell),
 		"timeout_seconds":    c.timeoutSeconds,
 		"env_keys":           envKeys(env),
-		"overlay_env_keys":   sortedKeys(c.overlay),
+		"overlay_env_keys":   append([]string{}, slices.Sorted(maps.Keys(c.overlay))...), // [] rather than null
 		"secret_bindings":    bindingAudit(c.bindings, anchor),
 		"sandbox":            d.Sandbox.Settings.View(),
 	}

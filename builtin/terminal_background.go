@@ -69,11 +69,11 @@ func (tt *TerminalTasks) submit(ctx context.Context, inv effect.Invocation, c *t
 		command: c.command, shell: c.shell, cwd: c.cwd.abs, env: env,
 		sessionID: inv.Turn.SessionID, redact: known, sandbox: box,
 	}
-	if explicit := positiveInt(inv.Args, "timeout_seconds", 0, terminalMaxTimeout); explicit > 0 && hasArg(inv.Args, "timeout_seconds") {
-		exec.timeout = time.Duration(explicit) * time.Second
+	if t := c.args.TimeoutSeconds; t != nil && *t > 0 {
+		exec.timeout = time.Duration(min(*t, terminalMaxTimeout)) * time.Second
 	}
 	notify := "completion_event"
-	if !boolArg(inv.Args, "notify_on_complete", true) {
+	if !c.args.NotifyOnComplete {
 		notify = "silent"
 	}
 	tt.mu.Lock()
@@ -203,10 +203,4 @@ func taskErrorText(err error) string {
 		return "background task could not be started"
 	}
 	return demiurge.ErrorMessage(err)
-}
-
-// hasArg reports whether the call set key.
-func hasArg(args map[string]any, key string) bool {
-	_, ok := args[key]
-	return ok
 }

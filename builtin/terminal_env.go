@@ -2,11 +2,12 @@ package builtin
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/demiurge/demiurge/effect"
@@ -40,18 +41,12 @@ var hostOnlyEnv = []string{"DEMIURGE_TIMEZONE"}
 // parseEnvOverlay validates the env argument (spec tool-runtime §7.1 step
 // 4): an object whose keys are environment names. Values are stringified.
 // A missing or null env is no overlay.
-func parseEnvOverlay(args map[string]any) (map[string]string, *effect.Outcome) {
-	raw, ok := args["env"]
-	if !ok || raw == nil {
+func parseEnvOverlay(m map[string]any) (map[string]string, *effect.Outcome) {
+	if m == nil {
 		return nil, nil
 	}
-	m, ok := raw.(map[string]any)
-	if !ok {
-		out := invalid("env must be an object")
-		return nil, &out
-	}
 	overlay := make(map[string]string, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !envNamePattern.MatchString(k) {
 			out := invalid("invalid terminal environment name: %s", k)
 			return nil, &out
@@ -123,7 +118,7 @@ func commandEnv(hostEnv []string, home, tmp string, overlay, bound map[string]st
 		env[k] = v
 	}
 	out := make([]string, 0, len(env))
-	for _, k := range sortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		out = append(out, k+"="+env[k])
 	}
 	return out
@@ -137,7 +132,7 @@ func envKeys(env []string) []string {
 		k, _, _ := strings.Cut(kv, "=")
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	return keys
 }
 
@@ -212,15 +207,6 @@ func lookPathIn(name, pathList string) string {
 func isExecutableFile(p string) bool {
 	info, err := os.Stat(p)
 	return err == nil && info.Mode().IsRegular() && info.Mode().Perm()&0o111 != 0
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // AllowlistedEnv returns the Host variables a child process may inherit

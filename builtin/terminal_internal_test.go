@@ -98,18 +98,16 @@ func TestCommandEnv(t *testing.T) {
 
 func TestParseEnvOverlay(t *testing.T) {
 	for _, tt := range []struct {
-		env  any
+		env  map[string]any
 		want map[string]string
 		err  string
 	}{
 		{nil, nil, ""},
 		{map[string]any{"A": "x", "_b1": float64(3), "C": true, "D": 1.5}, map[string]string{"A": "x", "_b1": "3", "C": "true", "D": "1.5"}, ""},
-		{"A=1", nil, "env must be an object"},
-		{[]any{"A"}, nil, "env must be an object"},
 		{map[string]any{"A-B": "x"}, nil, "invalid terminal environment name: A-B"},
 		{map[string]any{"": "x"}, nil, "invalid terminal environment name: "},
 	} {
-		got, out := parseEnvOverlay(map[string]any{"env": tt.env})
+		got, out := parseEnvOverlay(tt.env)
 		if tt.err != "" {
 			if out == nil || out.Content != tt.err {
 				t.Errorf("%v: %v, want %q", tt.env, out, tt.err)
@@ -123,49 +121,53 @@ func TestParseEnvOverlay(t *testing.T) {
 }
 
 func TestParseSecretBindings(t *testing.T) {
-	item := func(kv ...any) map[string]any {
-		m := map[string]any{}
+	item := func(kv ...any) bindingArg {
+		var b bindingArg
 		for i := 0; i < len(kv); i += 2 {
-			m[kv[i].(string)] = kv[i+1]
+			switch v := kv[i+1].(type) {
+			case string:
+				if kv[i] == "source" {
+					b.Source = v
+				} else {
+					b.Target = &v
+				}
+			case int:
+				n := int64(v)
+				b.ExpiresInSeconds = &n
+			}
 		}
-		return m
+		return b
 	}
-	many := make([]any, 17)
+	many := make([]bindingArg, 17)
 	for i := range many {
 		many[i] = item("source", fmt.Sprintf("env:S%d", i))
 	}
 	for _, tt := range []struct {
 		name       string
-		bindings   any
+		bindings   []bindingArg
 		background bool
 		want       string // error, or the parsed bindings as Name>Target/seconds
 	}{
 		{"none", nil, false, ""},
-		{"empty", []any{}, true, ""},
-		{"defaults", []any{item("source", "env:GH_TOKEN")}, false, "GH_TOKEN>GH_TOKEN/30"},
-		{"target and expiry", []any{item("source", "env:A", "target", "B", "expires_in_seconds", float64(5))}, false, "A>B/5"},
-		{"not an array", map[string]any{}, false, "secret_bindings must be an array"},
+		{"empty", []bindingArg{}, true, ""},
+		{"defaults", []bindingArg{item("source", "env:GH_TOKEN")}, false, "GH_TOKEN>GH_TOKEN/30"},
+		{"target and expiry", []bindingArg{item("source", "env:A", "target", "B", "expires_in_seconds", 5)}, false, "A>B/5"},
 		{"too many", many, false, "secret_bindings supports at most 16 entries"},
-		{"background", []any{item("source", "env:A")}, true, "secret_bindings are not supported for background terminal commands"},
-		{"not an object", []any{"env:A"}, false, "secret_bindings[0] must be an object"},
-		{"no source", []any{item("target", "A")}, false, "secret_bindings[0].source must use env:<NAME>"},
-		{"file source", []any{item("source", "file:/etc/passwd")}, false, "secret_bindings[0].source must use env:<NAME>"},
-		{"bad source name", []any{item("source", "env:A-B")}, false, "secret_bindings[0].source has an invalid environment name"},
-		{"bad target", []any{item("source", "env:A"), item("source", "env:B", "target", "1X")}, false, "secret_bindings[1].target has an invalid environment name"},
-		{"non-string target", []any{item("source", "env:A", "target", float64(1))}, false, "secret_bindings[0].target has an invalid environment name"},
-		{"reserved default target", []any{item("source", "env:PATH")}, false, "secret_bindings[0].target is a reserved execution environment target: PATH"},
-		{"reserved any case", []any{item("source", "env:A", "target", "Ld_Library_Path")}, false, "secret_bindings[0].target is a reserved execution environment target: Ld_Library_Path"},
-		{"pythonpath", []any{item("source", "env:A", "target", "PYTHONPATH")}, false, "secret_bindings[0].target is a reserved execution environment target: PYTHONPATH"},
-		{"node options", []any{item("source", "env:A", "target", "NODE_OPTIONS")}, false, "secret_bindings[0].target is a reserved execution environment target: NODE_OPTIONS"},
-		{"duplicate", []any{item("source", "env:A", "target", "T"), item("source", "env:B", "target", "T")}, false, "duplicate secret binding target: T"},
-		{"fraction", []any{item("source", "env:A", "expires_in_seconds", 1.5)}, false, "secret_bindings[0].expires_in_seconds must be an integer"},
-		{"string expiry", []any{item("source", "env:A", "expires_in_seconds", "5")}, false, "secret_bindings[0].expires_in_seconds must be an integer"},
-		{"bool expiry", []any{item("source", "env:A", "expires_in_seconds", true)}, false, "secret_bindings[0].expires_in_seconds must be an integer"},
-		{"zero expiry", []any{item("source", "env:A", "expires_in_seconds", float64(0))}, false, "secret_bindings[0].expires_in_seconds must be between 1 and the terminal timeout (30)"},
-		{"over timeout", []any{item("source", "env:A", "expires_in_seconds", float64(31))}, false, "secret_bindings[0].expires_in_seconds must be between 1 and the terminal timeout (30)"},
+		{"background", []bindingArg{item("source", "env:A")}, true, "secret_bindings are not supported for background terminal commands"},
+		{"no source", []bindingArg{item("target", "A")}, false, "secret_bindings[0].source must use env:<NAME>"},
+		{"file source", []bindingArg{item("source", "file:/etc/passwd")}, false, "secret_bindings[0].source must use env:<NAME>"},
+		{"bad source name", []bindingArg{item("source", "env:A-B")}, false, "secret_bindings[0].source has an invalid environment name"},
+		{"bad target", []bindingArg{item("source", "env:A"), item("source", "env:B", "target", "1X")}, false, "secret_bindings[1].target has an invalid environment name"},
+		{"reserved default target", []bindingArg{item("source", "env:PATH")}, false, "secret_bindings[0].target is a reserved execution environment target: PATH"},
+		{"reserved any case", []bindingArg{item("source", "env:A", "target", "Ld_Library_Path")}, false, "secret_bindings[0].target is a reserved execution environment target: Ld_Library_Path"},
+		{"pythonpath", []bindingArg{item("source", "env:A", "target", "PYTHONPATH")}, false, "secret_bindings[0].target is a reserved execution environment target: PYTHONPATH"},
+		{"node options", []bindingArg{item("source", "env:A", "target", "NODE_OPTIONS")}, false, "secret_bindings[0].target is a reserved execution environment target: NODE_OPTIONS"},
+		{"duplicate", []bindingArg{item("source", "env:A", "target", "T"), item("source", "env:B", "target", "T")}, false, "duplicate secret binding target: T"},
+		{"zero expiry", []bindingArg{item("source", "env:A", "expires_in_seconds", 0)}, false, "secret_bindings[0].expires_in_seconds must be between 1 and the terminal timeout (30)"},
+		{"over timeout", []bindingArg{item("source", "env:A", "expires_in_seconds", 31)}, false, "secret_bindings[0].expires_in_seconds must be between 1 and the terminal timeout (30)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, out := parseSecretBindings(map[string]any{"secret_bindings": tt.bindings}, 30, tt.background)
+			got, out := parseSecretBindings(tt.bindings, 30, tt.background)
 			if out != nil {
 				if out.Content != tt.want || !out.IsError || out.ExecutionStarted {
 					t.Fatalf("refusal %q, want %q", out.Content, tt.want)
@@ -234,24 +236,6 @@ func TestResolveBindings(t *testing.T) {
 		if out == nil || out.Content != tt.want {
 			t.Errorf("%s: %v, want %q", tt.name, out, tt.want)
 		}
-	}
-}
-
-func TestBindingClock(t *testing.T) {
-	now := time.Unix(1000, 0)
-	c := newBindingClock(func() time.Time { return now }, time.Minute)
-	c.start("a")
-	if got := c.take("a"); !got.Equal(now) {
-		t.Fatalf("take=%v", got)
-	}
-	if got := c.take("a"); !got.IsZero() {
-		t.Fatal("a call's anchor was used twice")
-	}
-	c.start("old")
-	now = now.Add(2 * time.Minute)
-	c.start("new")
-	if got := c.take("old"); !got.IsZero() {
-		t.Fatal("an anchor older than any binding survived")
 	}
 }
 

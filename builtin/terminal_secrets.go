@@ -1,10 +1,7 @@
 package builtin
 
 import (
-	"encoding/json"
-	"math"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/demiurge/demiurge"
@@ -48,18 +45,10 @@ func (b secretBinding) Capability() string { return "secret.bind:" + b.Name }
 // parseSecretBindings validates the secret_bindings argument (spec
 // tool-runtime §7.3) for a call whose timeout is timeoutSeconds. A missing,
 // null or empty list is no binding.
-func parseSecretBindings(args map[string]any, timeoutSeconds int64, background bool) ([]secretBinding, *effect.Outcome) {
-	raw, ok := args["secret_bindings"]
-	if !ok || raw == nil {
-		return nil, nil
-	}
+func parseSecretBindings(items []bindingArg, timeoutSeconds int64, background bool) ([]secretBinding, *effect.Outcome) {
 	refuse := func(format string, a ...any) ([]secretBinding, *effect.Outcome) {
 		out := invalid(format, a...)
 		return nil, &out
-	}
-	items, ok := raw.([]any)
-	if !ok {
-		return refuse("secret_bindings must be an array")
 	}
 	if len(items) == 0 {
 		return nil, nil
@@ -73,12 +62,7 @@ func parseSecretBindings(args map[string]any, timeoutSeconds int64, background b
 	bindings := make([]secretBinding, 0, len(items))
 	targets := map[string]bool{}
 	for i, item := range items {
-		m, ok := item.(map[string]any)
-		if !ok {
-			return refuse("secret_bindings[%d] must be an object", i)
-		}
-		source, _ := m["source"].(string)
-		name, ok := strings.CutPrefix(source, "env:")
+		name, ok := strings.CutPrefix(item.Source, "env:")
 		if !ok {
 			return refuse("secret_bindings[%d].source must use env:<NAME>", i)
 		}
@@ -86,12 +70,11 @@ func parseSecretBindings(args map[string]any, timeoutSeconds int64, background b
 			return refuse("secret_bindings[%d].source has an invalid environment name", i)
 		}
 		target := name
-		if v, given := m["target"]; given && v != nil {
-			s, isString := v.(string)
-			if !isString || !envNamePattern.MatchString(s) {
+		if item.Target != nil {
+			if !envNamePattern.MatchString(*item.Target) {
 				return refuse("secret_bindings[%d].target has an invalid environment name", i)
 			}
-			target = s
+			target = *item.Target
 		}
 		if reservedBindingTargets[strings.ToUpper(target)] {
 			return refuse("secret_bindings[%d].target is a reserved execution environment target: %s", i, target)
@@ -101,39 +84,15 @@ func parseSecretBindings(args map[string]any, timeoutSeconds int64, background b
 		}
 		targets[target] = true
 		expires := timeoutSeconds
-		if v, given := m["expires_in_seconds"]; given && v != nil {
-			n, isInt := exactInt(v)
-			if !isInt {
-				return refuse("secret_bindings[%d].expires_in_seconds must be an integer", i)
-			}
-			if n < 1 || n > timeoutSeconds {
+		if n := item.ExpiresInSeconds; n != nil {
+			if *n < 1 || *n > timeoutSeconds {
 				return refuse("secret_bindings[%d].expires_in_seconds must be between 1 and the terminal timeout (%d)", i, timeoutSeconds)
 			}
-			expires = n
+			expires = *n
 		}
 		bindings = append(bindings, secretBinding{Name: name, Target: target, ExpiresIn: time.Duration(expires) * time.Second})
 	}
 	return bindings, nil
-}
-
-// exactInt returns v as an integer when it is one: an integral JSON number.
-// Booleans, strings and fractions are not integers.
-func exactInt(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int:
-		return int64(n), true
-	case int64:
-		return n, true
-	case float64:
-		if n != math.Trunc(n) || math.Abs(n) > 1<<53 {
-			return 0, false
-		}
-		return int64(n), true
-	case json.Number:
-		i, err := n.Int64()
-		return i, err == nil
-	}
-	return 0, false
 }
 
 // requireBindGrants checks the exact grant of every binding (spec
@@ -207,52 +166,4 @@ func resolveBindings(bindings []secretBinding, anchor, now time.Time, getenv fun
 		}
 	}
 	return bs, nil
-}
-
-// bindingClock remembers when each call with secret bindings passed its
-// Host checks, so that a binding's expiry counts from before the approval
-// wait: an operator who answers late does not extend how long a secret is
-// exposed (spec tool-runtime §7.3). Entries older than the longest
-// possible binding are dropped; a call whose entry is missing is treated
-// as expired, which is the right answer for every entry that old.
-type bindingClock struct {
-	now func() time.Time
-	max time.Duration // no binding lives longer
-
-	mu sync.Mutex // guards at
-	at map[string]time.Time
-}
-
-func newBindingClock(now func() time.Time, max time.Duration) *bindingClock {
-	return &bindingClock{now: now, max: max, at: map[string]time.Time{}}
-}
-
-// start records that the call key passed its checks now and returns the
-// time.
-func (c *bindingClock) start(key string) time.Time {
-	now := c.now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for k, t := range c.at {
-		if now.Sub(t) > c.max {
-			delete(c.at, k)
-		}
-	}
-	c.at[key] = now
-	return now
-}
-
-// take returns and forgets the time the call key passed its checks; zero
-// when it is not known.
-func (c *bindingClock) take(key string) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := c.at[key]
-	delete(c.at, key)
-	return t
-}
-
-// callKey identifies one tool call within the Host process.
-func callKey(inv effect.Invocation) string {
-	return strings.Join([]string{inv.Turn.SessionID, inv.Turn.TurnID, inv.Turn.StepID, inv.CallID}, "\x00")
 }

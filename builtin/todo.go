@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/demiurge/demiurge/effect"
@@ -48,10 +50,27 @@ func todo(d Deps) effect.Definition {
 		Source:         effect.SourceBuiltin,
 		Risk:           "low",
 		ApprovalPolicy: effect.ApprovalAuto,
-		Adapter: checkedAdapter{check: todoArgsError, AdapterFunc: func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
-			return runTodo(ctx, inv, d)
-		}},
+		Adapter: runTool(todoArgs{}, todoArgsError, func(ctx context.Context, inv effect.Invocation, a todoArgs) (effect.Outcome, error) {
+			return runTodo(ctx, inv, d, a)
+		}),
 	}
+}
+
+type todoArgs struct {
+	Action string `json:"action"`
+	Text   string `json:"text"`
+	Index  int64  `json:"index"`
+}
+
+// action is the action argument, trimmed and lowercased; "" is list.
+func (a todoArgs) action() string { return strings.ToLower(strings.TrimSpace(a.Action)) }
+
+// todoArgsError is todo's check of its action (spec tool-runtime §1.3).
+func todoArgsError(a todoArgs) string {
+	if action := a.action(); action != "" && !slices.Contains(todoActions, action) {
+		return fmt.Sprintf("unsupported todo action: %s", action)
+	}
+	return ""
 }
 
 // todoDir is the session's state directory under the runtime home. The
@@ -61,12 +80,9 @@ func todoDir(sessionID string) string {
 	return filepath.Join("runtime", "session-state", hex.EncodeToString(sum[:]))
 }
 
-func runTodo(_ context.Context, inv effect.Invocation, d Deps) (effect.Outcome, error) {
-	action := strings.ToLower(strings.TrimSpace(stringArg(inv.Args, "action")))
-	if action == "" {
-		action = "list"
-	}
-	if !contains(todoActions, action) {
+func runTodo(_ context.Context, inv effect.Invocation, d Deps, a todoArgs) (effect.Outcome, error) {
+	action := cmp.Or(a.action(), "list")
+	if !slices.Contains(todoActions, action) {
 		return invalid("unsupported todo action: %s", action), nil
 	}
 	if d.Home == "" {
@@ -105,7 +121,7 @@ func runTodo(_ context.Context, inv effect.Invocation, d Deps) (effect.Outcome, 
 
 	switch action {
 	case "add":
-		text := strings.TrimSpace(stringArg(inv.Args, "text"))
+		text := strings.TrimSpace(a.Text)
 		if text == "" {
 			return invalid("text is required for todo add"), nil
 		}
@@ -118,7 +134,7 @@ func runTodo(_ context.Context, inv effect.Invocation, d Deps) (effect.Outcome, 
 		}
 		return succeeded("todo added: "+text, data()), nil
 	case "complete":
-		index := intArg(inv.Args, "index", 0)
+		index := a.Index
 		if index < 1 || index > int64(len(todos)) {
 			return invalidData(data(), "todo index out of range: %d", index), nil
 		}

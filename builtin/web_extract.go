@@ -43,19 +43,18 @@ func webExtract(d Deps) effect.Definition {
 		Risk:           "medium",
 		Capability:     "network.fetch",
 		ApprovalPolicy: effect.ApprovalPrompt,
-		Adapter:        webExtractor{policy: d.URLPolicy},
+		Adapter:        webExtractor{policy: d.URLPolicy}.adapter(),
 	}
 }
 
 // webExtractor is the web_extract adapter (spec tool-runtime §1.3).
 //
 // Nothing leaves the machine before approval, not even a DNS query: the
-// checks before approval (Precheck) and again after it (Invoke) are the
-// URL policy's literal Check (scheme, port, metadata and localhost names,
-// literal addresses; a refusal before approval is never put to the
-// operator and answers "URL blocked by Host policy: <reason>", one after
-// it "URL blocked by Host policy before request: <reason>"). The host
-// name is resolved once the call is approved, by the policy's transport
+// check before approval (Prepare) is the URL policy's literal Check
+// (scheme, port, metadata and localhost names, literal addresses), which
+// depends on the URL alone and so is made once; a refusal is never put to
+// the operator and answers "URL blocked by Host policy: <reason>". The
+// host name is resolved once the call is approved, by the policy's transport
 // when it opens the connection: every answer is judged and only judged
 // addresses are dialled. A refusal there, before the first request was
 // sent, is "URL blocked by Host policy before request: <reason>" with
@@ -82,34 +81,45 @@ type webExtractor struct {
 	policy urlpolicy.Policy
 }
 
-var (
-	_ effect.Adapter    = webExtractor{}
-	_ effect.Prechecker = webExtractor{}
-	_ effect.Approvable = webExtractor{}
-)
+type webArgs struct {
+	URL            string `json:"url"`
+	TimeoutSeconds int64  `json:"timeout_seconds"`
+	MaxChars       int64  `json:"max_chars"`
+}
 
-// Precheck refuses a missing or non-http(s) URL and one the URL policy's
+func (w webExtractor) adapter() tool[webArgs] {
+	return tool[webArgs]{prepare: w.prepare}
+}
+
+// prepare refuses a missing or non-http(s) URL and one the URL policy's
 // literal check refuses, before any approval is asked and before anything
 // is sent (no DNS query either).
-func (w webExtractor) Precheck(_ context.Context, inv effect.Invocation) *effect.Outcome {
-	raw, out, ok := webExtractURL(inv.Args)
+func (w webExtractor) prepare(_ context.Context, _ effect.Invocation, a webArgs) (effect.Call, *effect.Outcome) {
+	raw, out, ok := webExtractURL(a.URL)
 	if !ok {
-		return &out
+		return refuse(out)
 	}
-	if d := w.policy.Check(raw); !d.Allowed {
-		out := urlBlocked("URL blocked by Host policy: ", d, false)
-		return &out
+	d := w.policy.Check(raw)
+	if !d.Allowed {
+		return refuse(urlBlocked("URL blocked by Host policy: ", d, false))
 	}
-	return nil
+	return &webCall{w: w, raw: raw, first: d, args: a}, nil
+}
+
+// webCall is a fetch whose URL passed the literal check.
+type webCall struct {
+	w     webExtractor
+	raw   string
+	first urlpolicy.Decision
+	args  webArgs
 }
 
 // ApprovalFacts describe the fetch to the operator by its audit target
 // only (scheme, host, port): the summary, the target and the argument
 // preview; the rule key binds a session grant to the exact URL.
-func (w webExtractor) ApprovalFacts(inv effect.Invocation) effect.ApprovalFacts {
-	raw := strings.TrimSpace(stringArg(inv.Args, "url"))
-	target := urlpolicy.AuditURL(raw)
-	sum := sha256.Sum256([]byte(raw))
+func (c *webCall) ApprovalFacts() effect.ApprovalFacts {
+	target := urlpolicy.AuditURL(c.raw)
+	sum := sha256.Sum256([]byte(c.raw))
 	return effect.ApprovalFacts{
 		Action:   webExtractAction,
 		Target:   target,
@@ -121,20 +131,12 @@ func (w webExtractor) ApprovalFacts(inv effect.Invocation) effect.ApprovalFacts 
 	}
 }
 
-// Invoke re-checks the URL, fetches it with the policy's client and
-// returns its readable text.
-func (w webExtractor) Invoke(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
-	raw, out, ok := webExtractURL(inv.Args)
-	if !ok {
-		return out, nil
-	}
-	d := w.policy.Check(raw)
-	if !d.Allowed {
-		return urlBlocked("URL blocked by Host policy before request: ", d, false), nil
-	}
-	timeout := time.Duration(positiveInt(inv.Args, "timeout_seconds", webExtractDefaultTimeout, webExtractMaxTimeout)) * time.Second
-	maxChars := int(positiveInt(inv.Args, "max_chars", defaultToolOutputChars, defaultToolOutputChars))
-	return w.fetch(ctx, raw, d, timeout, maxChars)
+// Run fetches the URL with the policy's client and returns its readable
+// text.
+func (c *webCall) Run(ctx context.Context) (effect.Outcome, error) {
+	timeout := time.Duration(positive(c.args.TimeoutSeconds, webExtractDefaultTimeout, webExtractMaxTimeout)) * time.Second
+	maxChars := int(positive(c.args.MaxChars, defaultToolOutputChars, defaultToolOutputChars))
+	return c.w.fetch(ctx, c.raw, c.first, timeout, maxChars)
 }
 
 // fetch GETs raw and extracts its text. final tracks the decision on the
@@ -222,8 +224,8 @@ func (l *dialLog) complete(d urlpolicy.Decision) urlpolicy.Decision {
 
 // webExtractURL returns the trimmed url argument, or the outcome for a
 // missing or non-http(s) one.
-func webExtractURL(args map[string]any) (string, effect.Outcome, bool) {
-	raw := strings.TrimSpace(stringArg(args, "url"))
+func webExtractURL(arg string) (string, effect.Outcome, bool) {
+	raw := strings.TrimSpace(arg)
 	if raw == "" {
 		return "", invalid("url is required"), false
 	}

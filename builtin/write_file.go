@@ -31,31 +31,31 @@ func writeFile(d Deps) effect.Definition {
 		Risk:           "medium",
 		Capability:     "fs.write",
 		ApprovalPolicy: effect.ApprovalPrompt,
-		Adapter: pathTool{deps: d, op: opWrite, arg: "path", def: "", action: "fs.write", AdapterFunc: effect.AdapterFunc(func(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
-			return runWriteFile(ctx, inv, d)
-		})},
+		Adapter: pathTool[writeArgs]{
+			deps: d, op: opWrite, action: "fs.write",
+			path: func(a writeArgs) string { return a.Path },
+			run:  runWriteFile,
+		}.adapter(writeArgs{CreateParentDirs: true}),
 	}
+}
+
+type writeArgs struct {
+	Path             string `json:"path"`
+	Content          string `json:"content"`
+	CreateParentDirs bool   `json:"create_parent_dirs"`
 }
 
 // runWriteFile replaces a workspace file atomically: either the whole new
 // content is in place, or the old content (or no file) is.
-func runWriteFile(_ context.Context, inv effect.Invocation, d Deps) (effect.Outcome, error) {
-	w, out, ok := openWorkspace(inv, d)
-	if !ok {
-		return out, nil
-	}
-	t, out, ok := w.resolve(stringArg(inv.Args, "path"), opWrite)
-	if !ok {
-		return out, nil
-	}
-	content := stringArg(inv.Args, "content")
+func runWriteFile(_ context.Context, c *pathCall[writeArgs]) (effect.Outcome, error) {
+	w, t, content := c.w, c.t, c.args.Content
 	root, err := w.openRoot()
 	if err != nil {
 		return invalid("write failed: %s: %s", t.show, ioReason(err)), nil
 	}
 	defer root.Close()
 
-	mode, out, ok := prepareWrite(root, t, boolArg(inv.Args, "create_parent_dirs", true))
+	mode, out, ok := prepareWrite(root, t, c.args.CreateParentDirs)
 	if !ok {
 		return out, nil
 	}
