@@ -291,36 +291,3 @@ func TestScheduleManageApprovals(t *testing.T) {
 		t.Error("the file is gone after a refused delete")
 	}
 }
-
-func TestScheduleManageApprovalFacts(t *testing.T) {
-	e := newScheduleEnv(t)
-	var def effect.Definition
-	for _, d := range builtin.Definitions([]string{"schedule"}, e.deps) {
-		if d.Name == "schedule_manage" {
-			def = d
-		}
-	}
-	if def.Risk != "high" || def.Capability != "schedule.manage" {
-		t.Fatalf("metadata = %s %s", def.Risk, def.Capability)
-	}
-	for _, tt := range []struct {
-		args     map[string]any
-		action   string
-		target   string
-		ruleKey  string
-		baseline policy.Policy
-	}{
-		{map[string]any{"action": "list"}, "schedule.list", "schedules", "", ""},
-		{map[string]any{"action": "create", "schedule": "@daily", "prompt": "p"}, "schedule.create", "schedules/(auto)",
-			"schedule_manage:schedule.manage:create:schedules/(auto)", policy.Prompt},
-		{map[string]any{"action": "delete", "schedule_id": "x"}, "schedule.delete", "schedules/x",
-			"schedule_manage:schedule.manage:delete:schedules/x", policy.Prompt},
-		{map[string]any{"action": "Bogus"}, "schedule.bogus", "schedules/(auto)",
-			"schedule_manage:schedule.manage:bogus:schedules/(auto)", policy.Prompt},
-	} {
-		f := builtin.ScheduleApprovalFacts(tt.args)
-		if f.Action != tt.action || f.Target != tt.target || string(f.RuleKey) != tt.ruleKey || f.Baseline != tt.baseline {
-			t.Errorf("%v: facts = %+v", tt.args, f)
-		}
-	}
-}
