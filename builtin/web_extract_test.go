@@ -17,14 +17,15 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/japanese"
+
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/builtin"
 	"github.com/demiurge/demiurge/effect"
 	"github.com/demiurge/demiurge/internal/testutil"
 	"github.com/demiurge/demiurge/policy"
 	"github.com/demiurge/demiurge/urlpolicy"
-	"golang.org/x/text/encoding/charmap"
-	"golang.org/x/text/encoding/japanese"
 )
 
 var loopbackOnly = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
@@ -135,7 +136,7 @@ func newWebTool(t *testing.T, p urlpolicy.Policy, approver effect.Approver) *web
 // invoke runs the adapter as the dispatcher does once approval passed.
 func (w *webTool) invoke(args map[string]any) effect.Outcome {
 	w.t.Helper()
-	out, err := w.def.Adapter.Invoke(context.Background(), effect.Invocation{CallID: "call_1", Args: jsonArgs(w.t, args), Catalog: w.cat, Turn: w.tc})
+	out, err := prepareAndRun(context.Background(), w.def.Adapter, effect.Invocation{CallID: "call_1", Args: jsonArgs(w.t, args), Catalog: w.cat, Turn: w.tc})
 	if err != nil {
 		w.t.Fatalf("adapter error: %v", err)
 	}
@@ -349,7 +350,11 @@ func TestWebExtractApproval(t *testing.T) {
 		}
 	}
 
-	facts := w.def.Adapter.(effect.Approvable).ApprovalFacts(effect.Invocation{Args: map[string]any{"url": "  https://user:pw@Example.COM:443/a?token=s3cret#f  "}})
+	call, refused := w.def.Adapter.Prepare(context.Background(), effect.Invocation{Args: map[string]any{"url": "  https://user:pw@Example.COM:443/a?token=s3cret#f  "}})
+	if refused != nil {
+		t.Fatalf("prepare refused: %s", refused.Content)
+	}
+	facts := call.ApprovalFacts()
 	sum := sha256.Sum256([]byte("https://user:pw@Example.COM:443/a?token=s3cret#f"))
 	if facts.Target != "https://example.com" || facts.Summary != "Extract URL from https://example.com" ||
 		string(facts.RuleKey) != "web_extract:network.fetch:"+hex.EncodeToString(sum[:]) || facts.Baseline != policy.Prompt ||
