@@ -85,7 +85,7 @@ func (c *call) Run(ctx context.Context) (effect.Outcome, error) {
 		return failed(demiurge.ErrorMessage(err)), nil
 	}
 	if c.argsErr != nil {
-		return effect.Outcome{}, demiurge.WrapError(demiurge.EINTERNAL, c.argsErr, "authored tool %s: arguments are not JSON-compatible: %v", a.name, c.argsErr)
+		return effect.Outcome{}, demiurge.WrapError(demiurge.EINTERNAL, c.argsErr, "authored tool %s: arguments are not JSON-compatible", a.name)
 	}
 
 	res := &result{}
@@ -154,10 +154,5 @@ func (a *adapter) readModule() (src []byte, problem string, err error) {
 }
 
 func (a *adapter) readErr(err error) error {
-	reason := err
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		reason = pe.Err // the path is named already
-	}
-	return demiurge.WrapError(demiurge.EINTERNAL, err, "%s: cannot read module: %v", a.display, reason)
+	return demiurge.WrapError(demiurge.EINTERNAL, err, "%s: cannot read module: %s", a.display, demiurge.IOReason(err))
 }

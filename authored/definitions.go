@@ -1,6 +1,7 @@
 package authored
 
 import (
+	"cmp"
 	"path/filepath"
 	"time"
 
@@ -64,7 +65,7 @@ func Definitions(c *core.Core, rt *starlark.Runtime, opts Options) []effect.Defi
 			relPath:    t.RelPath,
 			modulePath: t.ModulePath,
 			display:    displayPath(c.Dir, t.ModulePath),
-			function:   orDefault(t.Function, "execute"),
+			function:   cmp.Or(t.Function, "execute"),
 			capability: t.Capability,
 			rt:         rt,
 			opts:       opts,
@@ -91,11 +92,11 @@ func Definitions(c *core.Core, rt *starlark.Runtime, opts Options) []effect.Defi
 			AdapterKey:        prov,
 			Provenance:        prov,
 			SlotPath:          t.RelPath,
-			Risk:              orDefault(t.Risk, "medium"),
+			Risk:              cmp.Or(t.Risk, "medium"),
 			Capability:        t.Capability,
-			ApprovalPolicy:    orDefault(t.ApprovalPolicy, effect.ApprovalPrompt),
-			ModelOutputPolicy: orDefault(t.ModelOutputPolicy, "content"),
-			DisplayPolicy:     orDefault(t.DisplayPolicy, "summary"),
+			ApprovalPolicy:    cmp.Or(t.ApprovalPolicy, effect.ApprovalPrompt),
+			ModelOutputPolicy: cmp.Or(t.ModelOutputPolicy, "content"),
+			DisplayPolicy:     cmp.Or(t.DisplayPolicy, "summary"),
 			Adapter:           a,
 		})
 	}
@@ -111,11 +112,4 @@ func displayPath(coreDir, modulePath string) string {
 		return modulePath
 	}
 	return filepath.ToSlash(rel)
-}
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
 }

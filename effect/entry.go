@@ -1,6 +1,7 @@
 package effect
 
 import (
+	"cmp"
 	"encoding/json"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -119,10 +120,10 @@ func (d Definition) Bind(coreID, revision string) (*Entry, error) {
 		Name: d.Name, Description: d.Description, Source: d.Source,
 		CoreID: coreID, CoreRevision: revision,
 		AdapterKey: d.AdapterKey, Provenance: d.Provenance, SlotPath: d.SlotPath,
-		Risk: orDefault(d.Risk, "low"), Capability: d.Capability,
-		ApprovalPolicy:    orDefault(d.ApprovalPolicy, ApprovalAuto),
-		ModelOutputPolicy: orDefault(d.ModelOutputPolicy, "content"),
-		DisplayPolicy:     orDefault(d.DisplayPolicy, "summary"),
+		Risk: cmp.Or(d.Risk, "low"), Capability: d.Capability,
+		ApprovalPolicy:    cmp.Or(d.ApprovalPolicy, ApprovalAuto),
+		ModelOutputPolicy: cmp.Or(d.ModelOutputPolicy, "content"),
+		DisplayPolicy:     cmp.Or(d.DisplayPolicy, "summary"),
 		schema:            raw, validator: validator, adapter: d.Adapter,
 	}
 	if e.AdapterKey == "" {
@@ -132,11 +133,4 @@ func (d Definition) Bind(coreID, revision string) (*Entry, error) {
 		e.Provenance = e.AdapterKey
 	}
 	return e, nil
-}
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
 }

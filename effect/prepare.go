@@ -1,6 +1,8 @@
 package effect
 
 import (
+	"cmp"
+
 	"github.com/demiurge/demiurge/policy"
 )
 
@@ -63,8 +65,8 @@ func Prepare(src Sources) (*Catalog, error) {
 // reports whether the entry stays enabled.
 func resolve(d Definition, src Sources, apply func(policy.EntryPolicy, policy.Override) policy.EntryPolicy) (Definition, bool) {
 	ep := policy.EntryPolicy{
-		Risk: policy.Risk(orDefault(d.Risk, "low")), Capability: d.Capability,
-		ApprovalPolicy:    policy.Policy(orDefault(d.ApprovalPolicy, ApprovalAuto)),
+		Risk: policy.Risk(cmp.Or(d.Risk, "low")), Capability: d.Capability,
+		ApprovalPolicy:    policy.Policy(cmp.Or(d.ApprovalPolicy, ApprovalAuto)),
 		ModelOutputPolicy: d.ModelOutputPolicy, DisplayPolicy: d.DisplayPolicy, Enabled: true,
 	}
 	if o, ok := src.Metadata[d.Name]; ok {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/demiurge/demiurge"
@@ -161,7 +162,7 @@ func (r *Runtime) Execute(ctx context.Context, cat *Catalog, req demiurge.Effect
 	if entry.Capability != "" && !tc.Grants.Can(entry.Capability, entry.SlotPath) {
 		return finish(Outcome{
 			IsError: true, Denial: "capability",
-			Content: fmt.Sprintf("capability denied: %s for %s", entry.Capability, orDefault(entry.SlotPath, "host")),
+			Content: fmt.Sprintf("capability denied: %s for %s", entry.Capability, cmp.Or(entry.SlotPath, "host")),
 		})
 	}
 	inv := Invocation{CallID: req.CallID, Args: req.Arguments, Entry: entry, Catalog: cat, Turn: tc}
@@ -249,7 +250,7 @@ func (r *Runtime) approve(ctx context.Context, e *Entry, inv Invocation, facts A
 	return true, Outcome{
 		IsError: true, Denial: "approval",
 		Content: "approval denied: " + facts.Summary,
-		Data:    map[string]any{"approval": map[string]any{"value": orDefault(d.Value, DecisionDeny), "reason": d.Reason}},
+		Data:    map[string]any{"approval": map[string]any{"value": cmp.Or(d.Value, DecisionDeny), "reason": d.Reason}},
 	}, true
 }
 
@@ -264,7 +265,7 @@ func refused(out Outcome) Outcome {
 // Secrets discovered in the result join the turn's set, so a value found
 // once (password=… in one file) is redacted wherever it appears later.
 func finish(e *Entry, out Outcome, red *redact.Redactor, turn *Secrets) demiurge.EffectResult {
-	data := copyMap(out.Data)
+	data := maps.Clone(out.Data)
 	if data == nil {
 		data = map[string]any{}
 	}
@@ -333,16 +334,5 @@ func freeze(args map[string]any) map[string]any {
 	}
 	var out map[string]any
 	_ = json.Unmarshal(raw, &out)
-	return out
-}
-
-func copyMap(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
 	return out
 }
