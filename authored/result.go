@@ -10,7 +10,7 @@ import (
 	sl "go.starlark.net/starlark"
 )
 
-// Result keys an authored tool may set (spec tool-runtime §9).
+// Result keys an authored tool may set.
 const (
 	keyContent     = "content"
 	keyData        = "data"

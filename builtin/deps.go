@@ -73,8 +73,8 @@ type Deps struct {
 
 	// Getenv reads the Host environment for terminal secret bindings only:
 	// a bound value is read through it after approval, never before. The
-	// command's ordinary environment is the allowlist of spec tool-runtime
-	// §7.2 and never comes through here. Without it a call with
+	// command's ordinary environment is the terminal's allowlist and never
+	// comes through here. Without it a call with
 	// secret_bindings is refused.
 	Getenv func(name string) string
 

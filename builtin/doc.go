@@ -34,7 +34,8 @@
 // before any side effect has ExecutionStarted false. A Go error means the
 // Host itself failed (a store error) or the call was cancelled.
 //
-// Registry metadata follows spec tool-runtime §1.2. session_search also
+// Registry metadata follows spec tool-runtime §1.2 (toolsets §1.1).
+// session_search also
 // checks the session.read capability itself, whatever its entry's
 // capability is, and answers with the capability denial when it is
 // missing.

@@ -15,8 +15,7 @@ import (
 	"github.com/demiurge/demiurge/effect"
 )
 
-// Toolsets lists the builtin toolsets and their members in catalog order
-// (spec tool-runtime §1.1).
+// Toolsets lists the builtin toolsets and their members in catalog order.
 var Toolsets = map[string][]string{
 	"coding": {"read_file", "write_file", "patch", "search_files", "terminal", "web_extract",
 		"skills_list", "skill_view", "skill_manage", "todo", "clarify", "session_search"},
@@ -27,7 +26,7 @@ var Toolsets = map[string][]string{
 
 // tools maps a builtin name to its definition constructor. Registry
 // metadata (risk, capability, approval policy, model output policy) follows
-// spec tool-runtime §1.2.
+// the spec's registry table.
 var tools = map[string]func(Deps) effect.Definition{
 	"tools_list":     func(Deps) effect.Definition { return dialog.ToolsList() },
 	"clarify":        func(Deps) effect.Definition { return dialog.Clarify() },

@@ -91,7 +91,7 @@ func TestSchemasAreExact(t *testing.T) {
 	}
 }
 
-// TestRegistryMetadata pins spec tool-runtime §1.2 for the tools here.
+// TestRegistryMetadata pins the spec's registry metadata for the tools here.
 func TestRegistryMetadata(t *testing.T) {
 	want := map[string][4]string{ // risk, capability, approval, model output
 		"read_file":      {"low", "fs.read", "auto", ""},

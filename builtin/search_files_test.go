@@ -45,7 +45,7 @@ func TestSearchFilesContent(t *testing.T) {
 	// .env, .git/config and keys/server.pem are sensitive, deep.txt
 	// matches only after its first 200,000 characters, link-out.txt and
 	// dir-out lead outside the workspace; bin.dat, NUL bytes and all, is
-	// text (spec tool-runtime §1.3 skips no binary files).
+	// text (the spec skips no binary files).
 	if len(matches) != 5 || matches[0]["type"] != "content" || matches[0]["path"] != "a/b.txt" || matches[0]["line"] != 1 ||
 		matches[0]["text"] != "needle two" || out.Data["truncated"] != false {
 		t.Fatalf("data=%v", out.Data)

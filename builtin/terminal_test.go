@@ -140,7 +140,7 @@ func wantStatus(t *testing.T, res demiurge.EffectResult, status, view string) {
 // TestTerminalGuardAndApproval: a blocked command never reaches the
 // operator, a command the guard does not allow always asks, and a command
 // the guard allows runs without asking unless the folded policy is deny
-// or the call carries an overlay (spec tool-runtime §7.5).
+// or the call carries an overlay.
 func TestTerminalGuardAndApproval(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
@@ -468,7 +468,7 @@ func TestTerminalSecretBindingAfterApproval(t *testing.T) {
 }
 
 // TestTerminalTimeoutKillsTermIgnoringCommand: the timeout ends a command
-// that ignores SIGTERM, and the result says so per spec §7.7.
+// that ignores SIGTERM, and the result says so as the spec has it.
 func TestTerminalTimeoutKillsTermIgnoringCommand(t *testing.T) {
 	e := newTermEnv(t)
 	e.policy = effect.ApprovalAuto
@@ -520,7 +520,7 @@ func TestTerminalOuterDeadline(t *testing.T) {
 	wantStatus(t, res, demiurge.EffectFailed, "exit_code: 124\ntimed_out: true\nstdout:\npartial")
 }
 
-// TestTerminalOutputFormat: golden contents of spec §7.7.
+// TestTerminalOutputFormat: golden contents of the spec's result format.
 func TestTerminalOutputFormat(t *testing.T) {
 	e := newTermEnv(t)
 	e.policy = effect.ApprovalAuto

@@ -458,7 +458,7 @@ func TestWebExtractRebinding(t *testing.T) {
 
 // TestWebExtractTruncation: the result is the first max_chars characters
 // of the text exactly, with no marker; data.truncated says whether text
-// was cut (spec tool-runtime §1.3 web_extract).
+// was cut (the spec's web_extract).
 func TestWebExtractTruncation(t *testing.T) {
 	alphabet := "abcdefghijklmnopqrstuvwxyz"
 	tests := []struct {

@@ -14,7 +14,7 @@ import (
 )
 
 // DefaultGrantTTL is how long an "always allow for this session" answer
-// stands (spec tool-runtime §4.6).
+// stands.
 const DefaultGrantTTL = 8 * time.Hour
 
 // Who decided an approval question, for the audit trail.
@@ -48,7 +48,7 @@ type ApprovalOptions struct {
 }
 
 // RuleKey names what one session grant covers within an effect entry. Each
-// adapter supplies its own (spec §4.5): the terminal a command rule key,
+// adapter supplies its own: the terminal a command rule key,
 // file tools "<tool>:<cap>:<action>:<target>", and so on. Two questions
 // share a grant only if their rule keys are equal. Empty means the tool name.
 type RuleKey string
@@ -139,7 +139,7 @@ type ApprovalStats struct {
 	Waiters int // calls waiting on those questions
 }
 
-// ApprovalRuntime decides approval questions (spec §4.6): the effective
+// ApprovalRuntime decides approval questions: the effective
 // policy first, then a live session grant, then the operator. It is safe
 // for concurrent use.
 //
@@ -167,7 +167,7 @@ type ApprovalRuntime struct {
 	byKey   map[grantKey]*flight   // pending prompts other callers may join
 }
 
-// grantKey is the full identity of a session grant (spec §4.5).
+// grantKey is the full identity of a session grant.
 type grantKey struct {
 	Principal   string  `json:"principal_id"`
 	Session     string  `json:"session_id"`
@@ -557,7 +557,7 @@ func (q ApprovalQuestion) notes() []string {
 	return out
 }
 
-// AuditView is the redacted form of q for approval.* events (spec §4.4
+// AuditView is the redacted form of q for approval.* events (the spec's
 // redacted_view): no raw argument, no raw grant identity.
 func (q ApprovalQuestion) AuditView() map[string]any {
 	key := q.key()

@@ -4,7 +4,7 @@ import "github.com/demiurge/demiurge/policy"
 
 // ArgumentMessenger is implemented by adapters whose tool names its own
 // argument errors ("unsupported context_mode: shared", "task_id is
-// required"; spec host-runtime §6). The schema still decides whether the
+// required"). The schema still decides whether the
 // arguments are acceptable; when it refuses them, the runtime asks the
 // adapter for the sentence the tool itself gives for the same arguments,
 // and the model sees exactly that sentence. "" keeps the schema's message

@@ -27,7 +27,7 @@ type Sources struct {
 	ToolPolicy *ToolPolicy
 }
 
-// Prepare resolves the catalog of one turn (spec tool-runtime §2.2):
+// Prepare resolves the catalog of one turn:
 // metadata overrides, approval folding, disabled entries dropped, argument
 // schemas compiled, and every name checked for a collision across sources.
 func Prepare(src Sources) (*Catalog, error) {

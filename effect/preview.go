@@ -11,7 +11,7 @@ import (
 	"github.com/demiurge/demiurge/redact"
 )
 
-// Bounds of an approval argument preview (spec tool-runtime §4.3).
+// Bounds of an approval argument preview.
 const (
 	DefaultPreviewChars = 2048 // whole preview, in bytes of json.Marshal output
 
@@ -26,7 +26,7 @@ const (
 )
 
 // sensitiveKeyParts are the substrings that make an argument name sensitive
-// in an approval preview (spec §4.3), in addition to redact.SensitiveField.
+// in an approval preview, in addition to redact.SensitiveField.
 // The substring rule is broader ("password_hint", "secret_name"); over-
 // redacting a preview costs nothing, leaking one costs a credential.
 var sensitiveKeyParts = []string{

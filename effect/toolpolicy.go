@@ -9,8 +9,8 @@ import (
 // every known one, so a ceiling drops it.
 var riskRank = map[string]int{"low": 0, "medium": 1, "high": 2, "critical": 3}
 
-// ToolPolicy narrows the tools a turn may see and call (spec host-runtime
-// §6.1, the delegated child's tool_policy). Deny patterns win; a non-nil
+// ToolPolicy narrows the tools a turn may see and call (the delegated
+// child's tool_policy). Deny patterns win; a non-nil
 // AllowExact restricts to those names (empty: no tool at all); Allow
 // patterns restrict further; MaxRisk drops tools of a higher risk. Patterns
 // are shell globs matched against the whole tool name. A nil *ToolPolicy

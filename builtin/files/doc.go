@@ -1,5 +1,5 @@
 // Package files holds the workspace file tools: read_file, write_file,
-// patch and search_files. Each prepares its call once: the path resolves
+// patch and search_files (spec tool-runtime §1.3, §4.3). Each prepares its call once: the path resolves
 // to a target inside the workspace sandbox (package workspace) before
 // approval, the approval names the target, and an approved call resolves
 // the path again before it acts.

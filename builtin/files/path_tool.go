@@ -26,7 +26,7 @@ import (
 // for read_file and search_files). A read outside the workspace, of a
 // sensitive path, or (search_files with include_sensitive) over sensitive
 // files is never automatic: the operator is asked at risk high, and the
-// question says why (spec tool-runtime §1.3, §4.3). A path private to the
+// question says why. A path private to the
 // Host (the runtime home, its private sibling, the Host key) is refused
 // for every operation, so no answer can open it.
 type pathTool[A any] struct {

@@ -22,8 +22,8 @@ import (
 	"github.com/demiurge/demiurge/effect"
 )
 
-// Limits of search_files (spec tool-runtime §1.3, plus an entry budget so
-// that a search of a huge tree ends).
+// Limits of search_files (the spec's, plus an entry budget so that a
+// search of a huge tree ends).
 const (
 	defaultSearchResults = 50
 	maxSearchResults     = 200
@@ -87,7 +87,7 @@ func (a searchArgs) kind() string {
 }
 
 // searchArgsError is search_files' own check of its arguments, in the
-// original's order (spec tool-runtime §1.3), before any path is looked at.
+// original's order, before any path is looked at.
 func searchArgsError(a searchArgs) string {
 	kind := a.kind()
 	if !slices.Contains(searchTargets, kind) {
@@ -110,7 +110,7 @@ func searchArgsError(a searchArgs) string {
 // whole tree would give, without building that listing. Each file is read
 // through one reused buffer, at most searchFileChars characters of it,
 // and searched as text: a NUL byte is a character like any other, as in
-// the original (spec tool-runtime §1.3 names no binary files).
+// the original (the spec names no binary files).
 //
 // Every entry lies under scope, the real directory the os.Root is opened
 // at: the workspace for a search inside it, the search root itself for one

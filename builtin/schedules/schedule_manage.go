@@ -23,7 +23,7 @@ import (
 	"github.com/demiurge/demiurge/schedule"
 )
 
-// schedule_manage (spec tool-runtime §1.3) lists and changes the active
+// schedule_manage lists and changes the active
 // core's schedule files, <slots.schedules>/<id>.yaml. Every change is
 // validated with the core's own schedule decoder before anything is
 // written (a bad cron expression is refused with its reason and nothing

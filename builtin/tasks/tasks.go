@@ -13,7 +13,7 @@ import (
 	"github.com/demiurge/demiurge/effect"
 )
 
-// Background task kinds the model may see (spec host-runtime §1.7).
+// Background task kinds the model may see.
 var backgroundKinds = map[string]bool{"terminal.exec": true, "evolver.run": true, "agent.spawn": true}
 
 // yieldMaxSeconds bounds yield_until below the dispatcher's deadline.
@@ -22,8 +22,8 @@ const (
 	yieldMaxSeconds     = 120
 )
 
-// Control is the task ledger as the model-facing task tools see it
-// (spec host-runtime §6.2). Every method resolves tasks through scope: a
+// Control is the task ledger as the model-facing task tools see it. Every
+// method resolves tasks through scope: a
 // task of another owner answers exactly like a missing one (ENOTFOUND).
 // Views are the bounded model payload: {task_id, kind, status, running,
 // started_at, completed_at, summary}, never logs, metadata, owner ids or
@@ -42,8 +42,8 @@ type Control interface {
 	Yield(ctx context.Context, scope demiurge.PrincipalScope, id string, timeout time.Duration) (view map[string]any, timedOut bool, err error)
 }
 
-// The task tools' arguments and their own checks (spec host-runtime
-// §6.2, in the original's order), each "" or the sentence the model sees.
+// The task tools' arguments and their own checks (in the original's
+// order), each "" or the sentence the model sees.
 // They run before the task is looked up, and answer for arguments the
 // schema refuses.
 

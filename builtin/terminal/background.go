@@ -24,8 +24,8 @@ type TaskSubmitter interface {
 	Submit(ctx context.Context, spec demiurge.TaskSpec, src demiurge.TaskOrigin) (demiurge.Task, error)
 }
 
-// Tasks runs background terminal commands as terminal.exec tasks
-// (spec tool-runtime §7.9). The tool submits the task; the worker calls Run
+// Tasks runs background terminal commands as terminal.exec tasks. The tool
+// submits the task; the worker calls Run
 // on its own goroutine. What a command needs to run but must not be stored
 // (the raw command line and environment overlay, which may carry secrets
 // the model wrote) is handed from the submitting call to Run in memory,

@@ -1,5 +1,6 @@
 // Package terminal holds the terminal tool and the runner of its
-// background commands (terminal.exec tasks).
+// background commands (terminal.exec tasks), as spec tool-runtime §7 has
+// them; comments name the steps of its validation order by number.
 //
 // # Terminal
 //
@@ -24,8 +25,7 @@
 // pre-approval check, so a late answer does not lengthen it, and the
 // earliest expiry clamps the timeout. Bound values are replaced by
 // <redacted:TARGET> in tails and artifacts and join the turn's secret set.
-// The result is "exit_code: N" with the bounded tails (spec tool-runtime
-// §7.7); a timeout reports exit code 124 and "timed_out: true". A nonzero
+// The result is "exit_code: N" with the bounded tails; a timeout reports exit code 124 and "timed_out: true". A nonzero
 // exit is an error with ExecutionStarted true; data carries the audit view
 // (names of environment variables, never values).
 package terminal

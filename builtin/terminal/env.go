@@ -15,12 +15,11 @@ import (
 )
 
 // envNamePattern is the shape of every environment name a terminal call
-// may set: overlay keys, secret binding sources and targets (spec
-// tool-runtime §7.1, §7.3).
+// may set: overlay keys, secret binding sources and targets.
 var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // hostEnvAllowlist are the only Host environment variables a command
-// inherits (spec tool-runtime §7.2), compared case-insensitively. Every
+// inherits, compared case-insensitively. Every
 // provider, channel, MCP or cloud credential is therefore absent: nothing
 // that is not named here reaches a command unless the call's approved
 // overlay or secret bindings put it there.
@@ -39,8 +38,7 @@ var privateTmpNames = []string{"TMPDIR", "TMP", "TEMP"}
 // command must not see or steer.
 var hostOnlyEnv = []string{"DEMIURGE_TIMEZONE"}
 
-// parseEnvOverlay validates the env argument (spec tool-runtime §7.1 step
-// 4): an object whose keys are environment names. Values are stringified.
+// parseEnvOverlay validates the env argument (step 4): an object whose keys are environment names. Values are stringified.
 // A missing or null env is no overlay.
 func parseEnvOverlay(m map[string]any) (map[string]string, *effect.Outcome) {
 	if m == nil {
@@ -75,7 +73,7 @@ func envString(v any) string {
 	}
 }
 
-// commandEnv builds a command's environment (spec tool-runtime §7.2): the
+// commandEnv builds a command's environment: the
 // allowlisted Host variables from hostEnv (KEY=VALUE form, first of each
 // case-insensitive name wins, empty values skipped, PATH normalised), HOME
 // and the temporary directories in the private home, then the overlay,
@@ -156,8 +154,8 @@ func deleteFold(m map[string]string, name string) {
 	}
 }
 
-// commandExecutable is the audit's best guess at what a command line runs
-// (spec tool-runtime §7.5): its first word that is not a VAR=value
+// commandExecutable is the audit's best guess at what a command line runs: its
+// first word that is not a VAR=value
 // assignment, resolved against the command's PATH (or, when it names a
 // path, against cwd); the shell when there is no such word or it cannot be
 // found. It is information for the operator, not a security decision: the
@@ -211,7 +209,7 @@ func isExecutableFile(p string) bool {
 }
 
 // AllowlistedEnv returns the Host variables a child process may inherit
-// (the terminal's allowlist of spec tool-runtime §7.2), in KEY=VALUE form:
+// (the terminal's allowlist), in KEY=VALUE form:
 // nothing else of hostEnv, no HOME and no temporary directories (the
 // caller sets its own). MCP stdio servers start from it.
 func AllowlistedEnv(hostEnv []string) []string {

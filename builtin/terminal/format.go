@@ -10,12 +10,12 @@ import (
 	"github.com/demiurge/demiurge/redact"
 )
 
-// terminalOutputChars is the tail of each stream a result shows (spec
-// tool-runtime §7.7, DEFAULT_TOOL_OUTPUT_LIMIT_CHARS).
+// terminalOutputChars is the tail of each stream a result shows (the
+// spec's DEFAULT_TOOL_OUTPUT_LIMIT_CHARS).
 const terminalOutputChars = tool.OutputChars
 
 // timeoutExitCode is the exit code a timed-out command reports, as
-// coreutils timeout(1) does (spec tool-runtime §7.6).
+// coreutils timeout(1) does.
 const timeoutExitCode = 124
 
 // renderedStream is one stream as a result shows it.
@@ -24,8 +24,8 @@ type renderedStream struct {
 	retained int    // characters of output text shows
 }
 
-// renderStream bounds one stream to limit characters (spec tool-runtime
-// §7.7): the whole text when it fits, else a note of how many characters
+// renderStream bounds one stream to limit characters: the whole text when it
+// fits, else a note of how many characters
 // were left out followed by the end of the output, the two together
 // exactly limit characters long. tail is the end of the (already
 // redacted) output, totalChars the length of all of it.
@@ -73,7 +73,7 @@ type terminalOutput struct {
 	stderr   map[string]any
 }
 
-// formatTerminalResult renders res (spec tool-runtime §7.7):
+// formatTerminalResult renders res:
 //
 //	exit_code: N
 //	timed_out: true      (only when the timeout killed it)

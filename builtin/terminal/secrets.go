@@ -11,8 +11,7 @@ import (
 	"github.com/demiurge/demiurge/redact"
 )
 
-// maxSecretBindings bounds the secret_bindings of one call (spec
-// tool-runtime §7.3).
+// maxSecretBindings bounds the secret_bindings of one call.
 const maxSecretBindings = 16
 
 // reservedBindingTargets are names a secret binding may not set (compared
@@ -40,11 +39,11 @@ type secretBinding struct {
 // Source is the binding's source as the model wrote it.
 func (b secretBinding) Source() string { return "env:" + b.Name }
 
-// Capability is the exact grant the binding needs (spec tool-runtime §3.4).
+// Capability is the exact grant the binding needs.
 func (b secretBinding) Capability() string { return "secret.bind:" + b.Name }
 
-// parseSecretBindings validates the secret_bindings argument (spec
-// tool-runtime §7.3) for a call whose timeout is timeoutSeconds. A missing,
+// parseSecretBindings validates the secret_bindings argument for a call whose
+// timeout is timeoutSeconds. A missing,
 // null or empty list is no binding.
 func parseSecretBindings(items []bindingArg, timeoutSeconds int64, background bool) ([]secretBinding, *effect.Outcome) {
 	fail := func(format string, a ...any) ([]secretBinding, *effect.Outcome) {
@@ -96,8 +95,8 @@ func parseSecretBindings(items []bindingArg, timeoutSeconds int64, background bo
 	return bindings, nil
 }
 
-// requireBindGrants checks the exact grant of every binding (spec
-// tool-runtime §3.1, §3.4): secret.bind:<NAME> must be a literal default
+// requireBindGrants checks the exact grant of every binding:
+// secret.bind:<NAME> must be a literal default
 // grant of the turn, so no wildcard ever hands out a secret.
 func requireBindGrants(bindings []secretBinding, grants policy.Grants) *effect.Outcome {
 	for _, b := range bindings {
@@ -135,7 +134,7 @@ type boundSecrets struct {
 }
 
 // resolveBindings reads the bound values from the Host environment after
-// approval (spec tool-runtime §7.3). anchor is when the call passed its Host
+// approval. anchor is when the call passed its Host
 // checks; a binding whose time has run out by now, or whose source is
 // unset or empty, refuses the call before anything runs.
 func resolveBindings(bindings []secretBinding, anchor, now time.Time, getenv func(string) string) (boundSecrets, *effect.Outcome) {

@@ -24,7 +24,7 @@ import (
 	"github.com/demiurge/demiurge/sandbox"
 )
 
-// Terminal timeouts in seconds (spec tool-runtime §7.1 step 5).
+// Terminal timeouts in seconds (step 5).
 const (
 	terminalDefaultTimeout = 30
 	terminalMaxTimeout     = 120
@@ -32,7 +32,7 @@ const (
 
 const (
 	// terminalSummaryPrefix starts every approval summary, so a denial
-	// reads "approval denied: terminal command in <cwd>" (spec §4.6).
+	// reads "approval denied: terminal command in <cwd>".
 	terminalSummaryPrefix = "terminal command in "
 )
 
@@ -141,8 +141,8 @@ type terminalCall struct {
 	shell      string
 }
 
-// prepare runs the pure checks in the order of spec tool-runtime §7.1 and
-// §7.5. A non-nil outcome refuses the call; nothing has run.
+// prepare runs the pure checks in the spec's order, then the command
+// review. A non-nil outcome refuses the call; nothing has run.
 func (t terminalTool) prepare(_ context.Context, inv effect.Invocation, a terminalArgs) (effect.Call, *effect.Outcome) {
 	switch {
 	case t.deps.Processes == nil:
@@ -233,8 +233,8 @@ func (c *terminalCall) resolveCwd() *effect.Outcome {
 // cannot change.
 func (c *terminalCall) Recheck(context.Context) *effect.Outcome { return c.resolveCwd() }
 
-// ApprovalFacts describes the command for the operator (spec tool-runtime
-// §7.5). A command the guard allows, without overlay or bindings, keeps
+// ApprovalFacts describes the command for the operator. A command the guard
+// allows, without overlay or bindings, keeps
 // the entry's folded policy (auto only when configured so); anything else
 // is at least prompt. A call with an overlay or bindings is one-shot: its
 // answer is never stored as a session grant.
@@ -265,8 +265,8 @@ func (c *terminalCall) ApprovalFacts() effect.ApprovalFacts {
 			facts.Notes = append(facts.Notes, "git would run a program of this repository: "+why+"; an answer covers this exact command only")
 			break
 		}
-		// A literal read-only command runs without asking (spec
-		// tool-runtime §7.5) unless the folded policy says deny.
+		// A literal read-only command runs without asking unless the folded
+		// policy says deny.
 		facts.Safe = true
 	}
 	return facts
@@ -281,8 +281,8 @@ func (c *terminalCall) repoPrograms() string {
 	return gitRunsRepoPrograms(c.root, c.cwd.Abs)
 }
 
-// ruleKey is the session-grant key of the call (spec tool-runtime §4.5,
-// §7.5): the guard's rule key, narrowed to this exact command, directory,
+// ruleKey is the session-grant key of the call: the guard's rule key, narrowed
+// to this exact command, directory,
 // overlay and options when the rule is too coarse to say what the command
 // does or the call carries an overlay or bindings.
 func (c *terminalCall) ruleKey() effect.RuleKey {
@@ -393,7 +393,7 @@ func (c *terminalCall) Run(ctx context.Context) (effect.Outcome, error) {
 	}, nil
 }
 
-// audit is the call's audit view (spec tool-runtime §7.5): where and how
+// audit is the call's audit view: where and how
 // the command runs, which names its environment has (never a value), and
 // what it binds. env is the built environment, nil before it exists (the
 // names are then derived without touching the file system).

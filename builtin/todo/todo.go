@@ -24,7 +24,7 @@ const (
 	maxTodoItems = 500
 	maxTodoBytes = 1 << 20
 
-	// Private runtime state (spec tool-runtime §10.3): only the Host's user
+	// Private runtime state: only the Host's user
 	// may read it, whatever the umask.
 	privateDirMode  fs.FileMode = 0o700
 	privateFileMode fs.FileMode = 0o600
@@ -67,7 +67,7 @@ type todoArgs struct {
 // action is the action argument, trimmed and lowercased; "" is list.
 func (a todoArgs) action() string { return strings.ToLower(strings.TrimSpace(a.Action)) }
 
-// todoArgsError is todo's check of its action (spec tool-runtime §1.3).
+// todoArgsError is todo's check of its action.
 func todoArgsError(a todoArgs) string {
 	if action := a.action(); action != "" && !slices.Contains(todoActions, action) {
 		return fmt.Sprintf("unsupported todo action: %s", action)

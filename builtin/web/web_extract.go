@@ -19,7 +19,7 @@ import (
 	"github.com/demiurge/demiurge/urlpolicy"
 )
 
-// web_extract limits and fixed request properties (spec tool-runtime §1.3).
+// web_extract limits and fixed request properties.
 const (
 	webExtractUserAgent      = "demiurge/0.1"
 	webExtractAction         = "fetch"
@@ -49,7 +49,7 @@ func WebExtract(d Deps) effect.Definition {
 	}
 }
 
-// webExtractor is the web_extract adapter (spec tool-runtime §1.3).
+// webExtractor is the web_extract adapter.
 //
 // Nothing leaves the machine before approval, not even a DNS query: the
 // check before approval (Prepare) is the URL policy's literal Check
@@ -129,7 +129,7 @@ func (c *webCall) ApprovalFacts() effect.ApprovalFacts {
 		Preview:  map[string]any{"url": target},
 		RuleKey:  effect.RuleKey("web_extract:network.fetch:" + hex.EncodeToString(sum[:])),
 		Baseline: policy.Prompt,
-		Risk:     "high", // the question's risk; the catalog entry stays medium (spec tool-runtime §1.3)
+		Risk:     "high", // the question's risk; the catalog entry stays medium
 	}
 }
 

@@ -5,19 +5,20 @@
 //
 // # Workspace scope
 //
-// The file tools act inside the turn's workspace (spec tool-runtime §10).
+// The file tools act inside the turn's workspace (spec tool-runtime §10,
+// with the read policy of §1.3 and §4.3).
 // A path argument is taken relative to the workspace ("~" is the user's
 // home; a "~" that cannot be expanded is refused) and resolved the way the
 // kernel would, symbolic links followed as far as the path exists.
 //
 // Writes (write_file, patch, and the terminal's cwd) must stay inside: a
 // result outside is refused with "path escapes workspace: <path>", a
-// sensitive path (§10.2: .git, .env*, .ssh, .aws, .kube, .venv,
+// sensitive path (.git, .env*, .ssh, .aws, .kube, .venv,
 // .demiurge, credential files, private keys, pyproject.toml, uv.lock)
 // with "sensitive path denied: <path>", a name in Deps.ProtectedNames with
 // "write blocked for protected file: <name>".
 //
-// Reads (read_file, search_files) follow the original (§1.3, §4.3): a read
+// Reads (read_file, search_files) follow the original: a read
 // inside the workspace of a path that is not sensitive keeps the entry's
 // policy (auto); a read outside the workspace (named by its absolute
 // path), of a sensitive path, or a search with include_sensitive over a

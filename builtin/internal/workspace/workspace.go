@@ -54,8 +54,8 @@ type Target struct {
 	Rel  string // inside: relative to the root in OS form, "." for the root; the name for os.Root
 	Show string // how results and messages name the path: rel in slash form, or abs when outside
 
-	Outside   bool // a read outside the workspace (spec tool-runtime §10.1)
-	Sensitive bool // a read of a sensitive path (§10.2)
+	Outside   bool // a read outside the workspace
+	Sensitive bool // a read of a sensitive path
 }
 
 // DirAndName are the directory to open an os.Root at and the name under
@@ -194,7 +194,7 @@ func (w *Workspace) OpenRoot() (*os.Root, error) { return os.OpenRoot(w.root) }
 // operator can approve it. A write must lie inside the root, and is
 // refused for protected names and sensitive paths. A read may lie outside
 // the root or be sensitive: the target says so, and the tool asks the
-// operator (spec tool-runtime §1.3, §10). A refusal changes nothing.
+// operator. A refusal changes nothing.
 func (w *Workspace) Resolve(value, op string) (Target, effect.Outcome, bool) {
 	if strings.IndexByte(value, 0) >= 0 {
 		return Target{}, tool.Invalid("invalid path: contains a NUL byte"), false
@@ -324,7 +324,7 @@ func Within(root, p string) bool {
 }
 
 // IsSensitive reports whether the workspace-relative slash path rel is
-// sensitive (spec tool-runtime §10.2). The command guard decides with the
+// sensitive. The command guard decides with the
 // same function, so the terminal and the file tools never disagree.
 func IsSensitive(rel string, write bool) bool { return cmdguard.SensitivePath(rel, write) }
 
