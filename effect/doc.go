@@ -1,7 +1,6 @@
 // Package effect is the EffectRuntime: the per-turn catalog of tools and the
 // one dispatcher every tool call passes through (spec tool-runtime §2 and
 // the approvals of §4).
-
 //
 // # Catalog
 //
