@@ -52,7 +52,6 @@ func SensitiveDir(name string) bool {
 }
 
 // guardSensitive is SensitivePath plus the one name the review adds for the
-
 // terminal: config.yaml, the Host's configuration file, in any component.
 func guardSensitive(p string, write bool) bool {
 	if SensitivePath(p, write) {

@@ -131,7 +131,6 @@ func LoadDeclarations(dir, relTo string) ([]Declaration, error) {
 	}
 	if err != nil {
 		return nil, demiurge.WrapError(demiurge.ECONFIG, err, "MCP declarations %s: cannot read the directory: %s", relPath(relTo, dir), demiurge.IOReason(err))
-
 	}
 	var names []string
 	for _, e := range entries {

@@ -48,7 +48,6 @@ func (h *Handle) Wait(ctx context.Context) (Result, error) {
 		return h.res, h.err
 	case <-ctx.Done():
 		return Result{}, demiurge.WrapError(demiurge.ECANCELED, ctx.Err(), "stopped waiting for process %s", h.spawnID)
-
 	}
 }
 

@@ -177,7 +177,6 @@ func (db *DB) migrate(ctx context.Context) error {
 		for _, m := range migrations[h.version:] {
 			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 				return demiurge.WrapError(demiurge.EINTERNAL, err, "runtime database migration %s failed", m.name)
-
 			}
 		}
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", ApplicationID)); err != nil {

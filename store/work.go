@@ -14,7 +14,6 @@ const workSelect = `SELECT work_id, kind, status, owner_session_id, owner_turn_i
 var sqlWorkByID = prep(workSelect + ` WHERE work_id = ?`)
 
 // EnqueueWork appends work.enqueued for item with
-
 // idempotency key idempotencyKey, or "work:<id>:enqueued" when empty, and
 // returns the stored row. item.ID and item.Kind are required.
 func (db *DB) EnqueueWork(ctx context.Context, item demiurge.WorkItem, idempotencyKey string) (demiurge.WorkItem, error) {

@@ -6,7 +6,6 @@ import (
 )
 
 // Target is the decision's audit form of the URL:
-
 // "<scheme>://<host or [v6]>[:port]", the port only when it is not the
 // scheme's default. It never carries userinfo, path, query or fragment.
 // A decision made at dial time has no scheme; its target is "host:port".
