@@ -58,8 +58,8 @@ type toolCall struct {
 	args map[string]any
 }
 
-// ApprovalFacts describes the call for the operator (spec tool-runtime
-// §4.3: action mcp.call, target <server>/<tool>).
+// ApprovalFacts describes the call for the operator: action mcp.call,
+// target <server>/<tool>.
 func (c *toolCall) ApprovalFacts() effect.ApprovalFacts {
 	target := c.a.server + "/" + c.a.tool
 	return effect.ApprovalFacts{
