@@ -161,6 +161,9 @@ type Deps struct {
 	ProtectedNames []string
 
 	writer rootfs.Writer // tests fail writes through it
+	// searchEntries bounds the entries one search_files call visits (0:
+	// maxSearchEntries); tests lower it.
+	searchEntries int
 }
 
 func (d Deps) paths() workspace.HostPaths {

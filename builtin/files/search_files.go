@@ -36,8 +36,6 @@ const (
 	sensitiveProbeEntries = 500
 )
 
-// searchEntryBudget is maxSearchEntries; tests lower it.
-var searchEntryBudget = maxSearchEntries
 
 var searchTargets = []string{"content", "name", "both"}
 
@@ -188,7 +186,7 @@ func runSearchFiles(ctx context.Context, c *pathCall[searchArgs]) (effect.Outcom
 		sensitive: a.IncludeSensitive, target: kind, query: query,
 		needle: []byte(query), caseSensitive: caseSensitive, glob: glob,
 		max:    int(tool.Positive(a.MaxResults, defaultSearchResults, maxSearchResults)),
-		budget: searchEntryBudget,
+		budget: cmp.Or(c.pt.deps.searchEntries, maxSearchEntries),
 	}
 	var release func()
 	s.rr, release = textread.Pooled(nil)
@@ -207,7 +205,7 @@ func runSearchFiles(ctx context.Context, c *pathCall[searchArgs]) (effect.Outcom
 	data := map[string]any{"matches": s.matches, "truncated": len(s.matches) >= s.max}
 	if s.limited {
 		data["entries_limit_reached"] = true
-		content += fmt.Sprintf("\n[search stopped after %d entries; narrow path or pattern]", searchEntryBudget)
+		content += fmt.Sprintf("\n[search stopped after %d entries; narrow path or pattern]", s.budget)
 	}
 	if s.matches == nil {
 		data["matches"] = []map[string]any{}

@@ -58,7 +58,12 @@ func invoke(ctx context.Context, a effect.Adapter, inv effect.Invocation) (effec
 
 func searchInvoke(t *testing.T, ctx context.Context, ws string, args map[string]any) (effect.Outcome, error) {
 	t.Helper()
-	def := SearchFiles(Deps{})
+	return searchInvokeWith(t, ctx, Deps{}, ws, args)
+}
+
+func searchInvokeWith(t *testing.T, ctx context.Context, d Deps, ws string, args map[string]any) (effect.Outcome, error) {
+	t.Helper()
+	def := SearchFiles(d)
 	entry, err := def.Bind("c", "r")
 	if err != nil {
 		t.Fatal(err)
@@ -75,10 +80,7 @@ func TestSearchFilesEntryBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	saved := searchEntryBudget
-	searchEntryBudget = 3
-	t.Cleanup(func() { searchEntryBudget = saved })
-	out, err := searchInvoke(t, context.Background(), ws, map[string]any{"query": "needle"})
+	out, err := searchInvokeWith(t, context.Background(), Deps{searchEntries: 3}, ws, map[string]any{"query": "needle"})
 	if err != nil {
 		t.Fatal(err)
 	}
