@@ -1,15 +1,18 @@
 package demiurge
 
+// EffectStatus is the status of an effect result.
+type EffectStatus string
+
 // Effect result statuses.
 const (
-	EffectSucceeded     = "succeeded"
-	EffectDenied        = "denied"
-	EffectInvalid       = "invalid"
-	EffectNotFound      = "not_found"
-	EffectFailed        = "failed"
-	EffectTimedOut      = "timed_out"
-	EffectCancelled     = "cancelled"
-	EffectIndeterminate = "indeterminate"
+	EffectSucceeded     EffectStatus = "succeeded"
+	EffectDenied        EffectStatus = "denied"
+	EffectInvalid       EffectStatus = "invalid"
+	EffectNotFound      EffectStatus = "not_found"
+	EffectFailed        EffectStatus = "failed"
+	EffectTimedOut      EffectStatus = "timed_out"
+	EffectCancelled     EffectStatus = "cancelled"
+	EffectIndeterminate EffectStatus = "indeterminate"
 )
 
 // Effect request origins.
@@ -41,7 +44,7 @@ type EffectError struct {
 // the other views are redacted for their audience. Terminate ends the model
 // loop (clarify); Data carries structured facts (needs_user, question, ...).
 type EffectResult struct {
-	Status           string
+	Status           EffectStatus
 	ExecutionStarted bool
 	Error            *EffectError
 	Source           string

@@ -98,7 +98,7 @@ type ToolCallEnd struct {
 	StepID       string         `json:"step_id"`
 	ToolName     string         `json:"tool_name"`
 	Status       string         `json:"status"`
-	EffectStatus string         `json:"effect_status"`
+	EffectStatus EffectStatus   `json:"effect_status"`
 	EffectError  *EffectError   `json:"effect_error"`
 	Result       map[string]any `json:"result"`
 }

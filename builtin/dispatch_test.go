@@ -31,7 +31,7 @@ func TestThroughDispatcher(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		args   map[string]any
-		status string
+		status demiurge.EffectStatus
 		view   string
 	}{
 		{"read_file", map[string]any{"path": "a.txt"}, demiurge.EffectSucceeded, "hello"},

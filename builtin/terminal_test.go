@@ -130,7 +130,7 @@ func num(v any) float64 {
 	return f
 }
 
-func wantStatus(t *testing.T, res demiurge.EffectResult, status, view string) {
+func wantStatus(t *testing.T, res demiurge.EffectResult, status demiurge.EffectStatus, view string) {
 	t.Helper()
 	if res.Status != status || res.ModelView != view {
 		t.Fatalf("status=%s view=%q, want %s %q", res.Status, res.ModelView, status, view)
@@ -146,7 +146,7 @@ func TestTerminalGuardAndApproval(t *testing.T) {
 		name    string
 		policy  string
 		command string
-		status  string
+		status  demiurge.EffectStatus
 		view    string
 		asked   int32
 	}{
@@ -239,7 +239,7 @@ func TestTerminalRefusalsBeforeApproval(t *testing.T) {
 	mkdir(t, e.path(".git"))
 	for _, tt := range []struct {
 		args   map[string]any
-		status string
+		status demiurge.EffectStatus
 		view   string
 	}{
 		{map[string]any{"command": "ls", "cwd": "../"}, demiurge.EffectDenied, "path escapes workspace: ../"},
@@ -527,7 +527,7 @@ func TestTerminalOutputFormat(t *testing.T) {
 	e.approver.decide = effect.DecisionAllowOnce
 	for _, tt := range []struct {
 		command string
-		status  string
+		status  demiurge.EffectStatus
 		view    string
 	}{
 		{"true", demiurge.EffectSucceeded, "exit_code: 0"},

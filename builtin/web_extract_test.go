@@ -368,7 +368,7 @@ func TestWebExtractArguments(t *testing.T) {
 	w := newWebTool(t, urlpolicy.Policy{AllowPrivate: true}, &recordingApprover{decision: effect.DecisionAllowOnce})
 	for _, tt := range []struct {
 		args   map[string]any
-		status string
+		status demiurge.EffectStatus
 		view   string
 	}{
 		{map[string]any{"url": "  "}, demiurge.EffectInvalid, "url is required"},

@@ -41,7 +41,7 @@ func TestArgumentMessenger(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		x         any
-		status    string
+		status    demiurge.EffectStatus
 		view      string
 		asked     int
 		schemaMsg bool

@@ -46,7 +46,7 @@ func TestRecheckAfterApproval(t *testing.T) {
 		name                   string
 		policy                 string
 		refuse                 bool
-		status                 string
+		status                 demiurge.EffectStatus
 		rechecked, ran, prompt int
 	}{
 		{"auto runs as prepared", effect.ApprovalAuto, false, demiurge.EffectSucceeded, 0, 1, 0},

@@ -135,7 +135,7 @@ func NotFound(cat *Catalog, name string) demiurge.EffectResult {
 	return demiurge.EffectResult{
 		Status: demiurge.EffectNotFound, Provenance: prov, ModelView: msg, OperatorView: msg,
 		Data:      map[string]any{"executionStarted": false},
-		Error:     &demiurge.EffectError{Code: demiurge.EffectNotFound, Message: msg, Provenance: prov},
+		Error:     &demiurge.EffectError{Code: string(demiurge.EffectNotFound), Message: msg, Provenance: prov},
 		EventView: map[string]any{"content": msg, "data": map[string]any{"executionStarted": false}, "is_error": true, "terminate": false},
 	}
 }
@@ -301,7 +301,7 @@ func finish(e *Entry, out Outcome, red *redact.Redactor, turn *Secrets) demiurge
 		EventView: viewMap(views.Event), DurableView: viewMap(views.Durable), DebugView: viewMap(views.Debug),
 	}
 	if status != demiurge.EffectSucceeded {
-		res.Error = &demiurge.EffectError{Code: status, Message: views.Durable.Content, ExecutionStarted: out.ExecutionStarted, Provenance: e.Provenance}
+		res.Error = &demiurge.EffectError{Code: string(status), Message: views.Durable.Content, ExecutionStarted: out.ExecutionStarted, Provenance: e.Provenance}
 	}
 	return res
 }
@@ -314,10 +314,10 @@ func viewMap(r redact.ToolResult) map[string]any {
 	return m
 }
 
-func withStatus(r demiurge.EffectResult, status string) demiurge.EffectResult {
+func withStatus(r demiurge.EffectResult, status demiurge.EffectStatus) demiurge.EffectResult {
 	r.Status = status
 	if r.Error != nil {
-		r.Error.Code = status
+		r.Error.Code = string(status)
 	}
 	return r
 }

@@ -61,7 +61,7 @@ func TestChecksRunBeforeAdapter(t *testing.T) {
 		name       string
 		def        effect.Definition
 		tc         effect.TurnContext
-		wantStatus string
+		wantStatus demiurge.EffectStatus
 		wantRuns   int32
 		wantPrefix string
 	}{
@@ -203,7 +203,7 @@ func TestDispatchOrder(t *testing.T) {
 		args       map[string]any
 		grants     []string
 		want       string
-		status     string
+		status     demiurge.EffectStatus
 	}{
 		{"schema first", "", map[string]any{"path": 3}, nil, "", demiurge.EffectInvalid},
 		{"capability before host checks", "", map[string]any{"path": "a"}, nil, "", demiurge.EffectDenied},

@@ -35,7 +35,7 @@ func TestSafeCallsFoldToAutoUnlessDeny(t *testing.T) {
 		name     string
 		policy   string
 		facts    effect.ApprovalFacts
-		status   string
+		status   demiurge.EffectStatus
 		asked    int32
 		runs     int32
 		hasNotes bool

@@ -92,7 +92,7 @@ type Result struct {
 type ToolCallSummary struct {
 	CallID           string
 	Name             string
-	Status           string
+	Status           demiurge.EffectStatus
 	IsError          bool
 	ExecutionStarted bool
 	Content          string
@@ -106,7 +106,7 @@ type ToolCallEvent struct {
 	Name      string
 	Arguments map[string]any
 	Done      bool
-	Status    string
+	Status    demiurge.EffectStatus
 	IsError   bool
 }
 

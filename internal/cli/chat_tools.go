@@ -106,14 +106,14 @@ func (o *chatOut) toolCall(ev turn.ToolCallEvent) {
 	o.write([]byte(head + " " + status + "\n"))
 }
 
-func toolStatus(s string) string {
+func toolStatus(s demiurge.EffectStatus) string {
 	if s == demiurge.EffectSucceeded {
 		return "ok"
 	}
 	if s == "" {
 		return "done"
 	}
-	return printable(s)
+	return printable(string(s))
 }
 
 // shortArgs renders arguments as `{key: value, …}`: keys in order, strings

@@ -59,7 +59,7 @@ func runJSON(r turn.Result, tasks []demiurge.Task) runOutput {
 		out.Tasks = append(out.Tasks, taskOut{TaskID: t.ID, Kind: t.Kind, Status: t.Status})
 	}
 	for _, c := range r.ToolCalls {
-		out.ToolCalls = append(out.ToolCalls, toolCallOut{CallID: c.CallID, Name: c.Name, Status: c.Status,
+		out.ToolCalls = append(out.ToolCalls, toolCallOut{CallID: c.CallID, Name: c.Name, Status: string(c.Status),
 			IsError: c.IsError, ExecutionStarted: c.ExecutionStarted, Content: c.Content})
 	}
 	for _, d := range r.Deliveries {
