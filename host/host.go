@@ -157,9 +157,10 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		PrivateHome: func(server string) string {
 			return filepath.Join(h.Home.PrivateDir(), "mcp-home", server)
 		},
-		Sandbox: deps.Sandbox,
-		LogDir:  filepath.Join(h.Home.LogsDir(), "mcp"),
-		Logger:  opts.Logger,
+		Sandbox:   deps.Sandbox,
+		LogDir:    filepath.Join(h.Home.LogsDir(), "mcp"),
+		Processes: h.Processes,
+		Logger:    opts.Logger,
 	})
 	h.catalogs = &catalogs{starlark: interp, global: approvalConfig(global.Approval), mcp: h.MCP, approvals: h.Approvals, logger: opts.Logger, audit: h.Store.Append,
 		decls: &declCache{cores: map[string]cachedDecls{}}}

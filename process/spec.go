@@ -202,7 +202,9 @@ func lookPath(argv0, dir string, env []string) (string, error) {
 			}
 			p = filepath.Join(base, p)
 		}
-		if err := checkExecutable(p); err != nil {
+		if err := checkExecutable(p); os.IsNotExist(err) {
+			return "", demiurge.WrapError(demiurge.ENOTFOUND, err, "executable %s not found", argv0)
+		} else if err != nil {
 			return "", demiurge.WrapError(demiurge.ENOTFOUND, err, "executable %s: %s", argv0, reason(err))
 		}
 		return filepath.Clean(p), nil
