@@ -77,7 +77,8 @@
 // its tree is found by ancestry, group and session: at every stop and, as
 // long as only servers run, on every tenth tracker tick (a scan of /proc
 // costs milliseconds, which an idle server must not pay ten times a
-// second for the Host's life). When its process exits on its own the rest
+// second for the Host's life); a sandboxed server needs no periodic scan,
+// as its descendants cannot leave its PID namespace. When its process exits on its own the rest
 // of its tree is terminated and reaped at once. Stop closes stdin, gives
 // the server grace to exit, terminates what is left, reaps it and closes
 // the pipes; Manager.Close stops every server without grace.

@@ -108,9 +108,11 @@ func (s *sysState) onSpawner(f func() error) error {
 }
 
 // serverTrackEvery is how many tracker ticks pass between two scans
-// while only servers run: a scan reads every process's stat line (about
-// 2 ms for a hundred processes), which a command pays for the seconds it
-// runs but an idle server would pay for as long as the Host lives.
+// while only unsandboxed servers run: a scan reads every process's stat
+// line (about 2 ms for a hundred processes), which a command pays for the
+// seconds it runs but an idle server would pay for as long as the Host
+// lives. A sandboxed server needs none: its descendants cannot leave its
+// PID namespace, whose init (the sandbox helper) reaps them.
 const serverTrackEvery = 10
 
 // tracker re-examines the live trees periodically: descendants are
@@ -143,20 +145,18 @@ func (s *sysState) tracker(m *Manager) {
 }
 
 // trackDueLocked reports whether tick n scans: always while a command
-// runs, every serverTrackEvery ticks while only servers do.
+// runs, every serverTrackEvery ticks while an unsandboxed server does.
 func (s *sysState) trackDueLocked(n int) bool {
-	if len(s.trees) == 0 {
-		return false
-	}
-	if n%serverTrackEvery == 0 {
-		return true
-	}
+	due := false
 	for t := range s.trees {
-		if !t.server {
+		switch {
+		case !t.server:
 			return true
+		case !t.sandboxed && n%serverTrackEvery == 0:
+			due = true
 		}
 	}
-	return false
+	return due
 }
 
 func (s *sysState) addTree(t *tree) {
