@@ -126,9 +126,10 @@ func NewManager(opts Options) *Manager {
 
 // Close evicts every scope, cancels preparations in progress, closes every
 // connection (stdio process trees ended and reaped), waits for the
-// goroutines the Manager owns and closes a private process manager. When ctx ends first it returns ETIMEOUT;
-// the shutdown still completes in the background. Closing twice is
-// harmless. Definitions after Close contribute no tools.
+// goroutines the Manager owns and closes a private process manager. When
+// ctx ends first it returns ETIMEOUT; the shutdown still completes in the
+// background. Closing twice is harmless. Definitions after Close
+// contribute no tools.
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
 	already := m.closed

@@ -25,7 +25,7 @@ func (p *stdioProc) stdout() io.ReadCloser { return p.srv.Stdout() }
 // closed and the server has grace to exit; then whatever is left of its
 // tree is terminated and reaped by the process manager, and the captured
 // stderr is redacted and appended to the log. It blocks until all of that
-// is done; the process manager makes it idempotent.
+// is done. conn.close calls it once.
 func (p *stdioProc) shutdown(grace time.Duration, secrets resolvedSecrets) {
 	if err := p.srv.Stop(context.Background(), grace); err != nil {
 		p.m.log.Warn("mcp: stdio server tree not fully terminated", "server", p.id, "pid", p.srv.PID(), "error", demiurge.ErrorMessage(err))
