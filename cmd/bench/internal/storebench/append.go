@@ -33,36 +33,38 @@ const benchRound = 20
 // call makes fresh ids, so batches never collide.
 func benchBatch(sessionID string) []demiurge.Event {
 	evs := make([]demiurge.Event, 0, BenchBatchSize)
-	add := func(agg, id, typ string, p map[string]any) {
-		evs = append(evs, demiurge.Event{AggregateType: agg, AggregateID: id, Type: typ, Payload: p,
-			Actor: map[string]any{"actor": "host.turn"}})
+	add := func(agg, id string, p demiurge.EventPayload) {
+		ev := demiurge.NewEvent(agg, id, p)
+		ev.Actor = map[string]any{"actor": "host.turn"}
+		evs = append(evs, ev)
 	}
+	yes := true
 	msg := func(turnID, role, text string) {
-		add(demiurge.AggMessage, demiurge.NewID("msg"), demiurge.EvMessagePersisted, map[string]any{
-			"session_id": sessionID, "turn_id": turnID, "role": role,
-			"content": map[string]any{"text": text, "kind": "message", "model_visible": true, "channel": "cli"},
+		add(demiurge.AggMessage, demiurge.NewID("msg"), demiurge.MessagePersistedPayload{
+			SessionID: sessionID, TurnID: turnID, Role: role,
+			Content: &demiurge.MessageBody{Text: text, Kind: "message", ModelVisible: &yes, Channel: "cli"},
 		})
 	}
 	for len(evs) < BenchBatchSize {
 		turnID, callID, deliveryID := demiurge.NewID("turn"), demiurge.NewID("call"), demiurge.NewID("delivery")
-		add(demiurge.AggTurn, turnID, demiurge.EvTurnStarted, map[string]any{
-			"session_id": sessionID, "core_id": "assistant", "core_revision": "rev1", "host_id": "host_bench"})
+		add(demiurge.AggTurn, turnID, demiurge.TurnStartedPayload{
+			SessionID: sessionID, CoreID: "assistant", CoreRevision: "rev1", HostID: "host_bench"})
 		msg(turnID, demiurge.RoleUser, "please list the files in the workspace and summarise them")
-		add(demiurge.AggToolCall, callID, demiurge.EvToolCallStarted, map[string]any{
-			"turn_id": turnID, "step_id": turnID + "_step_1", "tool_name": "list_files", "args": map[string]any{"path": "."}})
-		add(demiurge.AggToolCall, callID, demiurge.EvToolCallCompleted, map[string]any{
-			"result": map[string]any{"content": "a.go\nb.go\nREADME.md", "is_error": false}})
+		add(demiurge.AggToolCall, callID, demiurge.ToolCallStartedPayload{
+			TurnID: turnID, StepID: turnID + "_step_1", ToolName: "list_files", Args: map[string]any{"path": "."}})
+		add(demiurge.AggToolCall, callID, demiurge.ToolCallCompletedPayload{
+			Result: map[string]any{"content": "a.go\nb.go\nREADME.md", "is_error": false}})
 		msg(turnID, demiurge.RoleTool, "a.go\nb.go\nREADME.md")
 		msg(turnID, demiurge.RoleAssistant, "The workspace holds two Go files and a README.")
-		add(demiurge.AggArtifact, demiurge.NewID("artifact"), demiurge.EvArtifactStored, map[string]any{
-			"owner_turn_id": turnID, "kind": "text", "uri": "artifacts/" + turnID + ".txt"})
-		add(demiurge.AggDelivery, deliveryID, demiurge.EvDeliveryQueued, map[string]any{
-			"owner_turn_id": turnID, "channel": "cli", "target": map[string]any{"session_id": sessionID},
-			"payload": map[string]any{"text": "The workspace holds two Go files and a README."}})
-		add(demiurge.AggWork, deliveryID, demiurge.EvWorkEnqueued, map[string]any{
-			"kind": demiurge.WorkKindDeliverySend, "owner_session_id": sessionID, "owner_turn_id": turnID,
-			"payload": map[string]any{"delivery_id": deliveryID}})
-		add(demiurge.AggTurn, turnID, demiurge.EvTurnCompleted, map[string]any{"result_ref": "msg"})
+		add(demiurge.AggArtifact, demiurge.NewID("artifact"), demiurge.ArtifactStoredPayload{
+			OwnerTurnID: turnID, Kind: "text", URI: "artifacts/" + turnID + ".txt"})
+		add(demiurge.AggDelivery, deliveryID, demiurge.DeliveryQueuedPayload{
+			OwnerTurnID: turnID, Channel: "cli", Target: map[string]any{"session_id": sessionID},
+			Payload: map[string]any{"text": "The workspace holds two Go files and a README."}})
+		add(demiurge.AggWork, deliveryID, demiurge.WorkEnqueuedPayload{
+			Kind: demiurge.WorkKindDeliverySend, OwnerSessionID: sessionID, OwnerTurnID: turnID,
+			Payload: map[string]any{"delivery_id": deliveryID}})
+		add(demiurge.AggTurn, turnID, demiurge.TurnCompletedPayload{ResultRef: "msg"})
 	}
 	return evs[:BenchBatchSize]
 }
