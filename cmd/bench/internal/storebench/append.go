@@ -105,7 +105,8 @@ func (r *rawInserter) close() {
 	r.db.Close()
 }
 
-// insert writes events in one transaction, encoded as Append encodes them.
+// insert writes events in one transaction, with the payloads NewEvent
+// encoded, as Append stores them.
 func (r *rawInserter) insert(ctx context.Context, events []demiurge.Event, key string) error {
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
