@@ -393,12 +393,3 @@ func relPath(base, p string) string {
 	}
 	return filepath.ToSlash(r)
 }
-
-// reason renders an OS error without the path it carries.
-func reason(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}

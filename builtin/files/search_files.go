@@ -36,7 +36,6 @@ const (
 	sensitiveProbeEntries = 500
 )
 
-
 var searchTargets = []string{"content", "name", "both"}
 
 func SearchFiles(d Deps) effect.Definition {
