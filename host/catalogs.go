@@ -154,9 +154,9 @@ func overrides(md map[string]core.ToolMetadata) map[string]policy.Override {
 func (h *Host) builtinDeps() builtin.Deps {
 	loader := h.cores
 	return builtin.Deps{
-		Home:     h.Home.Dir,
-		Sessions: h.Sessions,
-		CoreDir:  h.Home.CoreDir,
+		Home:     h.home.Dir,
+		Sessions: h.sessions,
+		CoreDir:  h.home.CoreDir,
 		SkillsDir: func(coreID string) string {
 			snap, err := loader.Load(context.Background(), coreID)
 			if err != nil {
@@ -168,11 +168,11 @@ func (h *Host) builtinDeps() builtin.Deps {
 			_, err := core.Load(dir)
 			return err
 		},
-		Processes:     h.Processes,
-		ArtifactLimit: h.Config.Limits.artifactLimit(),
+		Processes:     h.processes,
+		ArtifactLimit: h.config.Limits.artifactLimit(),
 		PrivateHome: func(sessionID string) string {
 			sum := sha256.Sum256([]byte(sessionID))
-			return filepath.Join(h.Home.PrivateDir(), "terminal-home", hex.EncodeToString(sum[:16]))
+			return filepath.Join(h.home.PrivateDir(), "terminal-home", hex.EncodeToString(sum[:16]))
 		},
 	}
 }

@@ -46,29 +46,31 @@ type Options struct {
 	Timezone string
 }
 
-// Host is one running Host process over a runtime home.
+// Host is one running Host process over a runtime home. Its subsystems
+// are its own: callers (the CLI, channels) reach them through its methods.
 type Host struct {
-	Home      Home
-	Config    Config
-	Store     *store.DB
-	Sessions  *session.Runtime
-	Router    *delivery.Router
-	Turns     *turn.Execution
-	Approvals *effect.ApprovalRuntime
-	Processes *process.Manager
-	Reconcile store.ReconcileReport
-	// Control is the task ledger; Tasks the live worker that runs this
+	home      Home
+	config    Config
+	store     *store.DB
+	sessions  *session.Runtime
+	router    *delivery.Router
+	turns     *turn.Execution
+	approvals *effect.ApprovalRuntime
+	processes *process.Manager
+	// reconciled is what restart recovery found when the Host opened.
+	reconciled store.ReconcileReport
+	// control is the task ledger; tasks the live worker that runs this
 	// Host's background tasks.
-	Control *controlplane.ControlPlane
-	Tasks   *controlplane.Worker
-	// Scheduler fires the cores' schedules; its loop runs only where
+	control *controlplane.ControlPlane
+	tasks   *controlplane.Worker
+	// scheduler fires the cores' schedules; its loop runs only where
 	// StartScheduler is called (serve, chat).
-	Scheduler *schedule.Scheduler
-	Timezone  schedule.Timezone
-	// Repo is the core repository: every revision of the agents tree.
-	Repo *corerepo.Repo
-	// MCP holds the connections to the cores' MCP servers.
-	MCP *mcp.Manager
+	scheduler *schedule.Scheduler
+	timezone  schedule.Timezone
+	// repo is the core repository: every revision of the agents tree.
+	repo *corerepo.Repo
+	// mcp holds the connections to the cores' MCP servers.
+	mcp *mcp.Manager
 
 	lease    *store.Host
 	catalogs *catalogs
@@ -100,21 +102,21 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if _, err := Init(dir, ""); err != nil {
 		return nil, err
 	}
-	h := &Host{Home: Home{Dir: dir}}
+	h := &Host{home: Home{Dir: dir}}
 	if err := h.openRepo(ctx); err != nil {
 		return nil, err
 	}
-	h.cores = newCoreLoader(h.Home, h.Repo)
-	if h.Config, err = LoadConfig(h.Home.ConfigPath()); err != nil {
+	h.cores = newCoreLoader(h.home, h.repo)
+	if h.config, err = LoadConfig(h.home.ConfigPath()); err != nil {
 		return nil, err
 	}
-	provs := &providers{cfg: h.Config.Providers, fakeScript: opts.FakeScript, getenv: opts.Getenv}
+	provs := &providers{cfg: h.config.Providers, fakeScript: opts.FakeScript, getenv: opts.Getenv}
 	if opts.Logger == nil {
-		if opts.Logger, h.logFile, err = openLog(h.Home, provs.Secrets); err != nil {
+		if opts.Logger, h.logFile, err = openLog(h.home, provs.Secrets); err != nil {
 			return nil, err
 		}
 	}
-	global, err := core.LoadGlobal(filepath.Join(h.Home.AgentsDir(), "agent.yaml"))
+	global, err := core.LoadGlobal(filepath.Join(h.home.AgentsDir(), "agent.yaml"))
 	if err != nil {
 		h.closeLog()
 		return nil, err
@@ -122,48 +124,48 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	h.logger = opts.Logger
 	provs.fallback = fallbackModel{provider: global.Model.Provider, model: global.Model.ModelName}
 
-	if h.Store, err = store.Open(ctx, h.Home.DBPath(), store.Options{Logger: opts.Logger, ProcessAlive: process.Alive}); err != nil {
+	if h.store, err = store.Open(ctx, h.home.DBPath(), store.Options{Logger: opts.Logger, ProcessAlive: process.Alive}); err != nil {
 		h.closeLog()
 		return nil, err
 	}
 	if err := h.startLease(ctx); err != nil {
-		h.Store.Close()
+		h.store.Close()
 		return nil, err
 	}
-	if h.Reconcile, err = h.reconcile(ctx); err != nil {
+	if h.reconciled, err = h.reconcile(ctx); err != nil {
 		h.closeStore(ctx)
 		return nil, err
 	}
 
-	if h.Timezone, err = schedule.ResolveTimezone(opts.Timezone, opts.Getenv("DEMIURGE_TIMEZONE"), h.Config.Runtime.Timezone); err != nil {
+	if h.timezone, err = schedule.ResolveTimezone(opts.Timezone, opts.Getenv("DEMIURGE_TIMEZONE"), h.config.Runtime.Timezone); err != nil {
 		h.closeStore(ctx)
 		return nil, err
 	}
-	h.Sessions = session.NewRuntime(h.Store, session.Options{})
-	h.Router = delivery.NewRouter()
-	h.Approvals = effect.NewApprovalRuntime(effect.ApprovalOptions{})
-	if h.Processes, err = process.NewManager(process.ManagerOptions{ArtifactRoot: h.Home.ArtifactsDir(), Logger: opts.Logger}); err != nil {
+	h.sessions = session.NewRuntime(h.store, session.Options{})
+	h.router = delivery.NewRouter()
+	h.approvals = effect.NewApprovalRuntime(effect.ApprovalOptions{})
+	if h.processes, err = process.NewManager(process.ManagerOptions{ArtifactRoot: h.home.ArtifactsDir(), Logger: opts.Logger}); err != nil {
 		h.closeStore(ctx)
 		return nil, err
 	}
-	interp := starlark.NewRuntime(starlark.Options{MemoryLimit: h.Config.Limits.authoredMemoryLimit()})
+	interp := starlark.NewRuntime(starlark.Options{MemoryLimit: h.config.Limits.authoredMemoryLimit()})
 	deps := h.builtinDeps()
-	deps.Getenv, deps.URLPolicy, deps.Timezone = opts.Getenv, opts.URLPolicy, h.Timezone
-	deps.Sandbox = SandboxProfile(h.Home, h.Config, opts.Getenv)
-	h.MCP = mcp.NewManager(mcp.Options{
+	deps.Getenv, deps.URLPolicy, deps.Timezone = opts.Getenv, opts.URLPolicy, h.timezone
+	deps.Sandbox = SandboxProfile(h.home, h.config, opts.Getenv)
+	h.mcp = mcp.NewManager(mcp.Options{
 		URLPolicy: opts.URLPolicy,
 		BaseEnv:   func() []string { return builtin.AllowlistedEnv(os.Environ()) },
 		Getenv:    opts.Getenv,
 		PrivateHome: func(server string) string {
-			return filepath.Join(h.Home.PrivateDir(), "mcp-home", server)
+			return filepath.Join(h.home.PrivateDir(), "mcp-home", server)
 		},
 		Sandbox: deps.Sandbox,
-		LogDir:  filepath.Join(h.Home.LogsDir(), "mcp"),
+		LogDir:  filepath.Join(h.home.LogsDir(), "mcp"),
 		Logger:  opts.Logger,
 	})
-	h.catalogs = &catalogs{starlark: interp, global: approvalConfig(global.Approval), mcp: h.MCP, approvals: h.Approvals, logger: opts.Logger, audit: h.Store.Append,
+	h.catalogs = &catalogs{starlark: interp, global: approvalConfig(global.Approval), mcp: h.mcp, approvals: h.approvals, logger: opts.Logger, audit: h.store.Append,
 		decls: &declCache{cores: map[string]cachedDecls{}}}
-	h.delivery = delivery.NewRuntime(h.Store, h.Router, delivery.Options{HostID: h.lease.ID(), Logger: opts.Logger})
+	h.delivery = delivery.NewRuntime(h.store, h.router, delivery.Options{HostID: h.lease.ID(), Logger: opts.Logger})
 	h.loops = newLoops()
 	h.loops.goRun(h.recoveryLoop)
 	h.loops.goRun(func(ctx context.Context) {
@@ -172,21 +174,21 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		}
 	})
 	h.children = h.newDelegation()
-	h.Turns = turn.New(turn.Deps{
+	h.turns = turn.New(turn.Deps{
 		Agents:     h.children,
-		Store:      h.Store,
-		Sessions:   h.Sessions,
+		Store:      h.store,
+		Sessions:   h.sessions,
 		Deliveries: h.delivery,
-		Router:     h.Router,
+		Router:     h.router,
 		Slots:      slot.NewRuntime(interp, slot.Options{}),
 		Cores:      h.cores,
 		Providers:  provs,
 		Catalogs:   h.catalogs,
-		Effects:    effect.NewRuntime(effect.Options{Approvals: h.Approvals}),
+		Effects:    effect.NewRuntime(effect.Options{Approvals: h.approvals}),
 		HostID:     h.lease.ID(),
 		Logger:     opts.Logger,
 
-		MaxToolCallsPerStep: h.Config.Limits.ToolCallsPerStep,
+		MaxToolCallsPerStep: h.config.Limits.ToolCallsPerStep,
 	})
 	// The worker's task bodies run turns and use the catalog, so it starts
 	// last; the builtin tools get their task surfaces from it.
@@ -195,7 +197,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		return nil, err
 	}
 	h.catalogs.builtins = deps
-	if h.Scheduler, err = h.newScheduler(h.Timezone); err != nil {
+	if h.scheduler, err = h.newScheduler(h.timezone); err != nil {
 		h.Close(ctx)
 		return nil, err
 	}
@@ -208,7 +210,7 @@ func (h *Host) StartScheduler() {
 		h.schedLoop = newLoops()
 	}
 	h.schedLoop.goRun(func(ctx context.Context) {
-		if err := h.Scheduler.Run(ctx); err != nil && ctx.Err() == nil {
+		if err := h.scheduler.Run(ctx); err != nil && ctx.Err() == nil {
 			h.logger.Warn("scheduler stopped", "err", err)
 		}
 	})
@@ -221,7 +223,7 @@ func (h *Host) startLease(ctx context.Context) error {
 		marker = "" // platforms without start markers rely on the heartbeat alone
 	}
 	hostname, _ := os.Hostname()
-	h.lease, err = h.Store.StartHost(ctx, store.HostInfo{PID: pid, StartMarker: marker, Hostname: hostname})
+	h.lease, err = h.store.StartHost(ctx, store.HostInfo{PID: pid, StartMarker: marker, Hostname: hostname})
 	return err
 }
 
@@ -229,16 +231,16 @@ func (h *Host) startLease(ctx context.Context) error {
 // configured default core, and the local CLI conversation for that core.
 func (h *Host) Run(ctx context.Context, req turn.Request) (turn.Result, error) {
 	if req.CoreID == "" {
-		req.CoreID = h.Config.Runtime.DefaultCore
+		req.CoreID = h.config.Runtime.DefaultCore
 	}
 	if req.Channel == "" {
 		conv := session.CLIConversationKey(req.CoreID)
 		req.Channel, req.ConversationKey = conv.Channel, conv.Key
 	}
 	if req.Workspace == "" {
-		req.Workspace = h.Home.WorkspaceDir()
+		req.Workspace = h.home.WorkspaceDir()
 	}
-	return h.Turns.Run(ctx, req)
+	return h.turns.Run(ctx, req)
 }
 
 // Close stops running turns, releases the lease and closes the store. It
@@ -250,13 +252,13 @@ func (h *Host) Close(ctx context.Context) error {
 		h.schedLoop.stop()
 	}
 	var taskErr error
-	if h.Tasks != nil {
+	if h.tasks != nil {
 		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		taskErr = h.Tasks.Close(tctx)
+		taskErr = h.tasks.Close(tctx)
 		cancel()
 	}
-	for _, id := range h.Turns.Active() {
-		h.Turns.Cancel(id, demiurge.OperatorScope(""))
+	for _, id := range h.turns.Active() {
+		h.turns.Cancel(id, demiurge.OperatorScope(""))
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
@@ -267,10 +269,10 @@ func (h *Host) Close(ctx context.Context) error {
 		}
 	}
 	var mcpErr error
-	if h.MCP != nil {
-		mcpErr = h.MCP.Close(actx)
+	if h.mcp != nil {
+		mcpErr = h.mcp.Close(actx)
 	}
-	return errors.Join(taskErr, mcpErr, h.Approvals.Shutdown(actx), h.Processes.Close(actx), h.closeStore(ctx))
+	return errors.Join(taskErr, mcpErr, h.approvals.Shutdown(actx), h.processes.Close(actx), h.closeStore(ctx))
 }
 
 func (h *Host) closeStore(ctx context.Context) error {
@@ -280,7 +282,7 @@ func (h *Host) closeStore(ctx context.Context) error {
 	if h.lease != nil {
 		errs = append(errs, h.lease.Close(cctx))
 	}
-	errs = append(errs, h.Store.Close())
+	errs = append(errs, h.store.Close())
 	h.closeLog()
 	return errors.Join(errs...)
 }
@@ -300,7 +302,7 @@ func (h *Host) LoadCore(ctx context.Context, coreID string) (turn.Snapshot, erro
 // Catalog prepares the catalog a turn of coreID would see now.
 func (h *Host) Catalog(ctx context.Context, coreID string) (*effect.Catalog, turn.Snapshot, error) {
 	if coreID == "" {
-		coreID = h.Config.Runtime.DefaultCore
+		coreID = h.config.Runtime.DefaultCore
 	}
 	snap, err := h.LoadCore(ctx, coreID)
 	if err != nil {
@@ -313,8 +315,8 @@ func (h *Host) Catalog(ctx context.Context, coreID string) (*effect.Catalog, tur
 // ForgetSession drops what this Host holds for a session the operator
 // switched away from: its cached approvals and its MCP connections.
 func (h *Host) ForgetSession(sessionID string) {
-	h.Approvals.InvalidateSession(sessionID)
-	if err := h.MCP.EvictSession(context.Background(), sessionID); err != nil {
+	h.approvals.InvalidateSession(sessionID)
+	if err := h.mcp.EvictSession(context.Background(), sessionID); err != nil {
 		h.logger.Warn("evict MCP session", "session_id", sessionID, "err", err)
 	}
 }
