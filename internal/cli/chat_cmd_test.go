@@ -3,6 +3,8 @@ package cli_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 )
 
 // Off a terminal chat is the line mode: one line in, the reply out; the
@@ -47,7 +49,7 @@ func TestChatLineMode(t *testing.T) {
 // A tool call is one line in the chat's output.
 func TestChatShowsToolCalls(t *testing.T) {
 	h := newHome(t)
-	script := h.file("tools.json", `[{"tool_calls":[{"name":"tools_list","arguments":{}}]},{"content":"listed"}]`)
+	script := demiurgetest.Script(t, demiurgetest.Call("tools_list", nil), demiurgetest.Reply("listed"))
 	r := h.run("go\n", "chat", "--fake-script", script)
 	if r.code != 0 || !strings.Contains(r.stdout, "· tools_list {} … ok\nlisted\n") {
 		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)

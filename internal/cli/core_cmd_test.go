@@ -1,11 +1,12 @@
 package cli_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 )
 
 const soul = "assistant/agent/SOUL.md"
@@ -93,11 +94,8 @@ func TestCoreRefusalsExit1(t *testing.T) {
 // with exit 1.
 func TestCoreEvolve(t *testing.T) {
 	h := newHome(t)
-	script, _ := json.Marshal([]map[string]any{
-		{"tool_calls": []map[string]any{{"name": "write_file", "arguments": map[string]any{"path": soul, "content": "# Evolved\n"}}}},
-		{"content": "rewrote SOUL.md"},
-	})
-	r := h.ok("core", "evolve", "start", "--fake-script", h.file("evolver.json", string(script)), "be", "brief")
+	script := demiurgetest.Script(t, demiurgetest.Call("write_file", map[string]any{"path": soul, "content": "# Evolved\n"}), demiurgetest.Reply("rewrote SOUL.md"))
+	r := h.ok("core", "evolve", "start", "--fake-script", script, "be", "brief")
 	if !strings.Contains(r.stdout, "  M "+soul+"\n") || !strings.Contains(r.stdout, "evolver: rewrote SOUL.md\n") || !strings.Contains(r.stdout, "next: demiurge core evolve review evolve_") {
 		t.Fatalf("evolve start:\n%s", r.stdout)
 	}

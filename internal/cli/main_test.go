@@ -106,16 +106,6 @@ func (h *home) decode(want int, v any, args ...string) result {
 	return r
 }
 
-// file writes a file of the test (a script, a config) beside the home.
-func (h *home) file(name, content string) string {
-	h.t.Helper()
-	p := filepath.Join(filepath.Dir(h.dir), name)
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		h.t.Fatal(err)
-	}
-	return p
-}
-
 // coreFile writes a file of the live agents tree (a local edit).
 func (h *home) coreFile(rel, content string) {
 	h.t.Helper()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/demiurge/demiurge/internal/cli"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 )
 
 type runJSON struct {
@@ -97,7 +98,7 @@ func TestRunFailedTurnExits1(t *testing.T) {
 func TestRunApprove(t *testing.T) {
 	h := newHome(t)
 	script := func(name string) string {
-		return h.file(name+".json", `[{"tool_calls":[{"name":"write_file","arguments":{"path":"`+name+`.txt","content":"x"}}]},{"content":"done"}]`)
+		return demiurgetest.Script(t, demiurgetest.Call("write_file", map[string]any{"path": name + ".txt", "content": "x"}), demiurgetest.Reply("done"))
 	}
 	for _, tc := range []struct {
 		mode, stdin, status string
@@ -128,7 +129,7 @@ func TestRunApprove(t *testing.T) {
 // every Run, and nothing of one Run's flags or Host is left for the next.
 func TestRunTwiceInOneProcess(t *testing.T) {
 	h := newHome(t)
-	script := h.file("once.json", `[{"content":"scripted"}]`)
+	script := demiurgetest.Script(t, demiurgetest.Reply("scripted"))
 	for range 2 {
 		if r := h.ok("run", "--fake-script", script, "hi"); r.stdout != "scripted\n" {
 			t.Fatalf("run with the script: %q, want its answer every time", r.stdout)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge/internal/cli"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 )
 
 type taskJSON struct {
@@ -60,7 +61,7 @@ func TestSchedulesListAndRun(t *testing.T) {
 func TestScheduleRunFailedExits1(t *testing.T) {
 	h := newHome(t)
 	h.writeSchedule("asks", "schedule: \"0 9 * * *\"\nprompt: \"ask me\"\n")
-	script := h.file("clarify.json", `[{"tool_calls":[{"name":"clarify","arguments":{"question":"which one?"}}]}]`)
+	script := demiurgetest.Script(t, demiurgetest.Call("clarify", map[string]any{"question": "which one?"}))
 	t.Setenv("DEMIURGE_FAKE_SCRIPT", script)
 	r := h.run("", "schedules", "run", "asks")
 	if r.code != 1 || !strings.HasSuffix(r.stdout, ": failed\n") || r.stderr != "schedule run requested user input\n" {

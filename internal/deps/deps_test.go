@@ -46,6 +46,7 @@ var layers = map[string]string{
 	"internal/e2e":      "test",
 	"internal/testutil": "test",
 
+	"internal/demiurgetest":                     "test",
 	"mcp/internal/testserver":                   "test",
 	"mcp/internal/testserver/cmd/mcptestserver": "test",
 
