@@ -57,8 +57,6 @@ type Host struct {
 	turns     *turn.Execution
 	approvals *effect.ApprovalRuntime
 	processes *process.Manager
-	// reconciled is what restart recovery found when the Host opened.
-	reconciled store.ReconcileReport
 	// control is the task ledger; tasks the live worker that runs this
 	// Host's background tasks.
 	control *controlplane.ControlPlane
@@ -132,7 +130,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		h.store.Close()
 		return nil, err
 	}
-	if h.reconciled, err = h.reconcile(ctx); err != nil {
+	if _, err := h.reconcile(ctx); err != nil {
 		h.closeStore(ctx)
 		return nil, err
 	}
