@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/core"
@@ -105,7 +105,7 @@ func doctorCores(h Home, rep *DoctorReport) {
 			}
 		}
 	}
-	sort.Strings(ids)
+	slices.Sort(ids)
 	found := false
 	for _, id := range ids {
 		found = found || id == rep.CoreID

@@ -2,7 +2,7 @@ package host
 
 import (
 	"context"
-	"sort"
+	"slices"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/controlplane"
@@ -26,7 +26,7 @@ func (h *Host) ListTasks(ctx context.Context, all bool, limit int) ([]demiurge.T
 		}
 		out = append(out, ts...)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
+	slices.SortStableFunc(out, func(a, b demiurge.Task) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	return out, nil
 }
 
