@@ -7,6 +7,7 @@ import (
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/builtin"
 	"github.com/demiurge/demiurge/controlplane"
+	"github.com/demiurge/demiurge/coregate"
 	"github.com/demiurge/demiurge/corerepo"
 	"github.com/demiurge/demiurge/effect"
 )
@@ -58,7 +59,7 @@ func modelReview(r *corerepo.Review) *corerepo.Review {
 	}
 	view := *r
 	view.ReviewToken = ""
-	view.Gates = make([]corerepo.Gate, len(r.Gates))
+	view.Gates = make([]coregate.Gate, len(r.Gates))
 	for i, g := range r.Gates {
 		if data, ok := g.Data.(map[string]any); ok {
 			clean := maps.Clone(data)

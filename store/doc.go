@@ -185,8 +185,8 @@
 // log therefore never holds more than maxLines rows anywhere in the
 // database, and an append costs the same at line 10 and at line 10
 // million. TaskLogTail reads the newest lines through idx_task_logs_task.
-// MeasureTaskLogScaling gives the bench driver time(100,000 lines) /
-// time(10,000 lines) (target ≤ 12) and the rows kept.
+// The bench driver measures time(100,000 lines) / time(10,000 lines)
+// (target ≤ 12) and the rows kept (cmd/bench/internal/taskbench).
 //
 // # Task worker support
 //
@@ -222,9 +222,9 @@
 // Append prepares its statements once per database (not per call), applies
 // projections with single-row statements on indexed keys, and folds the
 // derived session fields of a batch into one UPDATE per session.
-// BenchmarkAppend100 and BenchmarkRawInsert100 compare it with bare event
-// inserts; MeasureAppendRatio gives the same comparison to the bench driver
-// (target: Append throughput at least half of raw inserts).
+// The bench driver compares it with bare event inserts of the same rows
+// (cmd/bench/internal/storebench; target: Append throughput at least half
+// of raw inserts).
 //
 // # Failure modes
 //
