@@ -5,7 +5,7 @@ import (
 	"maps"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/builtin"
+	"github.com/demiurge/demiurge/builtin/evolve"
 	"github.com/demiurge/demiurge/controlplane"
 	"github.com/demiurge/demiurge/coregate"
 	"github.com/demiurge/demiurge/corerepo"
@@ -18,7 +18,7 @@ import (
 // promotes it with `demiurge core evolve promote RUN --manual-review-token`.
 type coreEvolution struct{ h *Host }
 
-var _ builtin.CoreEvolution = coreEvolution{}
+var _ evolve.Evolution = coreEvolution{}
 
 func (e coreEvolution) Start(ctx context.Context, tc effect.TurnContext, coreID, goal string) (any, error) {
 	return e.h.EvolveStart(ctx, coreID, goal, EvolveStartOptions{SourceTurnID: tc.TurnID})

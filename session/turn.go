@@ -25,19 +25,9 @@ func (r *Runtime) StartTurn(ctx context.Context, t TurnStart) error {
 	if _, err := r.session(ctx, t.SessionID); err != nil {
 		return err
 	}
-	p := map[string]any{
-		"session_id": t.SessionID,
-		"status":     demiurge.TurnRunning,
-	}
-	put := func(k, v string) {
-		if v != "" {
-			p[k] = v
-		}
-	}
-	put("core_id", t.CoreID)
-	put("core_revision", t.CoreRevision)
-	put("host_id", t.HostID)
-	_, err := r.st.Append(ctx, []demiurge.Event{r.event(demiurge.AggTurn, t.TurnID, demiurge.EvTurnStarted, p)}, "turn:"+t.TurnID+":started", nil)
+	p := demiurge.TurnStartedPayload{SessionID: t.SessionID, Status: demiurge.TurnRunning,
+		CoreID: t.CoreID, CoreRevision: t.CoreRevision, HostID: t.HostID}
+	_, err := r.st.Append(ctx, []demiurge.Event{r.event(demiurge.AggTurn, t.TurnID, p)}, "turn:"+t.TurnID+":started", nil)
 	return err
 }
 
@@ -73,7 +63,7 @@ func TerminalKey(turnID string) string { return "turn:" + turnID + ":terminal" }
 // turn's newest event to be the one read with the running status, so a
 // terminal event appended under any other key (restart reconciliation's
 // turn.lost) is seen as well.
-func (r *Runtime) FinishTurn(ctx context.Context, turnID, status string, errInfo map[string]any) error {
+func (r *Runtime) FinishTurn(ctx context.Context, turnID, status string, errInfo *demiurge.ErrorInfo) error {
 	typ, ok := terminalEvent(status)
 	if !ok {
 		return demiurge.Errorf(demiurge.EINVALID, "invalid terminal turn status %q: expected completed, needs_user, failed, cancelled or lost", status)
@@ -93,11 +83,11 @@ func (r *Runtime) FinishTurn(ctx context.Context, turnID, status string, errInfo
 		if demiurge.TurnTerminal(t.Status) {
 			return endedAs(t, status)
 		}
-		p := map[string]any{"session_id": t.SessionID, "status": status}
-		if len(errInfo) > 0 {
-			p["error"] = errInfo
+		p, err := demiurge.TurnEnd{SessionID: t.SessionID, Status: status, Error: errInfo}.As(typ)
+		if err != nil {
+			return err
 		}
-		ev := r.event(demiurge.AggTurn, turnID, typ, p)
+		ev := r.event(demiurge.AggTurn, turnID, p)
 		ev.EventID = demiurge.NewID("evt")
 		stored, err := r.st.Append(ctx, []demiurge.Event{ev}, TerminalKey(turnID),
 			&demiurge.Expected{AggregateType: demiurge.AggTurn, AggregateID: turnID, LastSeq: last})

@@ -24,7 +24,7 @@ type sessionRuntime interface {
 	History(ctx context.Context, sessionID string, limit int) ([]demiurge.Message, error)
 	SetBootstrap(ctx context.Context, sessionID, snapshot string) error
 	StartTurn(ctx context.Context, ts session.TurnStart) error
-	FinishTurn(ctx context.Context, turnID, status string, errInfo map[string]any) error
+	FinishTurn(ctx context.Context, turnID, status string, errInfo *demiurge.ErrorInfo) error
 }
 
 type deliveryRuntime interface {

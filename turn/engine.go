@@ -169,14 +169,11 @@ func (l *modelLoop) call(ctx context.Context, stepID string, call demiurge.ToolC
 	if e, ok := req.Entry.(*effect.Entry); ok && bound {
 		source, prov = e.Source, e.Provenance
 	}
-	started := demiurge.Event{
-		Type: demiurge.EvToolCallStarted, AggregateType: demiurge.AggToolCall, AggregateID: recordID,
-		Payload: map[string]any{
-			"turn_id": t.turnID, "step_id": stepID, "tool_name": call.Name, "status": "running",
-			"provider_call_id": call.ID, "args": durableArgs, "effect_source": source,
-			"effect_provenance": prov, "core_revision": t.snap.Revision,
-		},
-	}
+	started := demiurge.NewEvent(demiurge.AggToolCall, recordID, demiurge.ToolCallStartedPayload{
+		TurnID: t.turnID, StepID: stepID, ToolName: call.Name, Status: "running",
+		ProviderCallID: call.ID, Args: durableArgs, EffectSource: source,
+		EffectProvenance: prov, CoreRevision: t.snap.Revision,
+	})
 	if _, err := t.x.d.Store.Append(ctx, []demiurge.Event{started}, "", nil); err != nil {
 		return demiurge.EffectResult{}, err
 	}
@@ -196,18 +193,14 @@ func (l *modelLoop) call(ctx context.Context, stepID string, call demiurge.ToolC
 	if res.IsError() {
 		evType, status = demiurge.EvToolCallFailed, "failed"
 	}
-	var effErr any
-	if res.Error != nil {
-		effErr = map[string]any{"code": res.Error.Code, "message": res.Error.Message,
-			"execution_started": res.Error.ExecutionStarted, "provenance": res.Error.Provenance}
+	end, err := demiurge.ToolCallEnd{
+		TurnID: t.turnID, StepID: stepID, ToolName: call.Name, Status: status,
+		EffectStatus: res.Status, EffectError: res.Error, Result: res.DurableView,
+	}.As(evType)
+	if err != nil {
+		return res, err
 	}
-	done := demiurge.Event{
-		Type: evType, AggregateType: demiurge.AggToolCall, AggregateID: recordID,
-		Payload: map[string]any{
-			"turn_id": t.turnID, "step_id": stepID, "tool_name": call.Name, "status": status,
-			"effect_status": res.Status, "effect_error": effErr, "result": res.DurableView,
-		},
-	}
+	done := demiurge.NewEvent(demiurge.AggToolCall, recordID, end)
 	// The completion is recorded even if the turn is being cancelled.
 	if _, err := t.x.d.Store.Append(context.WithoutCancel(ctx), []demiurge.Event{done}, "", nil); err != nil {
 		return res, err

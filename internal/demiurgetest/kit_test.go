@@ -63,8 +63,8 @@ func TestMustOpenDBWithClock(t *testing.T) {
 	clock := demiurgetest.NewClock(time.Date(2026, 7, 4, 1, 0, 0, 0, time.UTC))
 	db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 	ctx := context.Background()
-	if _, err := db.Append(ctx, []demiurge.Event{{AggregateType: demiurge.AggSession, AggregateID: "session_kit", Type: demiurge.EvSessionCreated,
-		Payload: map[string]any{"core_id": "assistant"}}}, "", nil); err != nil {
+	created := demiurge.NewEvent(demiurge.AggSession, "session_kit", demiurge.SessionCreatedPayload{CoreID: "assistant"})
+	if _, err := db.Append(ctx, []demiurge.Event{created}, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	evs, err := db.Events(ctx, demiurge.EventFilter{AggregateID: "session_kit", Limit: 10})

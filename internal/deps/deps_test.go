@@ -43,7 +43,18 @@ var layers = map[string]string{
 	"coregate":            "engine",
 	"schedule":            "engine",
 	"delegation":          "engine",
-	"builtin":             "tools",
+	"builtin":             "registry", // assembles the builtin toolsets
+	"builtin/files":       "tools",
+	"builtin/terminal":    "tools",
+	"builtin/web":         "tools",
+	"builtin/skills":      "tools",
+	"builtin/todo":        "tools",
+	"builtin/dialog":      "tools",
+	"builtin/sessions":    "tools",
+	"builtin/tasks":       "tools",
+	"builtin/delegate":    "tools",
+	"builtin/evolve":      "tools",
+	"builtin/schedules":   "tools",
 	"authored":            "tools",
 	"mcp":                 "tools",
 	"host":                "composition",
@@ -62,6 +73,16 @@ var layers = map[string]string{
 	"cmd/bench/internal/storebench": "bench",
 	"cmd/bench/internal/taskbench":  "bench",
 
+	// What several builtin toolsets share: argument and result helpers,
+	// the workspace sandbox, safe file I/O under a root, bounded text
+	// reads, unified diffs, HTML to text.
+	"builtin/internal/tool":      "toolkit",
+	"builtin/internal/workspace": "toolkit",
+	"builtin/internal/rootfs":    "toolkit",
+	"builtin/internal/textread":  "toolkit",
+	"builtin/internal/udiff":     "toolkit",
+	"builtin/internal/htmltext":  "toolkit",
+
 	"internal/demiurgetest":                     "test",
 	"mcp/internal/testserver":                   "test",
 	"mcp/internal/testserver/cmd/mcptestserver": "test",
@@ -77,12 +98,14 @@ var allowed = map[string][]string{
 	"model":       {"root", "pure", "util"},
 	"adapter":     {"root", "pure", "util"},
 	"engine":      {"root", "pure", "util", "model"},
-	"tools":       {"root", "pure", "util", "model", "engine", "adapter"},
-	"composition": {"root", "pure", "util", "model", "engine", "adapter", "tools"},
-	"cli":         {"root", "pure", "util", "model", "engine", "adapter", "tools", "composition"},
-	"bench":       {"root", "pure", "util", "model", "engine", "adapter", "tools", "composition"},
-	"main":        {"cli", "composition", "root", "adapter", "engine", "model", "util", "pure", "tools", "bench"},
-	"test":        {"root", "pure", "util", "model", "engine", "adapter", "tools", "composition", "cli"},
+	"toolkit":     {"root", "pure", "util", "model", "engine", "adapter", "toolkit"},
+	"tools":       {"root", "pure", "util", "model", "engine", "adapter", "toolkit"},
+	"registry":    {"root", "pure", "util", "model", "engine", "adapter", "toolkit", "tools"},
+	"composition": {"root", "pure", "util", "model", "engine", "adapter", "tools", "registry"},
+	"cli":         {"root", "pure", "util", "model", "engine", "adapter", "tools", "registry", "composition"},
+	"bench":       {"root", "pure", "util", "model", "engine", "adapter", "tools", "registry", "composition"},
+	"main":        {"cli", "composition", "root", "adapter", "engine", "model", "util", "pure", "tools", "registry", "bench"},
+	"test":        {"root", "pure", "util", "model", "engine", "adapter", "toolkit", "tools", "registry", "composition", "cli"},
 }
 
 // exceptions are single edges allowed across the rules above, each with its
