@@ -38,9 +38,12 @@ type Entry struct {
 	ModelOutputPolicy string
 	DisplayPolicy     string
 
-	schema    []byte             // canonical JSON; copied out on every read
-	validator *jsonschema.Schema // compiled once per distinct schema
-	adapter   Adapter
+	schema  []byte // canonical JSON; copied out on every read
+	adapter Adapter
+	// validator is compiled once per distinct schema: at Bind, except for
+	// builtin entries, whose schemas are the Host's own and compile on the
+	// first call (a process that calls no tool compiles none).
+	validator func() *jsonschema.Schema
 }
 
 // Schema returns a detached copy of the entry's input schema.
@@ -126,7 +129,7 @@ func (d Definition) Bind(coreID, revision string) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	validator, err := compileSchema(raw)
+	validator, err := schemaValidator(raw, d.Source == SourceBuiltin)
 	if err != nil {
 		return nil, err
 	}

@@ -194,7 +194,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		h.Close(ctx)
 		return nil, err
 	}
-	h.catalogs.builtins = deps
+	h.catalogs.builtins, h.catalogs.cache = deps, &catalogCache{}
 	if h.Scheduler, err = h.newScheduler(h.Timezone); err != nil {
 		h.Close(ctx)
 		return nil, err

@@ -44,8 +44,8 @@ type Options struct {
 // goroutines, and several DBs (in one or several processes) may share a file.
 type DB struct {
 	path   string
-	writer *sql.DB // MaxOpenConns=1; every transaction is BEGIN IMMEDIATE
-	reader *sql.DB // query_only connections
+	writer *sql.DB   // MaxOpenConns=1; every transaction is BEGIN IMMEDIATE
+	reader *readPool // query_only connections, statements prepared once
 
 	now          func() time.Time
 	processAlive func(pid int, marker string) bool
@@ -132,7 +132,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 
-	db.reader, err = sql.Open("sqlite", dsn(abs,
+	reader, err := sql.Open("sqlite", dsn(abs,
 		fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeoutMS),
 		"_pragma=foreign_keys(1)",
 		"_pragma=query_only(1)",
@@ -141,6 +141,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		db.writer.Close()
 		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s: %v", abs, err)
 	}
+	db.reader = newReadPool(reader)
 	db.reader.SetMaxOpenConns(opts.Readers)
 	db.reader.SetMaxIdleConns(opts.Readers)
 	if err := db.reader.PingContext(ctx); err != nil {

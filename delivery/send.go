@@ -1,0 +1,96 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+
+	"github.com/demiurge/demiurge"
+)
+
+// Send is Enqueue and Dispatch of one intent of a running turn in two store
+// transactions instead of three: first (the caller's events not yet
+// written), the intent's batch and the start of its send commit together,
+// as Store.AppendBatches would; then the route is called and the outcome
+// recorded as Dispatch does. The delivery is new, so its start is the one
+// StartDeliverySend makes of a queued delivery (a fresh claim, attempt 1)
+// and nothing is read back. The caller holds the intent's session (a turn
+// under its lease), so Send does not read it either. It returns the
+// delivery id and the status Dispatch would; errors are Enqueue's and
+// Dispatch's. first is written exactly when the returned id is not empty.
+func (rt *Runtime) Send(ctx context.Context, in Intent, first []demiurge.EventBatch) (id, status string, err error) {
+	n, err := validate(in)
+	if err != nil {
+		return "", "", err
+	}
+	id, b, err := rt.intentBatch(n)
+	if err != nil {
+		return "", "", err
+	}
+	batches := append(first[:len(first):len(first)], b)
+	if err := ctx.Err(); err != nil {
+		// Recorded, never started: the delivery loop takes it up after the
+		// handoff, as it would a delivery nobody dispatched.
+		if _, aerr := rt.st.AppendBatches(context.WithoutCancel(ctx), batches); aerr != nil {
+			return "", "", aerr
+		}
+		return id, "", demiurge.WrapError(demiurge.ECANCELED, err, "delivery %s: cancelled before dispatch", id)
+	}
+	d, w, start := rt.startOf(id, b)
+	if _, err := rt.st.AppendBatches(ctx, append(batches, start)); err != nil {
+		return "", "", err
+	}
+	status, err = rt.send(ctx, d, w)
+	return id, status, err
+}
+
+// startOf is the start of the send of the delivery batch b records under
+// id: the events StartDeliverySend appends for a queued delivery whose work
+// item is queued, and the rows as they are afterwards.
+func (rt *Runtime) startOf(id string, b demiurge.EventBatch) (demiurge.Delivery, demiurge.WorkItem, demiurge.EventBatch) {
+	now := rt.opts.Now().UTC()
+	claim := demiurge.NewID("claim")
+	var d demiurge.Delivery
+	for _, e := range b.Events {
+		if e.Type == demiurge.EvDeliveryQueued {
+			d = demiurge.Delivery{
+				ID: id, Channel: str(e.Payload["channel"]), Status: demiurge.DeliverySending,
+				IdempotencyKey: b.IdempotencyKey, Attempts: 1, CreatedAt: e.CreatedAt,
+				OwnerTurnID: str(e.Payload["owner_turn_id"]),
+			}
+			d.Target, _ = e.Payload["target"].(map[string]any)
+			d.Payload = storedBody(e.Payload["payload"])
+		}
+	}
+	w := demiurge.WorkItem{ID: id, Kind: WorkKind, Status: demiurge.WorkSending, ClaimID: claim, OwnerID: OwnerID, Attempts: 1}
+	sending := map[string]any{"status": demiurge.DeliverySending, "attempts": 1}
+	if rt.opts.HostID != "" {
+		sending["host_id"] = rt.opts.HostID
+	}
+	start := demiurge.EventBatch{Events: []demiurge.Event{
+		{AggregateType: demiurge.AggWork, AggregateID: id, Type: demiurge.EvWorkSending, Payload: map[string]any{
+			"claim_id": claim, "owner_id": OwnerID, "claimed_at": demiurge.FormatTime(now), "attempts": 1,
+			"status": demiurge.WorkSending, "lease_expires_at": demiurge.FormatTime(now.Add(rt.opts.Lease)),
+		}},
+		{AggregateType: demiurge.AggDelivery, AggregateID: id, Type: demiurge.EvDeliverySending, Payload: sending},
+	}}
+	return d, w, start
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+// storedBody is the outbox body of intentBatch as the store gives it back.
+// Its values are JSON values already except the intent's metadata, which
+// is made one the way the store would.
+func storedBody(v any) map[string]any {
+	body, _ := v.(map[string]any)
+	out := maps.Clone(body)
+	if md, ok := body["metadata"]; ok {
+		raw, err := json.Marshal(md)
+		var m map[string]any
+		if err == nil && json.Unmarshal(raw, &m) == nil {
+			out["metadata"] = m
+		}
+	}
+	return out
+}
