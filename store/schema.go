@@ -118,23 +118,40 @@ func (h header) check(path string) error {
 	return nil
 }
 
-// probe reads the header of path through a query-only connection that sets
-// no persistent pragma, so a refused file is left untouched.
+// probe reads the header of path through a read-only connection, so a
+// refused file is left untouched.
 func probe(ctx context.Context, path string) error {
-	p, err := sql.Open("sqlite", dsn(path, "_pragma=busy_timeout(1000)", "_pragma=query_only(1)"))
-	if err != nil {
-		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s: %v", path, err)
+	p, err := probeOpen(ctx, path)
+	if p != nil {
+		p.Close()
 	}
-	defer p.Close()
+	return err
+}
+
+// probeOpen is probe that returns the connection of a file it accepts: Open
+// keeps it as the DB's keeper (keeper.go).
+func probeOpen(ctx context.Context, path string) (*sql.DB, error) {
+	p, err := sql.Open("sqlite", dsn(path, "mode=ro", "_pragma=busy_timeout(1000)"))
+	if err != nil {
+		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s: %v", path, err)
+	}
 	p.SetMaxOpenConns(1)
+	p.SetMaxIdleConns(1)
+	p.SetConnMaxLifetime(0)
+	p.SetConnMaxIdleTime(0)
 	h, err := probeHeader(ctx, p)
-	if err != nil {
-		if isNotADB(err) {
-			return demiurge.WrapError(demiurge.ESCHEMA, err, "%s is not a SQLite database; refusing to open or modify it", path)
-		}
-		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "read runtime database header %s: %v", path, err)
+	if err == nil {
+		err = h.check(path)
+	} else if isNotADB(err) {
+		err = demiurge.WrapError(demiurge.ESCHEMA, err, "%s is not a SQLite database; refusing to open or modify it", path)
+	} else {
+		err = demiurge.WrapError(demiurge.EUNAVAILABLE, err, "read runtime database header %s: %v", path, err)
 	}
-	return h.check(path)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
 }
 
 // probeHeader reads the header in one read transaction (a deferred BEGIN:
