@@ -1,10 +1,15 @@
 package demiurge
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Event is one row of the runtime event log. The store assigns Seq; EventID and
-// CreatedAt are filled in by the store when empty. Payload and Actor are
-// JSON-compatible maps (stored as sorted-key JSON).
+// CreatedAt are filled in by the store when empty. Payload is the encoded JSON
+// object of the event's typed payload (one EventPayload struct per Type, see
+// events_*.go): NewEvent encodes it, Decode and DecodePayload read it. Actor is
+// a JSON-compatible map (stored as sorted-key JSON).
 type Event struct {
 	Seq            int64
 	EventID        string
@@ -13,8 +18,13 @@ type Event struct {
 	Type           string
 	CreatedAt      time.Time
 	Actor          map[string]any
-	Payload        map[string]any
+	Payload        json.RawMessage
 	IdempotencyKey string
+
+	// body is the value NewEvent encoded as Payload (Body); encodeErr is
+	// why it could not, and the store refuses the event (EncodeErr).
+	body      EventPayload
+	encodeErr error
 }
 
 // Expected is an optimistic-concurrency guard for Append: the append fails with
@@ -52,8 +62,17 @@ const (
 	AggHost           = "host"
 )
 
+// Aggregates of the audit trails without a projection: the delegation trail
+// (agent_spawn "<task id>", or the parent turn id for a rejection) and the
+// write-scope claims of background tasks (task_write_scope "<scope>").
+const (
+	AggAgentSpawn = "agent_spawn"
+	AggWriteScope = "task_write_scope"
+)
+
 // Event types with a projection (spec host-runtime §1.5), plus the Go additions
-// for restart reconciliation (turn.lost, host.*).
+// for restart reconciliation (turn.lost, host.*) and the audit trails. Each has
+// its payload struct (EventPayloads lists them).
 const (
 	EvTaskSubmitted              = "task.submitted"
 	EvTaskStarted                = "task.started"
@@ -70,6 +89,10 @@ const (
 	// recovery can end it (Go additions).
 	EvTaskCancelRequested = "task.cancel_requested"
 	EvTaskProcessRecorded = "task.process_recorded"
+	// EvTaskWriteScopeClaimed claims a write scope for a background task
+	// (aggregate task_write_scope): the claim's guard serialises submissions
+	// that name the same scope.
+	EvTaskWriteScopeClaimed = "task.write_scope_claimed"
 
 	// An MCP server a turn could not use: its connect was denied, or it
 	// failed (audit only; no projection).
@@ -128,4 +151,11 @@ const (
 	EvHostStarted    = "host.started"
 	EvHostStopped    = "host.stopped"
 	EvHostReconciled = "host.reconciled"
+
+	// The delegation trail (audit only).
+	EvAgentSpawnStarted   = "agent_spawn.started"
+	EvAgentSpawnCompleted = "agent_spawn.completed"
+	EvAgentSpawnBlocked   = "agent_spawn.blocked"
+	EvAgentSpawnFailed    = "agent_spawn.failed"
+	EvAgentSpawnRejected  = "agent_spawn.rejected"
 )

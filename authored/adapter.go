@@ -14,10 +14,11 @@ import (
 	"github.com/demiurge/demiurge/effect"
 	"github.com/demiurge/demiurge/policy"
 	"github.com/demiurge/demiurge/starlark"
+	sl "go.starlark.net/starlark"
 )
 
 // adapter runs one authored tool. It is immutable after Definitions and safe
-// for concurrent Invokes.
+// for concurrent calls.
 type adapter struct {
 	name       string
 	coreDir    string // absolute core directory; the module must resolve inside it
@@ -34,13 +35,37 @@ type adapter struct {
 
 var _ effect.Adapter = (*adapter)(nil)
 
-// Invoke checks the tool's capability, reads and loads the module and runs
-// execute(ctx, args). See the package doc for the outcomes.
-func (a *adapter) Invoke(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+// Prepare converts the arguments to frozen Starlark values once. An
+// authored tool has no pure Host checks: its capability is checked, and
+// its module read and loaded, when the call runs (see the package doc for
+// the outcomes), and it asks the default approval question.
+func (a *adapter) Prepare(_ context.Context, inv effect.Invocation) (effect.Call, *effect.Outcome) {
+	c := &call{a: a, turn: inv.Turn}
+	c.args, c.argsErr = starlark.ToStarlark(integralNumbers(inv.Args))
+	if c.argsErr == nil {
+		c.args.Freeze()
+	}
+	return c, nil
+}
+
+// call is one prepared call of an authored tool.
+type call struct {
+	a       *adapter
+	turn    effect.TurnContext
+	args    sl.Value
+	argsErr error // the arguments are not JSON-compatible
+}
+
+func (c *call) ApprovalFacts() effect.ApprovalFacts { return effect.ApprovalFacts{} }
+
+// Run checks the tool's capability, reads and loads the module and runs
+// execute(ctx, args).
+func (c *call) Run(ctx context.Context) (effect.Outcome, error) {
+	a := c.a
 	if a.rt == nil {
 		return effect.Outcome{}, demiurge.Errorf(demiurge.EINTERNAL, "authored tool %s has no Starlark runtime", a.name)
 	}
-	if a.capability != "" && !(inv.Turn.Grants.Can(a.capability, a.relPath) && a.gate.Can(a.capability, a.relPath)) {
+	if a.capability != "" && !(c.turn.Grants.Can(a.capability, a.relPath) && a.gate.Can(a.capability, a.relPath)) {
 		return effect.Outcome{
 			IsError: true, Denial: "capability",
 			Content: fmt.Sprintf("capability denied: %s for %s", a.capability, a.relPath),
@@ -58,16 +83,13 @@ func (a *adapter) Invoke(ctx context.Context, inv effect.Invocation) (effect.Out
 	if err != nil {
 		return failed(demiurge.ErrorMessage(err)), nil
 	}
-
-	args, err := starlark.ToStarlark(integralNumbers(inv.Args))
-	if err != nil {
-		return effect.Outcome{}, demiurge.WrapError(demiurge.EINTERNAL, err, "authored tool %s: arguments are not JSON-compatible: %v", a.name, err)
+	if c.argsErr != nil {
+		return effect.Outcome{}, demiurge.WrapError(demiurge.EINTERNAL, c.argsErr, "authored tool %s: arguments are not JSON-compatible: %v", a.name, c.argsErr)
 	}
-	args.Freeze()
 
 	res := &result{}
 	ret, err := mod.CallLimited(ctx, starlark.Limits{MaxSteps: a.opts.MaxSteps, Timeout: a.opts.Timeout},
-		a.function, a.ctxValue(inv.Turn, res), args)
+		a.function, a.ctxValue(c.turn, res), c.args)
 	if err != nil {
 		if ctx.Err() != nil {
 			// The caller's deadline or cancellation: the dispatcher types it.

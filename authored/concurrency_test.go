@@ -21,12 +21,12 @@ func TestConcurrentInvoke(t *testing.T) {
 		wg.Go(func() {
 			for i := range 25 {
 				text := fmt.Sprintf("g%d-%d", g, i)
-				out, err := echo.Invoke(t.Context(), invocation(text, tc))
+				out, err := run(t.Context(), echo, invocation(text, tc))
 				if err != nil || out.Content != text {
 					errs <- fmt.Errorf("echo %s: %#v %v", text, out, err)
 					return
 				}
-				out, err = set.Invoke(t.Context(), invocationArgs(map[string]any{"override": text, "fail": i%2 == 0}, tc))
+				out, err = run(t.Context(), set, invocationArgs(map[string]any{"override": text, "fail": i%2 == 0}, tc))
 				if err != nil || out.Content != text || out.IsError != (i%2 == 0) || out.Data["k"] != "v" {
 					errs <- fmt.Errorf("output_set %s: %#v %v", text, out, err)
 					return

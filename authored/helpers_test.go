@@ -117,11 +117,21 @@ func (f *fixture) invoke(t testing.TB, name string, args map[string]any) effect.
 
 func (f *fixture) invokeWith(t testing.TB, ctx context.Context, name string, args map[string]any, tc effect.TurnContext) effect.Outcome {
 	t.Helper()
-	out, err := f.def(t, name).Adapter.Invoke(ctx, effect.Invocation{CallID: "call_1", Args: args, Turn: tc})
+	out, err := run(ctx, f.def(t, name).Adapter, effect.Invocation{CallID: "call_1", Args: args, Turn: tc})
 	if err != nil {
 		t.Fatalf("Invoke(%s): Go error %v, want an outcome", name, err)
 	}
 	return out
+}
+
+// run prepares and runs one call of a, as the dispatcher does once its
+// checks and the approval have passed.
+func run(ctx context.Context, a effect.Adapter, inv effect.Invocation) (effect.Outcome, error) {
+	call, out := a.Prepare(ctx, inv)
+	if out != nil {
+		return *out, nil
+	}
+	return call.Run(ctx)
 }
 
 // lineOf returns the 1-based line of the fixture file that carries

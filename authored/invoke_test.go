@@ -132,13 +132,13 @@ func TestCallerContextIsAGoError(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(30*time.Millisecond, cancel)
-	if _, err := spin.Invoke(ctx, effect.Invocation{Turn: tc}); demiurge.ErrorCode(err) != demiurge.ECANCELED {
+	if _, err := run(ctx, spin, effect.Invocation{Turn: tc}); demiurge.ErrorCode(err) != demiurge.ECANCELED {
 		t.Fatalf("cancelled caller: err=%v, want code %s", err, demiurge.ECANCELED)
 	}
 
 	dctx, dcancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer dcancel()
-	if _, err := spin.Invoke(dctx, effect.Invocation{Turn: tc}); demiurge.ErrorCode(err) != demiurge.ETIMEOUT {
+	if _, err := run(dctx, spin, effect.Invocation{Turn: tc}); demiurge.ErrorCode(err) != demiurge.ETIMEOUT {
 		t.Fatalf("expired caller: err=%v, want code %s", err, demiurge.ETIMEOUT)
 	}
 }
@@ -146,7 +146,7 @@ func TestCallerContextIsAGoError(t *testing.T) {
 func TestNoRuntimeIsAHostFailure(t *testing.T) {
 	c := loadCore(t, fixtureCore)
 	d := authored.Definitions(c, nil, authored.Options{})[0]
-	_, err := d.Adapter.Invoke(context.Background(), effect.Invocation{Turn: turnContext(c, coreGrants(c))})
+	_, err := run(context.Background(), d.Adapter, effect.Invocation{Turn: turnContext(c, coreGrants(c))})
 	if demiurge.ErrorCode(err) != demiurge.EINTERNAL {
 		t.Fatalf("err=%v, want an internal error", err)
 	}

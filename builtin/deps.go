@@ -1,20 +1,24 @@
 package builtin
 
 import (
-	"context"
-
-	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/builtin/delegate"
+	"github.com/demiurge/demiurge/builtin/evolve"
+	"github.com/demiurge/demiurge/builtin/files"
+	"github.com/demiurge/demiurge/builtin/sessions"
+	"github.com/demiurge/demiurge/builtin/skills"
+	"github.com/demiurge/demiurge/builtin/tasks"
+	"github.com/demiurge/demiurge/builtin/terminal"
 	"github.com/demiurge/demiurge/process"
 	"github.com/demiurge/demiurge/sandbox"
 	"github.com/demiurge/demiurge/schedule"
 	"github.com/demiurge/demiurge/urlpolicy"
 )
 
-// Deps is what the builtin tools need of the Host. The composition root
-// fills it once; Definitions copies it into every adapter it builds. A nil
-// field leaves the tools that need it registered but answering that they are
-// not available, so a misconfigured Host fails closed rather than acting
-// without its checks.
+// Deps is what the builtin toolsets need of the Host, as the composition
+// root fills it once. Each toolset declares the narrow Deps it uses;
+// Definitions hands every toolset its part. A nil field leaves the tools
+// that need it registered but answering that they are not available, so a
+// misconfigured Host fails closed rather than acting without its checks.
 type Deps struct {
 	// Home is the runtime home. todo keeps its per-session state under
 	// <Home>/runtime/session-state/<sha256(session id)>/todo.json.
@@ -23,7 +27,7 @@ type Deps struct {
 	// Sessions serves session_search. It must answer owned reads only:
 	// Get and List see what the scope may see; Transcript is called only
 	// with ids that Get or List returned. *session.Runtime implements it.
-	Sessions SessionSearcher
+	Sessions sessions.Searcher
 
 	// CoreDir returns the directory of a core, SkillsDir its skills root
 	// (slots.skills or <surface>/skills; it may not exist yet). The skills
@@ -77,20 +81,20 @@ type Deps struct {
 	// TerminalTasks runs terminal(background=true) as terminal.exec tasks.
 	// Without it a background call answers that no task worker is
 	// configured, before approval.
-	TerminalTasks *TerminalTasks
+	TerminalTasks *terminal.Tasks
 
 	// Tasks serves the model-facing task tools (task_list, task_status,
 	// task_control, yield_until). Without them those tools answer that no
 	// task worker is configured.
-	Tasks TaskControl
+	Tasks tasks.Control
 
 	// Delegator runs delegate_task. Without it the tool answers that no
 	// task worker is configured.
-	Delegator Delegator
+	Delegator delegate.Delegator
 
 	// Evolution serves evolve_core and rollback_core. Without it those
 	// tools answer that no core repository is configured.
-	Evolution CoreEvolution
+	Evolution evolve.Evolution
 
 	// Timezone is the runtime timezone schedules run in (the Host's
 	// resolution of --timezone, DEMIURGE_TIMEZONE and config.yaml). Zero:
@@ -105,16 +109,21 @@ type Deps struct {
 	URLPolicy urlpolicy.Policy
 }
 
-// SessionSearcher is the owned read side of the session runtime that
-// session_search uses. Missing and foreign sessions must give the same
-// error (ENOTFOUND "session not found: <id>").
-type SessionSearcher interface {
-	// Get returns session id if scope may see it.
-	Get(ctx context.Context, scope demiurge.PrincipalScope, id string) (demiurge.Session, error)
-	// List returns up to limit sessions visible to scope, newest first, of
-	// coreID ("" for every core).
-	List(ctx context.Context, scope demiurge.PrincipalScope, coreID string, limit int) ([]demiurge.Session, error)
-	// Transcript returns the newest limit messages of a session in
-	// chronological order.
-	Transcript(ctx context.Context, sessionID string, limit int) ([]demiurge.Message, error)
+// files is the file tools' part.
+func (d Deps) files() files.Deps {
+	return files.Deps{Home: d.Home, Hidden: d.Sandbox.Hidden, ProtectedNames: d.ProtectedNames}
+}
+
+// skills is the skill tools' part.
+func (d Deps) skills() skills.Deps {
+	return skills.Deps{CoreDir: d.CoreDir, SkillsDir: d.SkillsDir, CoreLoader: d.CoreLoader}
+}
+
+// Terminal is the terminal's part, for the tool and for the background
+// runner the composition root builds (terminal.NewTasks).
+func (d Deps) Terminal() terminal.Deps {
+	return terminal.Deps{
+		Home: d.Home, ProtectedNames: d.ProtectedNames, Processes: d.Processes, PrivateHome: d.PrivateHome,
+		Sandbox: d.Sandbox, ArtifactLimit: d.ArtifactLimit, Getenv: d.Getenv, TerminalTasks: d.TerminalTasks,
+	}
 }

@@ -56,8 +56,8 @@ func newEnv(t testing.TB) *env {
 	return e
 }
 
-// call invokes a tool's adapter the way the dispatcher does once its
-// capability and approval checks have passed: arguments as decoded JSON,
+// call prepares and runs a tool's call the way the dispatcher does once
+// its capability and approval checks have passed: arguments as decoded JSON,
 // the entry bound in a catalog of every builtin.
 func (e *env) call(name string, args map[string]any) effect.Outcome {
 	e.t.Helper()
@@ -99,10 +99,20 @@ func (e *env) invoker(name string) func(context.Context, map[string]any) (effect
 	}
 	tc := e.tc
 	return func(ctx context.Context, args map[string]any) (effect.Outcome, error) {
-		return def.Adapter.Invoke(ctx, effect.Invocation{
+		return prepareAndRun(ctx, def.Adapter, effect.Invocation{
 			CallID: "call_1", Args: jsonArgs(e.t, args), Entry: entry, Catalog: cat, Turn: tc,
 		})
 	}
+}
+
+// prepareAndRun prepares one call of a and runs it, as the dispatcher does once the
+// call's capability and approval checks have passed.
+func prepareAndRun(ctx context.Context, a effect.Adapter, inv effect.Invocation) (effect.Outcome, error) {
+	call, out := a.Prepare(ctx, inv)
+	if out != nil {
+		return *out, nil
+	}
+	return call.Run(ctx)
 }
 
 // jsonArgs round-trips args through JSON, so numbers are float64 as the

@@ -1,6 +1,19 @@
 package builtin
 
-import "github.com/demiurge/demiurge/effect"
+import (
+	"github.com/demiurge/demiurge/builtin/delegate"
+	"github.com/demiurge/demiurge/builtin/dialog"
+	"github.com/demiurge/demiurge/builtin/evolve"
+	"github.com/demiurge/demiurge/builtin/files"
+	"github.com/demiurge/demiurge/builtin/schedules"
+	"github.com/demiurge/demiurge/builtin/sessions"
+	"github.com/demiurge/demiurge/builtin/skills"
+	"github.com/demiurge/demiurge/builtin/tasks"
+	"github.com/demiurge/demiurge/builtin/terminal"
+	"github.com/demiurge/demiurge/builtin/todo"
+	"github.com/demiurge/demiurge/builtin/web"
+	"github.com/demiurge/demiurge/effect"
+)
 
 // Toolsets lists the builtin toolsets and their members in catalog order
 // (spec tool-runtime §1.1).
@@ -16,28 +29,30 @@ var Toolsets = map[string][]string{
 // metadata (risk, capability, approval policy, model output policy) follows
 // spec tool-runtime §1.2.
 var tools = map[string]func(Deps) effect.Definition{
-	"tools_list":     func(Deps) effect.Definition { return toolsList() },
-	"clarify":        func(Deps) effect.Definition { return clarify() },
-	"read_file":      readFile,
-	"write_file":     writeFile,
-	"patch":          patch,
-	"search_files":   searchFiles,
-	"skills_list":    skillsList,
-	"skill_view":     skillView,
-	"skill_manage":   skillManage,
-	"todo":           todo,
-	"session_search": sessionSearch,
-	"terminal":       terminal,
-	"web_extract":    webExtract,
-	"task_list":      taskList,
-	"task_status":    taskStatus,
-	"task_control":   taskControl,
-	"yield_until":    yieldUntil,
-	"delegate_task":  delegateTask,
-	"evolve_core":    evolveCore,
-	"rollback_core":  rollbackCore,
+	"tools_list":     func(Deps) effect.Definition { return dialog.ToolsList() },
+	"clarify":        func(Deps) effect.Definition { return dialog.Clarify() },
+	"read_file":      func(d Deps) effect.Definition { return files.ReadFile(d.files()) },
+	"write_file":     func(d Deps) effect.Definition { return files.WriteFile(d.files()) },
+	"patch":          func(d Deps) effect.Definition { return files.Patch(d.files()) },
+	"search_files":   func(d Deps) effect.Definition { return files.SearchFiles(d.files()) },
+	"skills_list":    func(d Deps) effect.Definition { return skills.SkillsList(d.skills()) },
+	"skill_view":     func(d Deps) effect.Definition { return skills.SkillView(d.skills()) },
+	"skill_manage":   func(d Deps) effect.Definition { return skills.SkillManage(d.skills()) },
+	"todo":           func(d Deps) effect.Definition { return todo.Todo(todo.Deps{Home: d.Home}) },
+	"session_search": func(d Deps) effect.Definition { return sessions.SessionSearch(sessions.Deps{Sessions: d.Sessions}) },
+	"terminal":       func(d Deps) effect.Definition { return terminal.Terminal(d.Terminal()) },
+	"web_extract":    func(d Deps) effect.Definition { return web.WebExtract(web.Deps{URLPolicy: d.URLPolicy}) },
+	"task_list":      func(d Deps) effect.Definition { return tasks.TaskList(tasks.Deps{Tasks: d.Tasks}) },
+	"task_status":    func(d Deps) effect.Definition { return tasks.TaskStatus(tasks.Deps{Tasks: d.Tasks}) },
+	"task_control":   func(d Deps) effect.Definition { return tasks.TaskControl(tasks.Deps{Tasks: d.Tasks}) },
+	"yield_until":    func(d Deps) effect.Definition { return tasks.YieldUntil(tasks.Deps{Tasks: d.Tasks}) },
+	"delegate_task":  func(d Deps) effect.Definition { return delegate.DelegateTask(delegate.Deps{Delegator: d.Delegator}) },
+	"evolve_core":    func(d Deps) effect.Definition { return evolve.EvolveCore(evolve.Deps{Evolution: d.Evolution}) },
+	"rollback_core":  func(d Deps) effect.Definition { return evolve.RollbackCore(evolve.Deps{Evolution: d.Evolution}) },
 
-	"schedule_manage": scheduleManage,
+	"schedule_manage": func(d Deps) effect.Definition {
+		return schedules.ScheduleManage(schedules.Deps{CoreDir: d.CoreDir, CoreLoader: d.CoreLoader, Timezone: d.Timezone})
+	},
 }
 
 // Definitions returns the definitions of the named toolsets' tools that this
@@ -58,16 +73,4 @@ func Definitions(toolsets []string, deps Deps) []effect.Definition {
 		}
 	}
 	return out
-}
-
-func objectSchema(props map[string]any, required ...string) map[string]any {
-	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
-	if len(required) > 0 {
-		req := make([]any, len(required))
-		for i, r := range required {
-			req[i] = r
-		}
-		s["required"] = req
-	}
-	return s
 }

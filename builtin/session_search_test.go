@@ -8,14 +8,14 @@ import (
 	"testing"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/builtin"
+	"github.com/demiurge/demiurge/builtin/sessions"
 	"github.com/demiurge/demiurge/policy"
 	"github.com/demiurge/demiurge/session"
 	"github.com/demiurge/demiurge/store"
 )
 
 // The session runtime is what the Host wires as the searcher.
-var _ builtin.SessionSearcher = (*session.Runtime)(nil)
+var _ sessions.Searcher = (*session.Runtime)(nil)
 
 // sessionWorld is a real store with sessions of two principals.
 type sessionWorld struct {

@@ -39,12 +39,16 @@ type countingApprover struct {
 	asked  atomic.Int32
 	decide string
 	delay  time.Duration
+	during func() // runs while the operator decides, when set
 	last   atomic.Pointer[effect.ApprovalRequest]
 }
 
 func (a *countingApprover) Approve(ctx context.Context, req effect.ApprovalRequest) (string, error) {
 	a.asked.Add(1)
 	a.last.Store(&req)
+	if a.during != nil {
+		a.during()
+	}
 	if a.delay > 0 {
 		select {
 		case <-time.After(a.delay):
@@ -284,6 +288,49 @@ func TestTerminalRefusalsBeforeApproval(t *testing.T) {
 
 // TestTerminalEnvironment: a command sees the allowlist only, with a
 // private HOME and TMPDIR; no credential of the Host reaches it.
+// TestTerminalRechecksCwdAfterApproval: the call is prepared once, and
+// the working directory, which can go while the operator decides, is
+// checked again before the command runs.
+func TestTerminalRechecksCwdAfterApproval(t *testing.T) {
+	e := newTermEnv(t)
+	mkdir(t, e.path("sub"))
+	e.approver.during = func() {
+		if err := os.Remove(e.path("sub")); err != nil {
+			t.Error(err)
+		}
+	}
+	res := e.exec(map[string]any{"command": "touch ran", "cwd": "sub"})
+	wantStatus(t, res, demiurge.EffectInvalid, "cwd does not exist: sub")
+	if e.approver.asked.Load() != 1 || res.ExecutionStarted {
+		t.Fatalf("asked %d started %v, want one question and nothing run", e.approver.asked.Load(), res.ExecutionStarted)
+	}
+}
+
+// TestTerminalArgumentShapes: arguments of the wrong shape never reach the
+// terminal's own checks; the schema refuses them before anything runs or
+// anyone is asked.
+func TestTerminalArgumentShapes(t *testing.T) {
+	e := newTermEnv(t, "secret.bind:A")
+	for _, args := range []map[string]any{
+		{"command": "true", "env": "A=1"},
+		{"command": "true", "env": []any{"A"}},
+		{"command": "true", "secret_bindings": map[string]any{}},
+		{"command": "true", "secret_bindings": []any{"env:A"}},
+		{"command": "true", "secret_bindings": []any{map[string]any{"source": "env:A", "target": 1}}},
+		{"command": "true", "secret_bindings": []any{map[string]any{"source": "env:A", "expires_in_seconds": 1.5}}},
+		{"command": "true", "secret_bindings": []any{map[string]any{"source": "env:A", "expires_in_seconds": "5"}}},
+		{"command": "true", "secret_bindings": []any{map[string]any{"source": "env:A", "expires_in_seconds": true}}},
+	} {
+		res := e.exec(args)
+		if res.Status != demiurge.EffectInvalid || res.ExecutionStarted || !strings.HasPrefix(res.ModelView, "invalid arguments for terminal: at /") {
+			t.Errorf("%v: %s %q, want the schema's refusal", args, res.Status, res.ModelView)
+		}
+	}
+	if e.approver.asked.Load() != 0 {
+		t.Fatal("an operator was asked about arguments of the wrong shape")
+	}
+}
+
 func TestTerminalEnvironment(t *testing.T) {
 	e := newTermEnv(t)
 	creds := map[string]string{

@@ -135,7 +135,7 @@ func newWebTool(t *testing.T, p urlpolicy.Policy, approver effect.Approver) *web
 // invoke runs the adapter as the dispatcher does once approval passed.
 func (w *webTool) invoke(args map[string]any) effect.Outcome {
 	w.t.Helper()
-	out, err := w.def.Adapter.Invoke(context.Background(), effect.Invocation{CallID: "call_1", Args: jsonArgs(w.t, args), Catalog: w.cat, Turn: w.tc})
+	out, err := prepareAndRun(context.Background(), w.def.Adapter, effect.Invocation{CallID: "call_1", Args: jsonArgs(w.t, args), Catalog: w.cat, Turn: w.tc})
 	if err != nil {
 		w.t.Fatalf("adapter error: %v", err)
 	}
@@ -349,7 +349,11 @@ func TestWebExtractApproval(t *testing.T) {
 		}
 	}
 
-	facts := w.def.Adapter.(effect.Approvable).ApprovalFacts(effect.Invocation{Args: map[string]any{"url": "  https://user:pw@Example.COM:443/a?token=s3cret#f  "}})
+	call, refused := w.def.Adapter.Prepare(context.Background(), effect.Invocation{Args: map[string]any{"url": "  https://user:pw@Example.COM:443/a?token=s3cret#f  "}})
+	if refused != nil {
+		t.Fatalf("prepare refused: %s", refused.Content)
+	}
+	facts := call.ApprovalFacts()
 	sum := sha256.Sum256([]byte("https://user:pw@Example.COM:443/a?token=s3cret#f"))
 	if facts.Target != "https://example.com" || facts.Summary != "Extract URL from https://example.com" ||
 		string(facts.RuleKey) != "web_extract:network.fetch:"+hex.EncodeToString(sum[:]) || facts.Baseline != policy.Prompt ||

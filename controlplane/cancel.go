@@ -48,10 +48,9 @@ func (w *Worker) Cancel(ctx context.Context, id, reason string) (demiurge.Task, 
 	if tk.HostID == "" || tk.HostID == w.opts.HostID {
 		return w.cancelInStore(ctx, id, reason)
 	}
-	if _, err := w.cp.st.Append(ctx, []demiurge.Event{{
-		AggregateType: demiurge.AggTask, AggregateID: id, Type: demiurge.EvTaskCancelRequested, CreatedAt: w.cp.now(),
-		Payload: map[string]any{"reason": reason, "requested_by": w.opts.HostID},
-	}}, "", nil); err != nil {
+	ev := demiurge.NewEvent(demiurge.AggTask, id, demiurge.TaskCancelRequestedPayload{Reason: reason, RequestedBy: w.opts.HostID})
+	ev.CreatedAt = w.cp.now()
+	if _, err := w.cp.st.Append(ctx, []demiurge.Event{ev}, "", nil); err != nil {
 		return tk, err
 	}
 	return w.Wait(ctx, id)

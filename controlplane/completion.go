@@ -34,17 +34,14 @@ func (cp *ControlPlane) emitCompletion(ctx context.Context, tk demiurge.Task) er
 		return err
 	}
 	id := demiurge.NewID("task_event")
-	work := map[string]any{
-		"kind": demiurge.WorkKindTaskCompletion, "owner_session_id": tk.OwnerSessionID,
-		"owner_turn_id": tk.OwnerTurnID, "parent_work_id": tk.ID, "payload": p,
-	}
-	dropEmpty(work, "owner_turn_id")
+	ready := demiurge.NewEvent(demiurge.AggTaskCompletion, id, p)
+	work := demiurge.NewEvent(demiurge.AggWork, id, demiurge.WorkEnqueuedPayload{
+		Kind: demiurge.WorkKindTaskCompletion, OwnerSessionID: tk.OwnerSessionID,
+		OwnerTurnID: tk.OwnerTurnID, ParentWorkID: tk.ID, Payload: p,
+	})
 	now := cp.now()
-	_, err = cp.st.Append(ctx, []demiurge.Event{
-		{AggregateType: demiurge.AggTaskCompletion, AggregateID: id, Type: demiurge.EvTaskCompletionReady,
-			CreatedAt: now, Actor: map[string]any{"actor": "host.task_worker"}, Payload: p},
-		{AggregateType: demiurge.AggWork, AggregateID: id, Type: demiurge.EvWorkEnqueued, CreatedAt: now, Payload: work},
-	}, "task:"+tk.ID+":completion_ready", nil)
+	ready.CreatedAt, ready.Actor, work.CreatedAt = now, map[string]any{"actor": "host.task_worker"}, now
+	_, err = cp.st.Append(ctx, []demiurge.Event{ready, work}, "task:"+tk.ID+":completion_ready", nil)
 	return err
 }
 
@@ -52,44 +49,51 @@ func (cp *ControlPlane) emitCompletion(ctx context.Context, tk demiurge.Task) er
 // source_tool, status, summary, log_tail, result_ref, metadata,
 // origin_scope?}: metadata is the submission's action.metadata merged with
 // the terminal event's, the log tail the operator tail's lines.
-func (cp *ControlPlane) completionPayload(ctx context.Context, tk demiurge.Task) (map[string]any, error) {
+func (cp *ControlPlane) completionPayload(ctx context.Context, tk demiurge.Task) (demiurge.TaskCompletionReadyPayload, error) {
 	// One read of the task's few events: a read by event type would walk
 	// that type's index across every task.
 	evs, err := cp.st.Events(ctx, demiurge.EventFilter{AggregateType: demiurge.AggTask, AggregateID: tk.ID, Limit: demiurge.MaxEventLimit})
 	if err != nil {
-		return nil, err
+		return demiurge.TaskCompletionReadyPayload{}, err
 	}
-	var action, end map[string]any
+	var action map[string]any
+	var end demiurge.TaskChange
+	seenAction, seenEnd := false, false
 	for _, e := range evs {
 		switch {
-		case e.Type == demiurge.EvTaskSubmitted && action == nil:
-			action, _ = e.Payload["action"].(map[string]any)
-		case e.Type == statusEvent[tk.Status] && end == nil:
-			end = e.Payload
+		case e.Type == demiurge.EvTaskSubmitted && !seenAction:
+			sub, err := demiurge.DecodePayload[demiurge.TaskSubmittedPayload](e)
+			if err != nil {
+				return demiurge.TaskCompletionReadyPayload{}, err
+			}
+			action, seenAction = sub.Action, true
+		case e.Type == statusEvent[tk.Status] && !seenEnd:
+			if err := e.Decode(&end); err != nil {
+				return demiurge.TaskCompletionReadyPayload{}, err
+			}
+			seenEnd = true
 		}
 	}
 	meta := map[string]any{}
 	if m, ok := action["metadata"].(map[string]any); ok {
 		maps.Copy(meta, m)
 	}
-	if m, ok := end["metadata"].(map[string]any); ok {
-		maps.Copy(meta, m)
-	}
+	maps.Copy(meta, end.Metadata)
 	logs, err := cp.LogTail(ctx, tk.ID, TailLines)
 	if err != nil {
-		return nil, err
+		return demiurge.TaskCompletionReadyPayload{}, err
 	}
-	tail := []any{}
+	tail := []string{}
 	for _, l := range boundChars(logs, TailChars) {
 		tail = append(tail, l.Text)
 	}
-	p := map[string]any{
-		"task_id": tk.ID, "kind": tk.Kind, "owner_session_id": tk.OwnerSessionID, "owner_turn_id": tk.OwnerTurnID,
-		"source_tool": str(action, "source_tool"), "status": tk.Status, "summary": str(end, "summary"),
-		"log_tail": tail, "result_ref": tk.ResultRef, "metadata": meta,
+	p := demiurge.TaskCompletionReadyPayload{
+		TaskID: tk.ID, Kind: tk.Kind, OwnerSessionID: tk.OwnerSessionID, OwnerTurnID: tk.OwnerTurnID,
+		SourceTool: str(action, "source_tool"), Status: tk.Status, Summary: end.Summary,
+		LogTail: tail, ResultRef: tk.ResultRef, Metadata: meta,
 	}
 	if origin, ok := action["origin_scope"].(map[string]any); ok {
-		p["origin_scope"] = origin
+		p.OriginScope = origin
 	}
 	return p, nil
 }

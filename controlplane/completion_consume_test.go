@@ -25,10 +25,14 @@ func TestWaitConsumeSuppressesDelivery(t *testing.T) {
 		tk, consumed, err := r.w.WaitConsume(context.Background(), tk.ID)
 		got <- res{tk, consumed, err}
 	}()
-	// The hold is registered as WaitConsume starts; give the goroutine that
-	// moment. Had it lost the race, the delivery would step aside for the
-	// held task anyway, so the assertions hold either way.
-	time.Sleep(10 * time.Millisecond)
+	// The hold is registered as WaitConsume starts: release the task only
+	// once it is, so the completion is the waiter's to consume.
+	for deadline := time.Now().Add(time.Minute); !r.w.Held(tk.ID); {
+		if time.Now().After(deadline) {
+			t.Fatal("WaitConsume never registered its hold")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	r.gates.release(tk.ID)
 	out := <-got
 	if out.err != nil || !out.consumed || out.tk.Status != demiurge.TaskSucceeded {

@@ -15,26 +15,23 @@ const DefaultCancelSummary = "task cancelled"
 
 // MarkStarted moves a queued task to running.
 func (cp *ControlPlane) MarkStarted(ctx context.Context, id string) (demiurge.Task, error) {
-	return cp.transition(ctx, id, demiurge.EvTaskStarted, map[string]any{}, false)
+	return cp.transition(ctx, id, demiurge.EvTaskStarted, demiurge.TaskChange{}, false)
 }
 
 // Succeed ends a running or blocked task as succeeded.
 func (cp *ControlPlane) Succeed(ctx context.Context, id, resultRef, summary string, metadata map[string]any) (demiurge.Task, error) {
-	p := map[string]any{"summary": summary}
-	if resultRef != "" {
-		p["result_ref"] = resultRef
-	}
+	c := demiurge.TaskChange{Summary: summary, ResultRef: resultRef}
 	if len(metadata) > 0 {
-		p["metadata"] = metadata
+		c.Metadata = metadata
 	}
-	return cp.transition(ctx, id, demiurge.EvTaskSucceeded, p, false)
+	return cp.transition(ctx, id, demiurge.EvTaskSucceeded, c, false)
 }
 
 // Fail ends a running or blocked task as failed; errMsg is its summary and
 // its error {message}.
 func (cp *ControlPlane) Fail(ctx context.Context, id, errMsg string) (demiurge.Task, error) {
 	return cp.transition(ctx, id, demiurge.EvTaskFailed,
-		map[string]any{"summary": errMsg, "error": map[string]any{"message": errMsg}}, false)
+		demiurge.TaskChange{Summary: errMsg, Error: &demiurge.ErrorInfo{Message: errMsg}}, false)
 }
 
 // Cancel ends a non-terminal task as cancelled. A terminal task is returned
@@ -44,12 +41,12 @@ func (cp *ControlPlane) Cancel(ctx context.Context, id, summary string) (demiurg
 		summary = DefaultCancelSummary
 	}
 	return cp.transition(ctx, id, demiurge.EvTaskCancelled,
-		map[string]any{"summary": summary, "error": map[string]any{"message": summary}}, true)
+		demiurge.TaskChange{Summary: summary, Error: &demiurge.ErrorInfo{Message: summary}}, true)
 }
 
 // Block moves a running task to blocked_needs_user.
 func (cp *ControlPlane) Block(ctx context.Context, id, summary string) (demiurge.Task, error) {
-	return cp.transition(ctx, id, demiurge.EvTaskBlocked, map[string]any{"summary": summary}, false)
+	return cp.transition(ctx, id, demiurge.EvTaskBlocked, demiurge.TaskChange{Summary: summary}, false)
 }
 
 // transition appends one task event guarded by the aggregate's last seq,
@@ -58,7 +55,7 @@ func (cp *ControlPlane) Block(ctx context.Context, id, summary string) (demiurge
 // the new state. So of two writers racing to end a task exactly one event
 // is written. stickyOK returns a terminal task unchanged instead of
 // refusing.
-func (cp *ControlPlane) transition(ctx context.Context, id, event string, payload map[string]any, stickyOK bool) (demiurge.Task, error) {
+func (cp *ControlPlane) transition(ctx context.Context, id, event string, change demiurge.TaskChange, stickyOK bool) (demiurge.Task, error) {
 	for range transitionAttempts {
 		seq, err := cp.st.LastSeq(ctx, demiurge.AggTask, id)
 		if err != nil {
@@ -75,15 +72,13 @@ func (cp *ControlPlane) transition(ctx context.Context, id, event string, payloa
 			}
 			return tk, demiurge.Errorf(demiurge.ECONFLICT, "task %s cannot move from %s by %s", id, tk.Status, event)
 		}
-		p := make(map[string]any, len(payload)+1)
-		for k, v := range payload {
-			p[k] = v
+		change.Status = to
+		ev, err := taskEvent(id, event, change)
+		if err != nil {
+			return demiurge.Task{}, err
 		}
-		p["status"] = to
-		_, err = cp.st.Append(ctx, []demiurge.Event{{
-			AggregateType: demiurge.AggTask, AggregateID: id, Type: event,
-			CreatedAt: cp.now(), Payload: p,
-		}}, "", &demiurge.Expected{AggregateType: demiurge.AggTask, AggregateID: id, LastSeq: seq})
+		ev.CreatedAt = cp.now()
+		_, err = cp.st.Append(ctx, []demiurge.Event{ev}, "", &demiurge.Expected{AggregateType: demiurge.AggTask, AggregateID: id, LastSeq: seq})
 		if demiurge.ErrorCode(err) == demiurge.ECONFLICT {
 			continue
 		}
@@ -93,4 +88,13 @@ func (cp *ControlPlane) transition(ctx context.Context, id, event string, payloa
 		return cp.st.Task(ctx, id)
 	}
 	return demiurge.Task{}, demiurge.Errorf(demiurge.ECONFLICT, "task %s kept changing during %s", id, event)
+}
+
+// taskEvent is the task transition event of task id.
+func taskEvent(id, event string, c demiurge.TaskChange) (demiurge.Event, error) {
+	p, err := c.As(event)
+	if err != nil {
+		return demiurge.Event{}, err
+	}
+	return demiurge.NewEvent(demiurge.AggTask, id, p), nil
 }

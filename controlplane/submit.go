@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"cmp"
 	"context"
 	"strings"
 
@@ -13,13 +14,6 @@ const (
 	KindTerminalExec = "terminal.exec"
 	KindEvolverRun   = "evolver.run"
 	KindScheduleFire = "schedule.fire"
-)
-
-// aggWriteScope is the aggregate whose last seq serializes submissions that
-// claim the same write scope; evWriteScopeClaimed is its only event.
-const (
-	aggWriteScope       = "task_write_scope"
-	evWriteScopeClaimed = "task.write_scope_claimed"
 )
 
 // submitAttempts bounds the retries of a submission that lost a race on
@@ -129,7 +123,7 @@ func submitKey(spec TaskSpec, id string) string {
 // with: the claim moves the scope aggregate, so of two submissions that
 // both saw the scope free only the first one's guard holds.
 func (cp *ControlPlane) claimScope(ctx context.Context, id, key, scope string, sub demiurge.Event) (claim demiurge.Event, guard *demiurge.Expected, tk demiurge.Task, held bool, err error) {
-	seq, err := cp.st.LastSeq(ctx, aggWriteScope, scope)
+	seq, err := cp.st.LastSeq(ctx, demiurge.AggWriteScope, scope)
 	if err != nil {
 		return claim, nil, tk, false, err
 	}
@@ -142,11 +136,11 @@ func (cp *ControlPlane) claimScope(ctx context.Context, id, key, scope string, s
 			demiurge.Errorf(demiurge.ECONFLICT, "background task write_scope is already active: %s", scope))
 		return claim, nil, tk, true, err
 	}
-	claim = demiurge.Event{
-		AggregateType: aggWriteScope, AggregateID: scope, Type: evWriteScopeClaimed,
-		CreatedAt: sub.CreatedAt, Payload: map[string]any{"task_id": id},
-	}
-	return claim, &demiurge.Expected{AggregateType: aggWriteScope, AggregateID: scope, LastSeq: seq}, tk, false, nil
+	// The aggregate whose last seq serializes submissions that claim the
+	// same write scope.
+	claim = demiurge.NewEvent(demiurge.AggWriteScope, scope, demiurge.TaskWriteScopeClaimedPayload{TaskID: id})
+	claim.CreatedAt = sub.CreatedAt
+	return claim, &demiurge.Expected{AggregateType: demiurge.AggWriteScope, AggregateID: scope, LastSeq: seq}, tk, false, nil
 }
 
 // replay returns the task of an earlier submission with the same
@@ -195,31 +189,20 @@ func (cp *ControlPlane) submittedEvent(id string, spec TaskSpec, src Source, sco
 	if root == "" {
 		root = id
 	}
-	source := map[string]any{
-		"actor": src.Actor, "session_id": src.SessionID, "turn_id": src.TurnID,
-		"core_id": src.CoreID, "task_id": src.TaskID, "metadata": orEmpty(src.Metadata),
+	p := demiurge.TaskSubmittedPayload{
+		Kind: spec.Kind, Status: demiurge.TaskQueued, RootTaskID: root, ParentTaskID: parent,
+		OwnerSessionID: cmp.Or(str(spec.Payload, "owner_session_id"), src.SessionID),
+		OwnerTurnID:    cmp.Or(str(spec.Payload, "owner_turn_id"), src.TurnID),
+		CoreID:         src.CoreID, HostID: src.HostID, NotifyPolicy: str(spec.Payload, "notify_policy"),
+		Source: &demiurge.TaskSource{
+			Actor: src.Actor, SessionID: src.SessionID, TurnID: src.TurnID, CoreID: src.CoreID,
+			TaskID: src.TaskID, Metadata: orEmpty(src.Metadata), WriteScope: scope,
+		},
+		Action: orEmpty(spec.Payload),
 	}
-	if scope != "" {
-		source["write_scope"] = scope
-	}
-	p := map[string]any{
-		"kind": spec.Kind, "status": demiurge.TaskQueued, "root_task_id": root,
-		"owner_session_id": first(str(spec.Payload, "owner_session_id"), src.SessionID),
-		"owner_turn_id":    first(str(spec.Payload, "owner_turn_id"), src.TurnID),
-		"core_id":          src.CoreID, "host_id": src.HostID, "source": source,
-		"action": orEmpty(spec.Payload),
-	}
-	if parent != "" {
-		p["parent_task_id"] = parent
-	}
-	if np := str(spec.Payload, "notify_policy"); np != "" {
-		p["notify_policy"] = np
-	}
-	dropEmpty(p, "owner_session_id", "owner_turn_id", "core_id", "host_id")
-	return demiurge.Event{
-		AggregateType: demiurge.AggTask, AggregateID: id, Type: demiurge.EvTaskSubmitted,
-		CreatedAt: cp.now(), Actor: map[string]any{"actor": src.Actor}, Payload: p,
-	}
+	ev := demiurge.NewEvent(demiurge.AggTask, id, p)
+	ev.CreatedAt, ev.Actor = cp.now(), map[string]any{"actor": src.Actor}
+	return ev
 }
 
 func str(m map[string]any, k string) string {
@@ -227,25 +210,9 @@ func str(m map[string]any, k string) string {
 	return s
 }
 
-func first(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 func orEmpty(m map[string]any) map[string]any {
 	if m == nil {
 		return map[string]any{}
 	}
 	return m
-}
-
-// dropEmpty removes empty string values so the store keeps them NULL.
-func dropEmpty(m map[string]any, keys ...string) {
-	for _, k := range keys {
-		if m[k] == "" {
-			delete(m, k)
-		}
-	}
 }

@@ -53,7 +53,7 @@ func TestSubmitProjection(t *testing.T) {
 		t.Fatalf("child task %+v, %v", tk, err)
 	}
 	evs, _ := db.Events(ctx, demiurge.EventFilter{AggregateType: demiurge.AggTask, AggregateID: "task_top"})
-	if len(evs) != 1 || evs[0].IdempotencyKey != "task:task_top:submitted" || evs[0].Payload["action"].(map[string]any)["prompt"] != "hi" {
+	if len(evs) != 1 || evs[0].IdempotencyKey != "task:task_top:submitted" || payloadOf(t, evs[0])["action"].(map[string]any)["prompt"] != "hi" {
 		t.Fatalf("submitted event %+v", evs)
 	}
 }

@@ -57,7 +57,9 @@ func (cp *ControlPlane) Summary(ctx context.Context, task demiurge.Task) (string
 	if err != nil || len(evs) == 0 {
 		return "", err
 	}
-	return str(evs[0].Payload, "summary"), nil
+	var end demiurge.TaskChange
+	err = evs[0].Decode(&end)
+	return end.Summary, err
 }
 
 // ModelView is Get followed by Model.

@@ -121,10 +121,10 @@ func (h *Handle) RecordProcess(pid int, marker string) error {
 	}
 	ctx, cancel := h.w.writeCtx()
 	defer cancel()
-	evs, err := h.w.cp.st.Append(ctx, []demiurge.Event{{
-		AggregateType: demiurge.AggTask, AggregateID: h.task.ID, Type: demiurge.EvTaskProcessRecorded,
-		CreatedAt: h.w.cp.now(), Payload: map[string]any{"pid": pid, "marker": marker, "host_id": h.w.opts.HostID},
-	}}, "", nil)
+	ev := demiurge.NewEvent(demiurge.AggTask, h.task.ID, demiurge.TaskProcessRecordedPayload{
+		PID: pid, Marker: marker, HostID: h.w.opts.HostID})
+	ev.CreatedAt = h.w.cp.now()
+	evs, err := h.w.cp.st.Append(ctx, []demiurge.Event{ev}, "", nil)
 	if err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func (h *Handle) Block(summary string) error {
 	}
 	ctx, cancel := h.w.writeCtx()
 	defer cancel()
-	_, err := h.w.writeEvent(ctx, h.run, demiurge.EvTaskBlocked, map[string]any{"summary": summary}, false)
+	_, err := h.w.writeEvent(ctx, h.run, demiurge.EvTaskBlocked, demiurge.TaskChange{Summary: summary}, false)
 	return err
 }
 

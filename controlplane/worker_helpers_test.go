@@ -228,3 +228,14 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 func storeQuery(table, taskID string) store.Query {
 	return store.Query{Table: table, Where: map[string]any{"task_id": taskID}, Limit: 1000}
 }
+
+// payloadOf decodes the payload of e as a map, the way a generic reader
+// sees it.
+func payloadOf(t testing.TB, e demiurge.Event) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := e.Decode(&m); err != nil {
+		t.Fatalf("payload of %s: %v", e.Type, err)
+	}
+	return m
+}

@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"sync"
@@ -127,12 +128,12 @@ func (w *Worker) finalize(r *run, o outcome) {
 
 	ctx, cancel := w.writeCtx()
 	defer cancel()
-	event, payload := terminalEvent(o, cancelled, reason)
+	event, change := terminalEvent(o, cancelled, reason)
 	if event == demiurge.EvTaskFailed {
-		r.handle.Log("stderr", "error: "+payload["error"].(map[string]any)["message"].(string))
+		r.handle.Log("stderr", "error: "+change.Error.Message)
 	}
 	r.handle.close(ctx)
-	tk, err := w.writeEvent(ctx, r, event, payload, true)
+	tk, err := w.writeEvent(ctx, r, event, change, true)
 	switch {
 	case err != nil:
 		w.log.Error("task worker: terminal event not written", "task_id", r.id, "event", event,
@@ -156,51 +157,37 @@ func (w *Worker) finalize(r *run, o outcome) {
 
 // terminalEvent maps an outcome to the task's terminal event. A requested
 // cancel wins over the runner's result, whose metadata it keeps.
-func terminalEvent(o outcome, cancelled bool, reason string) (string, map[string]any) {
-	p := map[string]any{}
-	meta := maps.Clone(o.res.Metadata)
+func terminalEvent(o outcome, cancelled bool, reason string) (string, demiurge.TaskChange) {
+	var c demiurge.TaskChange
+	if len(o.res.Metadata) > 0 {
+		c.Metadata = maps.Clone(o.res.Metadata)
+	}
 	switch {
 	case cancelled:
-		if reason == "" {
-			reason = DefaultCancelSummary
-		}
+		reason = cmp.Or(reason, DefaultCancelSummary)
 		if o.timedOut {
-			meta = map[string]any{"exit_reason": "runner did not stop within the cancel grace"}
+			c.Metadata = map[string]any{"exit_reason": "runner did not stop within the cancel grace"}
 		}
-		p["summary"], p["error"] = reason, map[string]any{"message": reason}
-		addMeta(p, meta)
-		return demiurge.EvTaskCancelled, p
+		c.Summary, c.Error = reason, &demiurge.ErrorInfo{Message: reason}
+		return demiurge.EvTaskCancelled, c
 	case o.err != nil || o.res.Failed:
 		msg := o.res.Error
 		if o.err != nil {
 			msg = demiurge.ErrorMessage(o.err)
 		}
-		if msg == "" {
-			msg = "task failed"
-		}
+		msg = cmp.Or(msg, "task failed")
 		summary := o.res.Summary
 		if summary == "" || o.err != nil {
 			summary = msg
 		}
-		p["summary"], p["error"] = summary, map[string]any{"message": msg}
-		addMeta(p, meta)
-		return demiurge.EvTaskFailed, p
+		c.Summary, c.Error = summary, &demiurge.ErrorInfo{Message: msg}
+		return demiurge.EvTaskFailed, c
 	}
-	p["summary"] = o.res.Summary
-	if o.res.ResultRef != "" {
-		p["result_ref"] = o.res.ResultRef
-	}
-	addMeta(p, meta)
+	c.Summary, c.ResultRef = o.res.Summary, o.res.ResultRef
 	if o.res.Blocked {
-		return demiurge.EvTaskBlocked, p
+		return demiurge.EvTaskBlocked, c
 	}
-	return demiurge.EvTaskSucceeded, p
-}
-
-func addMeta(p, meta map[string]any) {
-	if len(meta) > 0 {
-		p["metadata"] = meta
-	}
+	return demiurge.EvTaskSucceeded, c
 }
 
 // writeEvent appends a task event of a run. The fast path is one append
@@ -209,14 +196,18 @@ func addMeta(p, meta map[string]any) {
 // back to the control plane's read-check-append loop, which with sticky
 // returns a task that is already terminal unchanged. Either way at most
 // one terminal event is ever written.
-func (w *Worker) writeEvent(ctx context.Context, r *run, event string, payload map[string]any, sticky bool) (demiurge.Task, error) {
+func (w *Worker) writeEvent(ctx context.Context, r *run, event string, change demiurge.TaskChange, sticky bool) (demiurge.Task, error) {
 	status, seq := r.state()
 	if to, ok := Transition(status, event); ok && seq > 0 {
-		p := maps.Clone(payload)
-		p["status"] = to
-		evs, tk, err := w.appendTask(ctx, demiurge.EventBatch{Events: []demiurge.Event{{
-			AggregateType: demiurge.AggTask, AggregateID: r.id, Type: event, CreatedAt: w.cp.now(), Payload: p,
-		}}, Expected: &demiurge.Expected{AggregateType: demiurge.AggTask, AggregateID: r.id, LastSeq: seq}})
+		c := change
+		c.Status = to
+		ev, err := taskEvent(r.id, event, c)
+		if err != nil {
+			return demiurge.Task{}, err
+		}
+		ev.CreatedAt = w.cp.now()
+		evs, tk, err := w.appendTask(ctx, demiurge.EventBatch{Events: []demiurge.Event{ev},
+			Expected: &demiurge.Expected{AggregateType: demiurge.AggTask, AggregateID: r.id, LastSeq: seq}})
 		if err == nil {
 			r.moved(to, evs[0].Seq)
 			return tk, nil
@@ -225,7 +216,7 @@ func (w *Worker) writeEvent(ctx context.Context, r *run, event string, payload m
 			return demiurge.Task{}, err
 		}
 	}
-	tk, err := w.cp.transition(ctx, r.id, event, payload, sticky)
+	tk, err := w.cp.transition(ctx, r.id, event, change, sticky)
 	if err == nil {
 		r.moved(tk.Status, 0)
 	}

@@ -22,8 +22,8 @@ func (w *Worker) submitStarted(ctx context.Context, id string, spec TaskSpec, sr
 	scope := strings.TrimSpace(src.WriteScope)
 	sub := cp.submittedEvent(id, spec, src, scope)
 	sub.EventID = demiurge.NewID("evt")
-	started := demiurge.Event{AggregateType: demiurge.AggTask, AggregateID: id, Type: demiurge.EvTaskStarted,
-		CreatedAt: sub.CreatedAt, Payload: map[string]any{"status": demiurge.TaskRunning, "host_id": w.opts.HostID}}
+	started := demiurge.NewEvent(demiurge.AggTask, id, demiurge.TaskStartedPayload{Status: demiurge.TaskRunning, HostID: w.opts.HostID})
+	started.CreatedAt = sub.CreatedAt
 	exists := func() (demiurge.Task, bool, error) {
 		existing, err := cp.st.Task(ctx, id)
 		if err == nil {

@@ -42,7 +42,7 @@ func TestWorkerTransitionPaths(t *testing.T) {
 			if len(ends) != 1 {
 				t.Fatalf("%d terminal events", len(ends))
 			}
-			p := ends[0].Payload
+			p := payloadOf(t, ends[0])
 			if p["summary"] != c.summary {
 				t.Fatalf("summary %q, want %q", p["summary"], c.summary)
 			}
@@ -111,15 +111,15 @@ func TestWorkerCancelRunning(t *testing.T) {
 		t.Fatalf("cancel: %+v, %v", got, err)
 	}
 	ends := terminalEvents(t, r.db, tk.ID)
-	if len(ends) != 1 || ends[0].Payload["summary"] != controlplane.DefaultCancelSummary {
+	if len(ends) != 1 || payloadOf(t, ends[0])["summary"] != controlplane.DefaultCancelSummary {
 		t.Fatalf("terminal events %+v", ends)
 	}
-	meta, _ := ends[0].Payload["metadata"].(map[string]any)
+	meta, _ := payloadOf(t, ends[0])["metadata"].(map[string]any)
 	if meta["exit_reason"] != "cancelled" || meta["exit_code"] != float64(-15) {
 		t.Fatalf("exit metadata %v", meta)
 	}
 	ready := events(t, r.db, demiurge.AggTaskCompletion, completions(t, r.db, tk.ID)[0]["work_id"].(string), "")
-	if len(ready) != 1 || ready[0].Seq <= ends[0].Seq || ready[0].Payload["status"] != demiurge.TaskCancelled {
+	if len(ready) != 1 || ready[0].Seq <= ends[0].Seq || payloadOf(t, ready[0])["status"] != demiurge.TaskCancelled {
 		t.Fatalf("completion %+v after terminal seq %d", ready, ends[0].Seq)
 	}
 	if len(r.w.Active()) != 0 {
@@ -204,7 +204,7 @@ func TestWorkerCancelFromAnotherProcess(t *testing.T) {
 		t.Fatalf("%d cancel requests", n)
 	}
 	ends := terminalEvents(t, owner.db, tk.ID)
-	if meta, _ := ends[0].Payload["metadata"].(map[string]any); len(ends) != 1 || meta["exit_reason"] != "cancelled" {
+	if meta, _ := payloadOf(t, ends[0])["metadata"].(map[string]any); len(ends) != 1 || meta["exit_reason"] != "cancelled" {
 		t.Fatalf("terminal %+v", ends)
 	}
 	// The owner's own Wait sees the same end.
@@ -236,7 +236,7 @@ func TestWorkerCancelGrace(t *testing.T) {
 		t.Fatalf("cancel: %+v, %v", got, err)
 	}
 	ends := terminalEvents(t, r.db, tk.ID)
-	if meta, _ := ends[0].Payload["metadata"].(map[string]any); meta["exit_reason"] == nil {
+	if meta, _ := payloadOf(t, ends[0])["metadata"].(map[string]any); meta["exit_reason"] == nil {
 		t.Fatalf("terminal %+v", ends)
 	}
 	r.gates.release(tk.ID)

@@ -3,15 +3,17 @@ package corerepo
 import (
 	"context"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/core"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/demiurge/demiurge/coretree"
+	"github.com/demiurge/demiurge/gitrepo"
 )
 
 // The baseline is the first revision of a repository and the reference
@@ -46,8 +48,8 @@ func scopeManifest(scope string) string {
 
 // templateTree returns the embedded template files of the scopes include
 // accepts, as a tree with their contents, and the scopes it took (sorted).
-func templateTree(include func(scope string) bool) (flatTree, map[string][]byte, []string, error) {
-	files, content := flatTree{}, map[string][]byte{}
+func templateTree(include func(scope string) bool) (coretree.Tree, map[string][]byte, []string, error) {
+	files, content := coretree.Tree{}, map[string][]byte{}
 	taken := map[string]bool{}
 	tfs := core.TemplateFS()
 	err := fs.WalkDir(tfs, "agents", func(name string, d fs.DirEntry, err error) error {
@@ -63,21 +65,21 @@ func templateTree(include func(scope string) bool) (flatTree, map[string][]byte,
 		if err != nil {
 			return err
 		}
-		files[rel] = entry{Hash: plumbing.ComputeHash(plumbing.BlobObject, data), Mode: filemode.Regular}
+		files[rel] = coretree.Entry{Hash: gitrepo.BlobHash(data), Mode: coretree.Regular}
 		content[rel] = data
 		taken[scope] = true
 		return nil
 	})
 	if err != nil {
-		return nil, nil, nil, demiurge.WrapError(demiurge.EINTERNAL, err, "core repository: read embedded templates: %v", err)
+		return nil, nil, nil, demiurge.WrapError(demiurge.EINTERNAL, err, "core repository: read embedded templates")
 	}
-	return files, content, sortedKeys(taken), nil
+	return files, content, slices.Sorted(maps.Keys(taken)), nil
 }
 
 // initialBaseline is the baseline of a new repository for the tree at
 // agents: the templates of the scopes whose manifest it holds (a link or
 // any other kind of file counts: it is then a local edit of that file).
-func initialBaseline(agents string) (flatTree, map[string][]byte, []string, error) {
+func initialBaseline(agents string) (coretree.Tree, map[string][]byte, []string, error) {
 	return templateTree(func(scope string) bool {
 		_, err := os.Lstat(filepath.Join(agents, filepath.FromSlash(scopeManifest(scope))))
 		return err == nil
@@ -118,25 +120,25 @@ func (r *Repo) EnsureTemplateCore(ctx context.Context, id string) (bool, error) 
 	}
 	// The usual case, a core that is there, reads without the lock, so
 	// Hosts opening side by side do not collide on it.
-	if live, err := r.liveHash(); err == nil {
-		if files, _, err := r.store.flatOf(live); err == nil && hasCore(files, id) {
+	if live, err := r.git.Live(); err == nil {
+		if files, err := r.git.Files(live); err == nil && files.HasCore(id) {
 			return false, nil
 		}
 	}
-	l, err := r.begin()
+	l, err := r.git.Begin()
 	if err != nil {
 		return false, err
 	}
-	defer l.unlock()
-	live, err := r.liveHash()
+	defer l.Unlock()
+	live, err := r.git.Live()
 	if err != nil {
 		return false, err
 	}
-	files, _, err := r.store.flatOf(live)
+	files, err := r.git.Files(live)
 	if err != nil {
 		return false, err
 	}
-	if hasCore(files, id) {
+	if files.HasCore(id) {
 		return false, nil
 	}
 	tmpl, content, _, err := templateTree(func(scope string) bool { return scope == id })
@@ -149,29 +151,24 @@ func (r *Repo) EnsureTemplateCore(ctx context.Context, id string) (bool, error) 
 	if err := core.InstallTemplates(r.paths.Agents, id, false); err != nil {
 		return false, err
 	}
-	next := make(flatTree, len(files)+len(tmpl))
-	for p, e := range files {
-		next[p] = e
-	}
-	for p, e := range tmpl {
-		next[p] = e
-	}
-	tree, err := r.storeTree(next, content)
+	next := maps.Clone(files)
+	maps.Copy(next, tmpl)
+	tree, err := r.git.StoreTree(next, content)
 	if err != nil {
 		return false, err
 	}
 	var b strings.Builder
 	b.WriteString("add runtime core " + id + "\n\nSource: embedded template\nChanged scopes:\n- " + id + "\nChanged paths:\n")
-	for _, c := range diffTrees(files, next) {
+	for _, c := range coretree.Diff(files, next) {
 		b.WriteString("- " + c.Path + "\n")
 	}
-	c, err := r.store.writeCommit(tree, []plumbing.Hash{live}, b.String(), r.now())
+	c, err := r.git.WriteCommit(tree, []coretree.Hash{live}, b.String())
 	if err != nil {
 		return false, err
 	}
 	// The checkout is not rewritten: it already holds the template where
 	// it had nothing, and keeps its own files (local edits) elsewhere.
-	if err := r.switchLive("template", live, c, false, nil); err != nil {
+	if err := r.git.Switch("template", live, c, false, nil); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -11,6 +11,9 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/core"
+	"github.com/demiurge/demiurge/coregate"
+	"github.com/demiurge/demiurge/coretree"
+	"github.com/demiurge/demiurge/gitrepo"
 )
 
 const (
@@ -42,17 +45,17 @@ func embeddedFiles(t *testing.T) map[string]string {
 // liveFiles reads every file of the live revision.
 func liveFiles(t *testing.T, r *Repo) map[string]string {
 	t.Helper()
-	live, err := r.liveHash()
+	live, err := r.git.Live()
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _, err := r.store.flatOf(live)
+	files, err := r.git.Files(live)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
 	for p, e := range files {
-		data, err := r.store.blob(e.Hash)
+		data, err := r.git.Blob(e.Hash)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +83,7 @@ func mustInit(t *testing.T, p Paths) (*Repo, InitResult) {
 	return r, res
 }
 
-func changesOf(t *testing.T, r *Repo) []FileChange {
+func changesOf(t *testing.T, r *Repo) []coretree.Change {
 	t.Helper()
 	st, err := r.Status()
 	if err != nil {
@@ -98,7 +101,7 @@ func wantBlocked(t *testing.T, r *Repo, base, key string) {
 	if !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "operator confirmation required: run `demiurge core save` to confirm it") {
 		t.Fatalf("EnsureSaved err = %q, want it to name %q and the command", err, key)
 	}
-	if strings.Contains(err.Error(), SaveTokenPrefix) {
+	if strings.Contains(err.Error(), coregate.SaveTokenPrefix) {
 		t.Fatalf("EnsureSaved showed a token: %v", err)
 	}
 	if got := mustLive(t, r); got != base {
@@ -114,7 +117,7 @@ func confirmSave(t *testing.T, r *Repo, key string) string {
 	_, err := r.Save(ctx, SaveOptions{})
 	wantCode(t, err, demiurge.ECONFIG, key)
 	token := gateErr(t, err).Token
-	if !strings.HasPrefix(token, SaveTokenPrefix) || !strings.Contains(err.Error(), "run `demiurge core save --confirm "+token+"`") {
+	if !strings.HasPrefix(token, coregate.SaveTokenPrefix) || !strings.Contains(err.Error(), "run `demiurge core save --confirm "+token+"`") {
 		t.Fatalf("Save refusal %q lacks its token %q", err, token)
 	}
 	res, err := r.Save(ctx, SaveOptions{Confirm: token})
@@ -158,7 +161,7 @@ func TestEditBeforeFirstOpenIsALocalEdit(t *testing.T) {
 		if got := liveFiles(t, r)["assistant/agent.yaml"]; got != embeddedFiles(t)["assistant/agent.yaml"] {
 			t.Fatal("init committed the edited manifest as the baseline")
 		}
-		if ch := changesOf(t, r); len(ch) != 1 || ch[0] != (FileChange{"assistant/agent.yaml", ChangeModified}) {
+		if ch := changesOf(t, r); len(ch) != 1 || ch[0] != (coretree.Change{Path: "assistant/agent.yaml", Kind: coretree.Modified}) {
 			t.Fatalf("status = %+v", ch)
 		}
 		wantBlocked(t, r, res.Revision, grantKey)
@@ -240,7 +243,7 @@ func TestDeletedRepository(t *testing.T) {
 	t.Run("live ref removed", func(t *testing.T) {
 		p, _ := newHome(t)
 		editFile(t, p.Agents, "assistant/agent.yaml", grantOld, grantNew)
-		if err := os.Remove(filepath.Join(p.GitDir, filepath.FromSlash(refLive))); err != nil {
+		if err := os.Remove(filepath.Join(p.GitDir, filepath.FromSlash(gitrepo.RefLive))); err != nil {
 			t.Fatal(err)
 		}
 		r2, res := mustInit(t, p)
@@ -305,7 +308,7 @@ func TestEnsureTemplateCoreCommitsTheTemplateNotTheTree(t *testing.T) {
 	if !exists(p.Agents, "assistant/agent/skills/debugging.md") {
 		t.Fatal("the missing template file was not installed")
 	}
-	if ch := changesOf(t, r); len(ch) != 1 || ch[0] != (FileChange{"assistant/agent.yaml", ChangeModified}) {
+	if ch := changesOf(t, r); len(ch) != 1 || ch[0] != (coretree.Change{Path: "assistant/agent.yaml", Kind: coretree.Modified}) {
 		t.Fatalf("status = %+v", ch)
 	}
 	vs, _ := r.Versions(1)

@@ -8,15 +8,29 @@ import (
 	"testing"
 
 	"github.com/demiurge/demiurge"
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/demiurge/demiurge/coretree"
+	"github.com/demiurge/demiurge/gitrepo"
 )
 
-func codes(fs []Finding) string {
+func codes(fs []gitrepo.Finding) string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, f.Code)
 	}
 	return strings.Join(out, ",")
+}
+
+// checkoutHeadFile is where the storage records the live checkout's
+// commit (the package doc's layout).
+func checkoutHeadFile(p Paths) string { return filepath.Join(p.GitDir, "demiurge", "checkout") }
+
+func mustHash(t *testing.T, s string) coretree.Hash {
+	t.Helper()
+	h, ok := coretree.ParseHash(s)
+	if !ok {
+		t.Fatalf("not a commit id: %q", s)
+	}
+	return h
 }
 
 func TestCheckFindings(t *testing.T) {
@@ -28,28 +42,28 @@ func TestCheckFindings(t *testing.T) {
 		repaired string // findings left after Repair
 	}{
 		{"checkout head missing", func(t *testing.T, p Paths, r *Repo) {
-			os.Remove(p.checkoutHead())
-		}, CodeCheckoutHeadMissing, ""},
+			os.Remove(checkoutHeadFile(p))
+		}, gitrepo.CodeCheckoutHeadMissing, ""},
 		{"checkout head mismatch", func(t *testing.T, p Paths, r *Repo) {
 			editFile(t, p.Agents, "assistant/agent/SOUL.md", "", "x\n")
 			res, err := r.Save(ctx, SaveOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			writeCheckoutHead(p, plumbing.NewHash(res.Previous))
-		}, CodeCheckoutHeadMismatch, ""},
+			os.WriteFile(checkoutHeadFile(p), []byte(res.Previous+"\n"), 0o600)
+		}, gitrepo.CodeCheckoutHeadMismatch, ""},
 		{"previous equals live", func(t *testing.T, p Paths, r *Repo) {
-			writeRef(p.GitDir, refPrevious, plumbing.NewHash(mustLive(t, r)))
-		}, CodePreviousRefMatchesLive, ""},
+			r.git.SetRef(gitrepo.RefPrevious, mustHash(t, mustLive(t, r)))
+		}, gitrepo.CodePreviousRefMatchesLive, ""},
 		{"previous invalid", func(t *testing.T, p Paths, r *Repo) {
-			writeRef(p.GitDir, refPrevious, plumbing.NewHash(strings.Repeat("ab", 20)))
-		}, CodePreviousRefInvalid, ""},
+			r.git.SetRef(gitrepo.RefPrevious, mustHash(t, strings.Repeat("ab", 20)))
+		}, gitrepo.CodePreviousRefInvalid, ""},
 		{"live missing", func(t *testing.T, p Paths, r *Repo) {
-			os.Remove(filepath.Join(p.GitDir, refLive))
-		}, CodeLiveRefMissing, CodeLiveRefMissing},
+			os.Remove(filepath.Join(p.GitDir, gitrepo.RefLive))
+		}, gitrepo.CodeLiveRefMissing, gitrepo.CodeLiveRefMissing},
 		{"checkout missing", func(t *testing.T, p Paths, r *Repo) {
 			os.RemoveAll(p.Agents)
-		}, CodeCheckoutMissing, ""},
+		}, gitrepo.CodeCheckoutMissing, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,7 +93,7 @@ func TestCheckFindings(t *testing.T) {
 		if _, err := Open(p, Options{}); demiurge.ErrorCode(err) != demiurge.ENOTFOUND {
 			t.Fatalf("Open = %v", err)
 		}
-		if got := codes(checkPaths(p, nil)); got != CodeRepositoryMissing {
+		if got := codes(gitrepo.New(p.storage(), gitrepo.Options{}).Check()); got != gitrepo.CodeRepositoryMissing {
 			t.Fatalf("Check = %s", got)
 		}
 	})

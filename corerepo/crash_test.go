@@ -30,18 +30,18 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("helper process for the crash tests")
 	}
 	point, op := os.Getenv(envCrashPoint), os.Getenv(envCrashOp)
-	crashHook = func(p string) {
+	opts := Options{CrashPoint: func(p string) {
 		if p == point {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
-	}
+	}}
 	ctx := context.Background()
 	if op == "init" {
-		_, _, err := Init(ctx, HomePaths(home), Options{}, "")
+		_, _, err := Init(ctx, HomePaths(home), opts, "")
 		fmt.Fprintf(os.Stderr, "child finished without crashing: %v\n", err)
 		os.Exit(3)
 	}
-	r, err := Open(HomePaths(home), Options{})
+	r, err := Open(HomePaths(home), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

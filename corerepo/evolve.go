@@ -4,22 +4,28 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 
 	"github.com/demiurge/demiurge"
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/demiurge/demiurge/coregate"
+	"github.com/demiurge/demiurge/coretree"
+	"github.com/demiurge/demiurge/gitrepo"
+	"github.com/demiurge/demiurge/internal/filelock"
 )
 
 var (
 	coreIDPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$`)
 	runIDPattern  = regexp.MustCompile(`^evolve_[A-Za-z0-9_-]{1,80}$`)
 )
+
+// refRuns holds the reviewed proposals: refs/demiurge/runs/<run_id>.
+const refRuns = "refs/demiurge/runs/"
+
+func runRef(id string) string { return refRuns + id }
 
 // Files of a run directory.
 const (
@@ -55,7 +61,7 @@ type Run struct {
 
 	repo *Repo
 	mu   sync.Mutex // guards held
-	held []*fileLock
+	held []*filelock.Lock
 }
 
 // StartOptions qualify StartRun.
@@ -93,16 +99,17 @@ func (r *Repo) StartRun(ctx context.Context, coreID, goal string, opts StartOpti
 	if err := os.MkdirAll(r.paths.Evolve, 0o700); err != nil {
 		return nil, ioError("create", r.paths.Evolve, err)
 	}
-	slot, err := tryLockFile(filepath.Join(r.paths.Evolve, ".active-"+coreID+".lock"))
-	if errors.Is(err, errLockBusy) {
+	slotPath := filepath.Join(r.paths.Evolve, ".active-"+coreID+".lock")
+	slot, err := filelock.TryLock(slotPath)
+	if errors.Is(err, filelock.ErrBusy) {
 		return nil, demiurge.Errorf(demiurge.ECONFLICT, "evolve already running for core: %s", coreID)
 	}
 	if err != nil {
-		return nil, err
+		return nil, ioError("lock", slotPath, err)
 	}
 	run, err := r.startRun(ctx, coreID, goal, opts)
 	if err != nil {
-		slot.unlock()
+		slot.Unlock()
 		return nil, err
 	}
 	run.held = append(run.held, slot)
@@ -114,12 +121,12 @@ func (r *Repo) startRun(ctx context.Context, coreID, goal string, opts StartOpti
 	if err != nil {
 		return nil, err
 	}
-	base := plumbing.NewHash(baseStr)
-	files, _, err := r.store.flatOf(base)
+	base, _ := coretree.ParseHash(baseStr)
+	files, err := r.git.Files(base)
 	if err != nil {
 		return nil, err
 	}
-	if !hasCore(files, coreID) {
+	if !files.HasCore(coreID) {
 		return nil, demiurge.Errorf(demiurge.ENOTFOUND, "core not found: %s", coreID)
 	}
 	id := demiurge.NewID("evolve")
@@ -137,18 +144,18 @@ func (r *Repo) startRun(ctx context.Context, coreID, goal string, opts StartOpti
 			os.RemoveAll(dir)
 		}
 	}()
-	rl, err := tryLockFile(filepath.Join(dir, runLockFile))
+	rl, err := filelock.TryLock(filepath.Join(dir, runLockFile))
 	if err != nil {
-		return nil, err
+		return nil, ioError("lock", filepath.Join(dir, runLockFile), err)
 	}
 	run.held = append(run.held, rl)
 	if err := os.Mkdir(run.AgentsDir, 0o700); err != nil {
 		return nil, ioError("create", run.AgentsDir, err)
 	}
-	if err := r.syncCheckout(run.AgentsDir, base, filepath.Join(dir, runIndexFile)); err != nil {
+	if err := r.git.Sync(run.checkout(), base); err != nil {
 		return nil, err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, runHeadFile), []byte(baseStr+"\n")); err != nil {
+	if err := writeRunFile(filepath.Join(dir, runHeadFile), []byte(baseStr+"\n")); err != nil {
 		return nil, err
 	}
 	req := runRequest{RunID: id, TargetCoreID: coreID, Goal: goal, SourceTurnID: opts.SourceTurnID, BaseRevision: baseStr, CreatedAt: demiurge.FormatTime(r.now())}
@@ -188,7 +195,8 @@ func (r *Repo) openRun(id string) (*Run, error) {
 		return nil, notFound
 	}
 	var req runRequest
-	if err := json.Unmarshal(data, &req); err != nil || req.RunID != id || !plumbing.IsHash(req.BaseRevision) {
+	err = json.Unmarshal(data, &req)
+	if _, ok := coretree.ParseHash(req.BaseRevision); err != nil || req.RunID != id || !ok {
 		return nil, demiurge.Errorf(demiurge.EINTERNAL, "evolve run %s: unreadable %s", id, run.RequestPath)
 	}
 	run.CoreID, run.Goal, run.SourceTurnID, run.BaseRevision = req.TargetCoreID, req.Goal, req.SourceTurnID, req.BaseRevision
@@ -196,13 +204,22 @@ func (r *Repo) openRun(id string) (*Run, error) {
 	return run, nil
 }
 
-// holdRun takes the run's lock: ECONFLICT while its start still holds it.
-func (run *Run) hold() (*fileLock, error) {
-	l, err := tryLockFile(filepath.Join(run.Dir, runLockFile))
-	if errors.Is(err, errLockBusy) {
+// checkout is the run tree with its index.
+func (run *Run) checkout() gitrepo.Checkout {
+	return gitrepo.Checkout{Root: run.AgentsDir, Index: filepath.Join(run.Dir, runIndexFile)}
+}
+
+// hold takes the run's lock: ECONFLICT while its start still holds it.
+func (run *Run) hold() (*filelock.Lock, error) {
+	path := filepath.Join(run.Dir, runLockFile)
+	l, err := filelock.TryLock(path)
+	if errors.Is(err, filelock.ErrBusy) {
 		return nil, demiurge.Errorf(demiurge.ECONFLICT, "evolve run is still running: %s", run.ID)
 	}
-	return l, err
+	if err != nil {
+		return nil, ioError("lock", path, err)
+	}
+	return l, nil
 }
 
 // Close releases the run's start slot without writing a result (the
@@ -212,7 +229,7 @@ func (run *Run) Close() {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	for _, l := range run.held {
-		l.unlock()
+		l.Unlock()
 	}
 	run.held = nil
 }
@@ -225,21 +242,21 @@ type EvolverOutcome struct {
 	NeedsUser bool   `json:"needs_user"`
 }
 
-// StartResult is result.json (spec host-runtime §7.4).
+// StartResult is result.json.
 type StartResult struct {
-	RunID            string         `json:"run_id"`
-	TargetCoreID     string         `json:"target_core_id"`
-	Goal             string         `json:"goal"`
-	AgentsRoot       string         `json:"agents_root"`
-	Summary          string         `json:"summary"`
-	ReportPath       string         `json:"report_path"`
-	ChangedFiles     []FileChange   `json:"changed_files"`
-	Evolver          EvolverOutcome `json:"evolver"`
-	ProposalRevision *string        `json:"proposal_revision"`
-	Promoted         bool           `json:"promoted"`
-	NewRevision      *string        `json:"new_revision"`
-	Gates            []Gate         `json:"gates"`
-	CleanedArtifacts []string       `json:"cleaned_artifacts"`
+	RunID            string            `json:"run_id"`
+	TargetCoreID     string            `json:"target_core_id"`
+	Goal             string            `json:"goal"`
+	AgentsRoot       string            `json:"agents_root"`
+	Summary          string            `json:"summary"`
+	ReportPath       string            `json:"report_path"`
+	ChangedFiles     []coretree.Change `json:"changed_files"`
+	Evolver          EvolverOutcome    `json:"evolver"`
+	ProposalRevision *string           `json:"proposal_revision"`
+	Promoted         bool              `json:"promoted"`
+	NewRevision      *string           `json:"new_revision"`
+	Gates            []coregate.Gate   `json:"gates"`
+	CleanedArtifacts []string          `json:"cleaned_artifacts"`
 }
 
 // Finish records the evolver's outcome: generated artifacts are cleaned
@@ -256,7 +273,7 @@ func (run *Run) Finish(ctx context.Context, out EvolverOutcome) (*StartResult, e
 	if err != nil {
 		return nil, err
 	}
-	changed := fileChanges(res.changes)
+	changed := scanChanges(res)
 	summary := "evolve run " + run.ID + " ready for review"
 	if len(changed) == 0 {
 		summary = "evolve run " + run.ID + " made no changes"
@@ -269,7 +286,7 @@ func (run *Run) Finish(ctx context.Context, out EvolverOutcome) (*StartResult, e
 	if err := writeJSON(run.ResultPath, result); err != nil {
 		return nil, err
 	}
-	if err := writeFileAtomic(run.ReportPath, []byte(startReport(result))); err != nil {
+	if err := writeRunFile(run.ReportPath, []byte(startReport(result))); err != nil {
 		return nil, err
 	}
 	return result, nil
@@ -277,55 +294,42 @@ func (run *Run) Finish(ctx context.Context, out EvolverOutcome) (*StartResult, e
 
 // head is the commit the run tree was last brought to (base, or the last
 // reviewed proposal).
-func (run *Run) head() (plumbing.Hash, error) {
+func (run *Run) head() (coretree.Hash, error) {
 	data, ok, err := readSmallFile(filepath.Join(run.Dir, runHeadFile))
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return coretree.Hash{}, err
 	}
-	s := strings.TrimSpace(string(data))
-	if !ok || !plumbing.IsHash(s) {
-		return plumbing.ZeroHash, demiurge.Errorf(demiurge.EINTERNAL, "evolve run %s: unreadable head", run.ID)
+	h, valid := coretree.ParseHash(strings.TrimSpace(string(data)))
+	if !ok || !valid {
+		return coretree.Hash{}, demiurge.Errorf(demiurge.EINTERNAL, "evolve run %s: unreadable head", run.ID)
 	}
-	return plumbing.NewHash(s), nil
+	return h, nil
 }
 
 // cleanArtifacts removes untracked generated artifacts (Python caches,
 // compiled files, runtime state directories) from the run tree and lists
 // them, with the scan of the run tree against head after the cleaning
 // (the tree is scanned again only when something was removed).
-func (r *Repo) cleanArtifacts(run *Run, head plumbing.Hash) ([]string, *scanResult, error) {
-	idx := filepath.Join(run.Dir, runIndexFile)
-	res, err := r.scan(run.AgentsDir, head, idx)
+func (r *Repo) cleanArtifacts(run *Run, head coretree.Hash) ([]string, *gitrepo.Scan, error) {
+	co := run.checkout()
+	res, err := r.git.Scan(co, head)
 	if err != nil {
 		return nil, nil, err
 	}
 	cleaned := []string{}
-	var dirs []string
-	for _, c := range res.changes {
-		if c.Kind != ChangeAdded || !cleanableArtifact(c.Path) {
-			continue
+	for _, c := range res.Changes {
+		if c.Kind == coretree.Added && coregate.CleanableArtifact(c.Path) {
+			cleaned = append(cleaned, c.Path)
 		}
-		abs := filepath.Join(run.AgentsDir, filepath.FromSlash(c.Path))
-		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, ioError("remove", abs, err)
-		}
-		cleaned = append(cleaned, c.Path)
-		dirs = append(dirs, path.Dir(c.Path))
 	}
 	if len(cleaned) == 0 {
 		return cleaned, res, nil
 	}
-	pruneEmptyDirs(run.AgentsDir, dirs)
-	if res, err = r.scan(run.AgentsDir, head, idx); err != nil {
+	if err := r.git.RemoveFiles(co, cleaned); err != nil {
+		return nil, nil, err
+	}
+	if res, err = r.git.Scan(co, head); err != nil {
 		return nil, nil, err
 	}
 	return cleaned, res, nil
-}
-
-func writeJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return demiurge.WrapError(demiurge.EINTERNAL, err, "encode %s: %v", path, err)
-	}
-	return writeFileAtomic(path, append(data, '\n'))
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/coregate"
 )
 
 // startEdited starts a run of assistant, applies edit to its tree and
@@ -83,7 +84,7 @@ func TestEvolvePromoteHappyPath(t *testing.T) {
 	if err := json.Unmarshal([]byte(readFile(t, run.Dir, "review.json")), &onDisk); err != nil || onDisk.RunID != run.ID {
 		t.Fatalf("review.json: %v %+v", err, onDisk)
 	}
-	if ref, ok, _ := readRef(p.GitDir, runRef(run.ID)); !ok || ref.String() != *rv.ProposalRevision {
+	if ref, ok, _ := r.git.Ref(runRef(run.ID)); !ok || ref.String() != *rv.ProposalRevision {
 		t.Fatal("run ref not recorded")
 	}
 
@@ -177,7 +178,7 @@ func TestPromoteRequiresTokenForMCPChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rv.Passed || !rv.ManualReviewRequired || !strings.HasPrefix(rv.ReviewToken, TokenPrefix) || len(rv.MCPChanges) != 1 {
+	if !rv.Passed || !rv.ManualReviewRequired || !strings.HasPrefix(rv.ReviewToken, coregate.TokenPrefix) || len(rv.MCPChanges) != 1 {
 		t.Fatalf("Review = %+v", rv)
 	}
 	ch := rv.MCPChanges[0]
@@ -196,7 +197,7 @@ func TestPromoteRequiresTokenForMCPChange(t *testing.T) {
 		t.Fatalf("diff = %s", rv.Diff)
 	}
 	base := mustLive(t, r)
-	for _, tok := range []string{"", TokenPrefix + strings.Repeat("0", 64)} {
+	for _, tok := range []string{"", coregate.TokenPrefix + strings.Repeat("0", 64)} {
 		pr, err := r.Promote(ctx, run.ID, PromoteOptions{Token: tok})
 		want := "evolve run " + run.ID + " requires manual MCP security review"
 		if tok != "" {
@@ -207,7 +208,7 @@ func TestPromoteRequiresTokenForMCPChange(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"review.json", "report.md", "gates.json"} {
-		if s := readFile(t, run.Dir, name); strings.Contains(s, TokenPrefix) {
+		if s := readFile(t, run.Dir, name); strings.Contains(s, coregate.TokenPrefix) {
 			t.Fatalf("%s holds the review token", name)
 		}
 	}
@@ -300,7 +301,7 @@ func TestReviewGateFailures(t *testing.T) {
 			if rv.Passed {
 				t.Fatalf("review passed: %+v", rv.Gates)
 			}
-			var g *Gate
+			var g *coregate.Gate
 			for i := range rv.Gates {
 				if rv.Gates[i].Phase == tc.phase {
 					g = &rv.Gates[i]

@@ -7,10 +7,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/core"
+	"github.com/demiurge/demiurge/coregate"
 )
+
+// racySlackFine is the storage's racy slack on file systems with
+// sub-second timestamps (gitrepo): a file older than this is trusted.
+const racySlackFine = 50 * time.Millisecond
 
 // newHome makes a runtime home with the default cores installed and the
 // repository initialised.
@@ -89,11 +95,11 @@ func wantCode(t testing.TB, err error, code, substr string) {
 	}
 }
 
-func gateErr(t testing.TB, err error) *GateError {
+func gateErr(t testing.TB, err error) *coregate.GateError {
 	t.Helper()
-	var ge *GateError
+	var ge *coregate.GateError
 	if !errors.As(err, &ge) {
-		t.Fatalf("err = %v, want a *GateError cause", err)
+		t.Fatalf("err = %v, want a *coregate.GateError cause", err)
 	}
 	return ge
 }

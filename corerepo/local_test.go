@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/demiurge/demiurge/coretree"
 )
 
 func TestSaveStatusDiscard(t *testing.T) {
@@ -21,7 +23,7 @@ func TestSaveStatusDiscard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Clean || len(st.Changes) != 1 || st.Changes[0] != (FileChange{"assistant/agent/SOUL.md", ChangeModified}) {
+	if st.Clean || len(st.Changes) != 1 || st.Changes[0] != (coretree.Change{Path: "assistant/agent/SOUL.md", Kind: coretree.Modified}) {
 		t.Fatalf("Status = %+v", st)
 	}
 	res, err := r.Save(ctx, SaveOptions{})

@@ -1,15 +1,19 @@
 package corerepo
 
 import (
-	"encoding/json"
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/demiurge/demiurge/coretree"
 )
 
-// Commit messages of saved local edits (spec host-runtime §7.3): a summary
+// Commit messages of saved local edits: a summary
 // line, then the source, changed scopes, changed paths, detected agent.yaml
 // key changes and the gate verdict.
+
+// globalScope names the global fallback agents/agent.yaml in scopes.
+const globalScope = "global fallback"
 
 // scopeOf is the scope of a changed path: its core (top directory), or
 // "global fallback" for agents/agent.yaml.
@@ -21,7 +25,7 @@ func scopeOf(p string) string {
 	return top
 }
 
-func scopesOf(changes []pathChange) []string {
+func scopesOf(changes []coretree.Change) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, c := range changes {
@@ -42,7 +46,7 @@ var componentDirs = []struct{ dir, word string }{
 
 // commitSummary is the summary line for a set of changed paths; detected
 // holds the flattened agent.yaml key changes.
-func commitSummary(changes []pathChange, detected []string) string {
+func commitSummary(changes []coretree.Change, detected []string) string {
 	scopes := scopesOf(changes)
 	switch {
 	case len(scopes) != 1:
@@ -85,7 +89,7 @@ func commitSummary(changes []pathChange, detected []string) string {
 }
 
 // commitMessage renders the whole message.
-func commitMessage(summary, reason string, changes []pathChange, detected []string) string {
+func commitMessage(summary, reason string, changes []coretree.Change, detected []string) string {
 	var b strings.Builder
 	b.WriteString(summary + "\n\nSource: external edit of runtime agents tree\n")
 	if reason != "" {
@@ -107,68 +111,4 @@ func commitMessage(summary, reason string, changes []pathChange, detected []stri
 	}
 	b.WriteString("Gates: passed\n")
 	return b.String()
-}
-
-// isManifestPath reports whether p is an agent.yaml: the global fallback
-// or a core's.
-func isManifestPath(p string) bool {
-	return p == "agent.yaml" || (strings.Count(p, "/") == 1 && strings.HasSuffix(p, "/agent.yaml"))
-}
-
-// detectedChanges flattens the key changes of every changed agent.yaml:
-// "<path>: <dotted.key> added|removed|changed". Values are never shown.
-func detectedChanges(changes []pathChange, readOld, readNew fileReader) []string {
-	var out []string
-	for _, c := range changes {
-		if !isManifestPath(c.Path) {
-			continue
-		}
-		oldFlat, newFlat := map[string]string{}, map[string]string{}
-		if d, ok, err := readOld(c.Path); err == nil && ok {
-			if m, err := decodeLoose(c.Path, d); err == nil {
-				flattenYAML("", m, oldFlat)
-			}
-		}
-		if d, ok, err := readNew(c.Path); err == nil && ok {
-			if m, err := decodeLoose(c.Path, d); err == nil {
-				flattenYAML("", m, newFlat)
-			}
-		}
-		for _, k := range unionKeys(oldFlat, newFlat) {
-			o, had := oldFlat[k]
-			n, has := newFlat[k]
-			switch {
-			case !had:
-				out = append(out, c.Path+": "+k+" added")
-			case !has:
-				out = append(out, c.Path+": "+k+" removed")
-			case o != n:
-				out = append(out, c.Path+": "+k+" changed")
-			}
-		}
-	}
-	return out
-}
-
-// flattenYAML maps dotted key paths to canonical JSON of their leaf values
-// (lists and empty mappings are leaves).
-func flattenYAML(prefix string, v any, out map[string]string) {
-	if m, ok := v.(map[string]any); ok && len(m) > 0 {
-		for k, child := range m {
-			key := k
-			if prefix != "" {
-				key = prefix + "." + k
-			}
-			flattenYAML(key, child, out)
-		}
-		return
-	}
-	if prefix == "" {
-		return
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		data = []byte("?")
-	}
-	out[prefix] = string(data)
 }

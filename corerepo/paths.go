@@ -1,6 +1,10 @@
 package corerepo
 
-import "path/filepath"
+import (
+	"path/filepath"
+
+	"github.com/demiurge/demiurge/gitrepo"
+)
 
 // Paths locates the core repository of one runtime home. Every path is
 // absolute or relative to the process's working directory; HomePaths gives
@@ -11,7 +15,7 @@ type Paths struct {
 	Lock   string // mutation lock file: <home>/runtime/core.lock
 	Evolve string // evolve run trees: <home>/runtime/evolve
 	// HostKey is the Host secret key file: <home>/runtime/host.key (see
-	// LoadHostKey). Options.HostKey, when set, is used instead.
+	// coregate.LoadHostKey). Options.HostKey, when set, is used instead.
 	HostKey string
 }
 
@@ -26,11 +30,9 @@ func HomePaths(home string) Paths {
 	}
 }
 
-// stateDir holds the host's own files inside the bare repository: the
-// checkout head, the stat index of the live checkout and the transaction
-// journal. Git ignores unknown files in the git directory.
-func (p Paths) stateDir() string        { return filepath.Join(p.GitDir, "demiurge") }
-func (p Paths) checkoutHead() string    { return filepath.Join(p.stateDir(), "checkout") }
-func (p Paths) liveIndex() string       { return filepath.Join(p.stateDir(), "live.index") }
-func (p Paths) journal() string         { return filepath.Join(p.stateDir(), "txn.json") }
+// storage is the layout of the git storage.
+func (p Paths) storage() gitrepo.Paths {
+	return gitrepo.Paths{Checkout: p.Agents, GitDir: p.GitDir, Lock: p.Lock}
+}
+
 func (p Paths) runDir(id string) string { return filepath.Join(p.Evolve, id) }

@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/demiurge/demiurge"
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/demiurge/demiurge/coregate"
+	"github.com/demiurge/demiurge/coretree"
+	"github.com/demiurge/demiurge/gitrepo"
 )
 
 // PromoteOptions qualify Promote.
@@ -68,22 +72,22 @@ func (r *Repo) Promote(ctx context.Context, runID string, opts PromoteOptions) (
 }
 
 func (r *Repo) promote(ctx context.Context, run *Run, opts PromoteOptions) (*PromoteResult, error) {
-	l, err := r.begin()
+	l, err := r.git.Begin()
 	if err != nil {
 		return nil, err
 	}
-	defer l.unlock()
+	defer l.Unlock()
 	rl, err := run.hold()
 	if err != nil {
 		return nil, err
 	}
-	defer rl.unlock()
-	live, res, err := r.scanLive()
+	defer rl.Unlock()
+	live, res, err := r.git.ScanLive()
 	if err != nil {
 		return nil, err
 	}
-	if len(res.changes) > 0 {
-		return nil, dirtyError(res.changes)
+	if !res.Clean() {
+		return nil, dirtyError(res.Changes)
 	}
 	rv, conf, err := r.reviewHeld(ctx, run, ReviewOptions{Reason: opts.Reason})
 	if err != nil {
@@ -93,19 +97,19 @@ func (r *Repo) promote(ctx context.Context, run *Run, opts PromoteOptions) (*Pro
 	why := ""
 	confirmed := !rv.ManualReviewRequired
 	if rv.ManualReviewRequired && opts.Token != "" && conf != nil {
-		err := r.checkToken(opts.Token, *conf)
-		var te *tokenError
+		err := r.tokens.Check(opts.Token, *conf)
+		var te *coregate.TokenError
 		switch {
 		case err == nil:
 			confirmed = true
 		case errors.As(err, &te):
-			why = ": " + te.msg
+			why = ": " + te.Error()
 		default:
 			return nil, err
 		}
 	}
 	switch {
-	case rv.ProposalRevision == nil && len(failedGates(rv.Gates)) == 0:
+	case rv.ProposalRevision == nil && len(coregate.Failed(rv.Gates)) == 0:
 		out.Summary = "evolve run " + run.ID + " has no proposal changes"
 		return out, nil
 	case !rv.Passed:
@@ -124,12 +128,12 @@ func (r *Repo) promote(ctx context.Context, run *Run, opts PromoteOptions) (*Pro
 	if err := ctx.Err(); err != nil {
 		return nil, demiurge.WrapError(demiurge.ECANCELED, err, "promote cancelled")
 	}
-	proposal := plumbing.NewHash(*rv.ProposalRevision)
+	proposal, _ := coretree.ParseHash(*rv.ProposalRevision)
 	affected, err := r.affectedCores(live, proposal)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.switchLive("promote", live, proposal, true, nil); err != nil {
+	if err := r.git.Switch("promote", live, proposal, true, nil); err != nil {
 		return nil, err
 	}
 	out.Promoted = true
@@ -145,31 +149,46 @@ func (r *Repo) promote(ctx context.Context, run *Run, opts PromoteOptions) (*Pro
 
 // affectedCores lists the cores whose files differ between two commits;
 // a changed global fallback affects every core of either tree.
-func (r *Repo) affectedCores(from, to plumbing.Hash) ([]string, error) {
-	a, _, err := r.store.flatOf(from)
+func (r *Repo) affectedCores(from, to coretree.Hash) ([]string, error) {
+	a, err := r.git.Files(from)
 	if err != nil {
 		return nil, err
 	}
-	b, _, err := r.store.flatOf(to)
+	b, err := r.git.Files(to)
 	if err != nil {
 		return nil, err
 	}
 	da, db := subtreeDigests(a), subtreeDigests(b)
 	global := da["agent.yaml"] != db["agent.yaml"]
-	set := map[string]bool{}
-	for _, top := range unionKeys(da, db) {
-		if top == "agent.yaml" || (!hasCore(a, top) && !hasCore(b, top)) {
+	out := []string{}
+	tops := slices.Concat(slices.Collect(maps.Keys(da)), slices.Collect(maps.Keys(db)))
+	slices.Sort(tops)
+	for _, top := range slices.Compact(tops) {
+		if top == "agent.yaml" || (!a.HasCore(top) && !b.HasCore(top)) {
 			continue
 		}
 		if global || da[top] != db[top] {
-			set[top] = true
+			out = append(out, top)
 		}
 	}
-	out := sortedKeys(set)
-	if out == nil {
-		out = []string{}
-	}
 	return out, nil
+}
+
+// subtreeDigests returns, per top-level name of files, a digest of
+// everything under it: what changed between two trees at the granularity
+// of cores.
+func subtreeDigests(files coretree.Tree) map[string]string {
+	byTop := map[string][]string{}
+	for p, e := range files {
+		top, _, _ := strings.Cut(p, "/")
+		byTop[top] = append(byTop[top], p+"\x00"+e.Hash.String()+"\x00"+e.Mode.String())
+	}
+	out := make(map[string]string, len(byTop))
+	for top, lines := range byTop {
+		slices.Sort(lines)
+		out[top] = strings.Join(lines, "\n")
+	}
+	return out
 }
 
 // DiscardRun removes a run: its directory and its proposal ref. ENOTFOUND
@@ -183,21 +202,21 @@ func (r *Repo) DiscardRun(ctx context.Context, runID string) error {
 	if err != nil {
 		return err
 	}
-	if err := deleteRef(r.paths.GitDir, runRef(run.ID)); err != nil {
-		l.unlock()
+	if err := r.git.DeleteRef(runRef(run.ID)); err != nil {
+		l.Unlock()
 		return err
 	}
 	// Everything but the lock file goes while the lock is held; the lock
 	// file (which some platforms cannot delete while open) goes after.
 	if err := os.RemoveAll(run.AgentsDir); err != nil {
-		l.unlock()
+		l.Unlock()
 		return ioError("remove", run.AgentsDir, err)
 	}
-	if err := os.Remove(run.RequestPath); err != nil && !isNotExist(err) {
-		l.unlock()
+	if err := os.Remove(run.RequestPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		l.Unlock()
 		return ioError("remove", run.RequestPath, err)
 	}
-	l.unlock()
+	l.Unlock()
 	if err := os.RemoveAll(run.Dir); err != nil {
 		return ioError("remove", run.Dir, err)
 	}
@@ -233,28 +252,28 @@ func (r *Repo) Rollback(ctx context.Context, target, reason string) (*RollbackRe
 }
 
 func (r *Repo) rollback(ctx context.Context, target, reason string) (*RollbackResult, error) {
-	l, err := r.begin()
+	l, err := r.git.Begin()
 	if err != nil {
 		return nil, err
 	}
-	defer l.unlock()
-	live, res, err := r.scanLive()
+	defer l.Unlock()
+	live, res, err := r.git.ScanLive()
 	if err != nil {
 		return nil, err
 	}
-	if len(res.changes) > 0 {
-		return nil, dirtyError(res.changes)
+	if !res.Clean() {
+		return nil, dirtyError(res.Changes)
 	}
-	to, err := r.resolveRevision(live, target)
+	to, err := r.resolveRevision(target)
 	if err != nil {
 		return nil, err
 	}
-	c, err := r.store.commit(to)
+	c, err := r.git.Commit(to)
 	if err != nil {
 		return nil, err
 	}
-	msg := "rollback core tree to " + to.String()[:12] + "\n\nReason: " + oneLine(reason, "operator rollback") + "\n"
-	nc, err := r.store.writeCommit(c.Tree, []plumbing.Hash{live}, msg, r.now())
+	msg := "rollback core tree to " + gitrepo.Short(to) + "\n\nReason: " + oneLine(reason, "operator rollback") + "\n"
+	nc, err := r.git.WriteCommit(c.Tree, []coretree.Hash{live}, msg)
 	if err != nil {
 		return nil, err
 	}
@@ -265,42 +284,41 @@ func (r *Repo) rollback(ctx context.Context, target, reason string) (*RollbackRe
 	if err := ctx.Err(); err != nil {
 		return nil, demiurge.WrapError(demiurge.ECANCELED, err, "rollback cancelled")
 	}
-	if err := r.switchLive("rollback", live, nc, true, nil); err != nil {
+	if err := r.git.Switch("rollback", live, nc, true, nil); err != nil {
 		return nil, err
 	}
 	return &RollbackResult{
 		Revision: nc.String(), Previous: live.String(), Target: to.String(), AffectedCores: affected,
-		Summary: "rollback committed: " + nc.String()[:12] + " (takes effect next turn)",
+		Summary: "rollback committed: " + gitrepo.Short(nc) + " (takes effect next turn)",
 	}, nil
 }
 
 // resolveRevision turns a rollback target into a commit.
-func (r *Repo) resolveRevision(live plumbing.Hash, target string) (plumbing.Hash, error) {
+func (r *Repo) resolveRevision(target string) (coretree.Hash, error) {
 	target = strings.ToLower(strings.TrimSpace(target))
 	if target == "" || target == "previous" {
-		prev, ok, err := readRef(r.paths.GitDir, refPrevious)
+		prev, ok, err := r.git.Previous()
 		if err != nil {
-			return plumbing.ZeroHash, err
+			return coretree.Hash{}, err
 		}
 		if !ok {
-			return plumbing.ZeroHash, demiurge.Errorf(demiurge.ENOTFOUND, "no previous core revision recorded")
+			return coretree.Hash{}, demiurge.Errorf(demiurge.ENOTFOUND, "no previous core revision recorded")
 		}
 		return prev, nil
 	}
 	notFound := demiurge.Errorf(demiurge.ENOTFOUND, "core revision not found: %s", target)
 	if _, err := hex.DecodeString(target + strings.Repeat("0", len(target)%2)); err != nil || len(target) < 4 || len(target) > 40 {
-		return plumbing.ZeroHash, notFound
+		return coretree.Hash{}, notFound
 	}
-	if plumbing.IsHash(target) {
-		h := plumbing.NewHash(target)
-		if _, err := r.store.commit(h); err != nil {
-			return plumbing.ZeroHash, notFound
+	if h, ok := coretree.ParseHash(target); ok {
+		if _, err := r.git.Commit(h); err != nil {
+			return coretree.Hash{}, notFound
 		}
 		return h, nil
 	}
 	vs, err := r.Versions(1000)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return coretree.Hash{}, err
 	}
 	var found []string
 	for _, v := range vs {
@@ -308,16 +326,17 @@ func (r *Repo) resolveRevision(live plumbing.Hash, target string) (plumbing.Hash
 			found = append(found, v.Revision)
 		}
 	}
-	if prev, ok, _ := readRef(r.paths.GitDir, refPrevious); ok && strings.HasPrefix(prev.String(), target) {
+	if prev, ok, _ := r.git.Previous(); ok && strings.HasPrefix(prev.String(), target) {
 		found = append(found, prev.String())
 	}
-	sort.Strings(found)
-	found = compactStrings(found)
+	slices.Sort(found)
+	found = slices.Compact(found)
 	switch len(found) {
 	case 0:
-		return plumbing.ZeroHash, notFound
+		return coretree.Hash{}, notFound
 	case 1:
-		return plumbing.NewHash(found[0]), nil
+		h, _ := coretree.ParseHash(found[0])
+		return h, nil
 	}
-	return plumbing.ZeroHash, demiurge.Errorf(demiurge.EINVALID, "core revision prefix %s is ambiguous", target)
+	return coretree.Hash{}, demiurge.Errorf(demiurge.EINVALID, "core revision prefix %s is ambiguous", target)
 }

@@ -7,12 +7,15 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/demiurge/demiurge/coregate"
+	"github.com/demiurge/demiurge/coretree"
+	"github.com/demiurge/demiurge/gitrepo"
 )
 
 // Options configure a Repo.
 type Options struct {
-	// Now is the clock for commit times and index stamps; default time.Now.
+	// Now is the clock for commit times, index stamps and token expiries;
+	// default time.Now.
 	Now func() time.Time
 	// OnSwitch, when set, is called after Promote or Rollback moved live,
 	// with the ids of the cores whose files changed (the cached approvals
@@ -22,7 +25,11 @@ type Options struct {
 	// HostKey, when set, is the secret key of confirmation tokens;
 	// otherwise the key is read from Paths.HostKey (created on first use)
 	// whenever a token is issued or checked.
-	HostKey *HostKey
+	HostKey *coregate.HostKey
+	// CrashPoint, when set, is called at the named points of a revision
+	// switch and of Init (gitrepo.Options.CrashPoint): the crash tests
+	// kill the process there.
+	CrashPoint func(point string)
 }
 
 // Repo is the core repository of one runtime home. Its methods are safe
@@ -30,38 +37,36 @@ type Options struct {
 // across processes) through the lock file, and a busy lock is ECONFLICT.
 type Repo struct {
 	paths    Paths
-	store    *store
+	git      *gitrepo.Repo
+	tokens   *coregate.Tokens
 	now      func() time.Time
 	onSwitch func([]string)
-	hostKey  *HostKey
 }
 
 // Open opens the existing repository of paths and resolves a transaction
 // an earlier process left interrupted (when no other process holds the
 // lock). A missing repository is ENOTFOUND.
 func Open(paths Paths, opts Options) (*Repo, error) {
-	if !repositoryExists(paths.GitDir) {
-		return nil, demiurge.Errorf(demiurge.ENOTFOUND, "core repository not found: %s", paths.GitDir)
-	}
 	r := newRepo(paths, opts)
-	if _, err := os.Stat(paths.journal()); err == nil {
-		if l, err := tryLockFile(paths.Lock); err == nil {
-			err := r.recover()
-			l.unlock()
-			if err != nil {
-				return nil, err
-			}
-		}
+	g, err := gitrepo.Open(paths.storage(), r.storageOptions(opts))
+	if err != nil {
+		return nil, err
 	}
+	r.git = g
 	return r, nil
 }
 
 func newRepo(paths Paths, opts Options) *Repo {
-	r := &Repo{paths: paths, store: newStore(paths.GitDir), now: opts.Now, onSwitch: opts.OnSwitch, hostKey: opts.HostKey}
+	r := &Repo{paths: paths, now: opts.Now, onSwitch: opts.OnSwitch}
 	if r.now == nil {
 		r.now = time.Now
 	}
+	r.tokens = coregate.NewTokens(opts.HostKey, paths.HostKey, r.now)
 	return r
+}
+
+func (r *Repo) storageOptions(opts Options) gitrepo.Options {
+	return gitrepo.Options{Now: r.now, CrashPoint: opts.CrashPoint}
 }
 
 // Paths returns the layout the repository was opened with.
@@ -87,8 +92,10 @@ type InitResult struct {
 // needs the operator's token). Init of a half-made repository (a crash
 // before the live ref was written) starts over.
 func Init(ctx context.Context, paths Paths, opts Options, reason string) (*Repo, InitResult, error) {
-	if repositoryExists(paths.GitDir) {
-		if _, ok, err := readRef(paths.GitDir, refLive); err == nil && ok {
+	r := newRepo(paths, opts)
+	r.git = gitrepo.New(paths.storage(), r.storageOptions(opts))
+	if gitrepo.Exists(paths.GitDir) {
+		if _, ok, err := r.git.Ref(gitrepo.RefLive); err == nil && ok {
 			r, err := Open(paths, opts)
 			if err != nil {
 				return nil, InitResult{}, err
@@ -98,20 +105,19 @@ func Init(ctx context.Context, paths Paths, opts Options, reason string) (*Repo,
 		}
 	}
 	if err := os.MkdirAll(paths.Agents, 0o700); err != nil {
-		return nil, InitResult{}, ioError("create", paths.Agents, err)
+		return nil, InitResult{}, demiurge.WrapError(demiurge.EINTERNAL, err, "core repository: create %s", paths.Agents)
 	}
 	// Hosts starting side by side on a new home wait for the first one's
 	// init instead of failing; the live ref is read again under the lock.
-	l, err := lockFileWait(ctx, paths.Lock, 10*time.Second)
+	l, err := r.git.LockWait(ctx, 10*time.Second)
 	if err != nil {
 		return nil, InitResult{}, err
 	}
-	defer l.unlock()
-	if err := initBare(paths.GitDir); err != nil {
+	defer l.Unlock()
+	if err := r.git.Create(); err != nil {
 		return nil, InitResult{}, err
 	}
-	r := newRepo(paths, opts)
-	if _, ok, err := readRef(paths.GitDir, refLive); err != nil {
+	if _, ok, err := r.git.Ref(gitrepo.RefLive); err != nil {
 		return nil, InitResult{}, err
 	} else if ok {
 		live, err := r.Live() // made by another process meanwhile
@@ -124,27 +130,8 @@ func Init(ctx context.Context, paths Paths, opts Options, reason string) (*Repo,
 	if err := ctx.Err(); err != nil {
 		return nil, InitResult{}, demiurge.WrapError(demiurge.ECANCELED, err, "core init cancelled")
 	}
-	tree, err := r.storeTree(files, content)
+	c, err := r.git.Initialize(files, content, initMessage(reason, scopes))
 	if err != nil {
-		return nil, InitResult{}, err
-	}
-	c, err := r.store.writeCommit(tree, nil, initMessage(reason, scopes), r.now())
-	if err != nil {
-		return nil, InitResult{}, err
-	}
-	crashPoint("init-after-commit")
-	// Checkout head and index first, the live ref last: a crash before the
-	// ref leaves a repository Init starts over. The index names the
-	// baseline's files without stat facts, so the first scan hashes the
-	// tree and sees every difference.
-	if err := writeCheckoutHead(paths, c); err != nil {
-		return nil, InitResult{}, err
-	}
-	if err := r.recordCheckout(c, nil); err != nil {
-		return nil, InitResult{}, err
-	}
-	crashPoint("init-before-live")
-	if err := writeRef(paths.GitDir, refLive, c); err != nil {
 		return nil, InitResult{}, err
 	}
 	return r, InitResult{Created: true, Revision: c.String(), Baseline: scopes}, nil
@@ -153,27 +140,16 @@ func Init(ctx context.Context, paths Paths, opts Options, reason string) (*Repo,
 // Live returns the live revision (a full commit id). ECONFLICT when the
 // live ref is missing.
 func (r *Repo) Live() (string, error) {
-	h, err := r.liveHash()
+	h, err := r.git.Live()
 	if err != nil {
 		return "", err
 	}
 	return h.String(), nil
 }
 
-func (r *Repo) liveHash() (plumbing.Hash, error) {
-	h, ok, err := readRef(r.paths.GitDir, refLive)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if !ok {
-		return plumbing.ZeroHash, consistencyError([]Finding{{Code: CodeLiveRefMissing, Message: "live core ref " + refLive + " is missing"}})
-	}
-	return h, nil
-}
-
 // Previous returns the previous live revision, "" when none is recorded.
 func (r *Repo) Previous() (string, error) {
-	h, ok, err := readRef(r.paths.GitDir, refPrevious)
+	h, ok, err := r.git.Previous()
 	if err != nil || !ok {
 		return "", err
 	}
@@ -197,14 +173,14 @@ func (r *Repo) Versions(limit int) ([]Version, error) {
 	if limit <= 0 {
 		limit = 20
 	}
-	live, err := r.liveHash()
+	live, err := r.git.Live()
 	if err != nil {
 		return nil, err
 	}
-	prev, _, _ := readRef(r.paths.GitDir, refPrevious)
+	prev, _, _ := r.git.Previous()
 	var out []Version
 	for h := live; !h.IsZero() && len(out) < limit; {
-		c, err := r.store.commit(h)
+		c, err := r.git.Commit(h)
 		if err != nil {
 			return nil, err
 		}
@@ -216,7 +192,7 @@ func (r *Repo) Versions(limit int) ([]Version, error) {
 			Live:     h == live,
 			Previous: h == prev,
 		}
-		h = plumbing.ZeroHash
+		h = coretree.Hash{}
 		if len(c.Parents) > 0 {
 			v.Parent = c.Parents[0].String()
 			h = c.Parents[0]
@@ -225,6 +201,17 @@ func (r *Repo) Versions(limit int) ([]Version, error) {
 	}
 	return out, nil
 }
+
+// Check returns the consistency findings of the repository (doctor,
+// `demiurge core check`), none when it is consistent. It only reads.
+// Mutations refuse to run while it finds anything; an interrupted
+// transaction is repaired by Open and by the next mutation.
+func (r *Repo) Check() []gitrepo.Finding { return r.git.Check() }
+
+// Repair fixes the findings a safe fix exists for (gitrepo.Repo.Repair:
+// a checkout that disagrees with live is brought to it, DISCARDING its
+// local edits) and returns those that remain. ECONFLICT when locked.
+func (r *Repo) Repair() ([]gitrepo.Finding, error) { return r.git.Repair() }
 
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
@@ -238,28 +225,4 @@ func oneLine(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// begin takes the lock, resolves a leftover transaction and refuses an
-// inconsistent repository. The caller must unlock.
-func (r *Repo) begin() (*fileLock, error) {
-	l, err := lockFile(r.paths.Lock)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.prepareLocked(); err != nil {
-		l.unlock()
-		return nil, err
-	}
-	return l, nil
-}
-
-func (r *Repo) prepareLocked() error {
-	if err := r.recover(); err != nil {
-		return err
-	}
-	if findings := r.Check(); len(findings) > 0 {
-		return consistencyError(findings)
-	}
-	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/demiurge/demiurge/coregate"
 )
 
 // startReport renders report.md after an evolve start.
@@ -44,7 +46,7 @@ func reviewReport(rv *Review) string {
 			fmt.Fprintf(&b, "- %s (%s)\n", c.Path, c.Change)
 			for _, side := range []struct {
 				name string
-				s    *MCPSummary
+				s    *coregate.MCPSummary
 			}{{"before", c.Before}, {"after", c.After}} {
 				if side.s != nil {
 					data, _ := json.Marshal(side.s)
@@ -65,7 +67,7 @@ func reviewReport(rv *Review) string {
 	if len(rv.ChangedFiles) > 0 {
 		b.WriteString("\n## Changed files\n\n")
 		for _, c := range rv.ChangedFiles {
-			fmt.Fprintf(&b, "- %s (%s)\n", c.Path, c.Change)
+			fmt.Fprintf(&b, "- %s (%s)\n", c.Path, c.Kind)
 		}
 	}
 	if rv.Diff != "" {
@@ -86,7 +88,7 @@ func mdCell(s string) string { return strings.ReplaceAll(mdLine(s), "|", "\\|") 
 
 // hostVariableLine is one Host variable export in words: what goes where,
 // and the grant a credential needs.
-func hostVariableLine(v MCPHostVariable) string {
+func hostVariableLine(v coregate.MCPHostVariable) string {
 	line := "`" + strings.ReplaceAll(v.String(), "`", "'") + "`"
 	switch {
 	case v.Field == "url":

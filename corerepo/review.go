@@ -6,29 +6,30 @@ import (
 	"path/filepath"
 
 	"github.com/demiurge/demiurge"
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/demiurge/demiurge/coregate"
+	"github.com/demiurge/demiurge/coretree"
 )
 
 // Review is the outcome of reviewing an evolve run (review.json).
 type Review struct {
-	RunID                string           `json:"run_id"`
-	TargetCoreID         string           `json:"target_core_id"`
-	BaseRevision         string           `json:"base_revision"`
-	LiveRevision         string           `json:"live_revision"`
-	Stale                bool             `json:"stale"` // base is no longer live: promotion will be refused
-	ProposalRevision     *string          `json:"proposal_revision"`
-	ChangedFiles         []FileChange     `json:"changed_files"`
-	Gates                []Gate           `json:"gates"`
-	Passed               bool             `json:"passed"`
-	ManualReviewRequired bool             `json:"manual_review_required"`
-	ReviewToken          string           `json:"review_token,omitempty"`
-	MCPChanges           []MCPChange      `json:"mcp_changes"`
-	ApprovalChanges      []ApprovalChange `json:"approval_changes"`
-	Diff                 string           `json:"diff"` // secret-safe
-	Summary              string           `json:"summary"`
-	ReportPath           string           `json:"report_path"`
-	ReviewPath           string           `json:"review_path"`
-	CleanedArtifacts     []string         `json:"cleaned_artifacts"`
+	RunID                string                    `json:"run_id"`
+	TargetCoreID         string                    `json:"target_core_id"`
+	BaseRevision         string                    `json:"base_revision"`
+	LiveRevision         string                    `json:"live_revision"`
+	Stale                bool                      `json:"stale"` // base is no longer live: promotion will be refused
+	ProposalRevision     *string                   `json:"proposal_revision"`
+	ChangedFiles         []coretree.Change         `json:"changed_files"`
+	Gates                []coregate.Gate           `json:"gates"`
+	Passed               bool                      `json:"passed"`
+	ManualReviewRequired bool                      `json:"manual_review_required"`
+	ReviewToken          string                    `json:"review_token,omitempty"`
+	MCPChanges           []coregate.MCPChange      `json:"mcp_changes"`
+	ApprovalChanges      []coregate.ApprovalChange `json:"approval_changes"`
+	Diff                 string                    `json:"diff"` // secret-safe
+	Summary              string                    `json:"summary"`
+	ReportPath           string                    `json:"report_path"`
+	ReviewPath           string                    `json:"review_path"`
+	CleanedArtifacts     []string                  `json:"cleaned_artifacts"`
 }
 
 // ReviewOptions qualify Review.
@@ -59,15 +60,15 @@ func (r *Repo) Review(ctx context.Context, runID string, opts ReviewOptions) (*R
 	if err != nil {
 		return nil, err
 	}
-	defer l.unlock()
+	defer l.Unlock()
 	rv, _, err := r.reviewHeld(ctx, run, opts)
 	return rv, err
 }
 
 // reviewHeld reviews a run whose lock the caller holds. When manual review
 // is required it also returns what the review token confirms.
-func (r *Repo) reviewHeld(ctx context.Context, run *Run, opts ReviewOptions) (*Review, *confirmation, error) {
-	base := plumbing.NewHash(run.BaseRevision)
+func (r *Repo) reviewHeld(ctx context.Context, run *Run, opts ReviewOptions) (*Review, *coregate.Confirmation, error) {
+	base, _ := coretree.ParseHash(run.BaseRevision)
 	head, err := run.head()
 	if err != nil {
 		return nil, nil, err
@@ -76,25 +77,24 @@ func (r *Repo) reviewHeld(ctx context.Context, run *Run, opts ReviewOptions) (*R
 	if err != nil {
 		return nil, nil, err
 	}
-	idx := filepath.Join(run.Dir, runIndexFile)
-	newTree, problems, content := newTreeFromScan(res)
-	if len(res.changes) > 0 && len(problems) == 0 {
-		tree, err := r.storeTree(newTree, content)
+	newTree, problems, content := res.Proposed()
+	if !res.Clean() && len(problems) == 0 {
+		tree, err := r.git.StoreTree(newTree, content)
 		if err != nil {
 			return nil, nil, err
 		}
 		msg := "evolve proposal " + run.ID + "\n\nReason: " + oneLine(opts.Reason, "evolve goal: "+oneLine(run.Goal, "")) + "\n"
-		c, err := r.store.writeCommit(tree, []plumbing.Hash{head}, msg, r.now())
+		c, err := r.git.WriteCommit(tree, []coretree.Hash{head}, msg)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := writeRef(r.paths.GitDir, runRef(run.ID), c); err != nil {
+		if err := r.git.SetRef(runRef(run.ID), c); err != nil {
 			return nil, nil, err
 		}
-		if err := writeFileAtomic(filepath.Join(run.Dir, runHeadFile), []byte(c.String()+"\n")); err != nil {
+		if err := writeRunFile(filepath.Join(run.Dir, runHeadFile), []byte(c.String()+"\n")); err != nil {
 			return nil, nil, err
 		}
-		if err := writeIndex(idx, indexFor(c, newTree, res.files, r.now())); err != nil {
+		if err := r.git.Record(run.checkout(), c, newTree, res); err != nil {
 			return nil, nil, err
 		}
 		head, content = c, nil
@@ -102,68 +102,50 @@ func (r *Repo) reviewHeld(ctx context.Context, run *Run, opts ReviewOptions) (*R
 	if err := ctx.Err(); err != nil {
 		return nil, nil, demiurge.WrapError(demiurge.ECANCELED, err, "review cancelled")
 	}
-	oldTree, _, err := r.store.flatOf(base)
+	oldTree, err := r.git.Files(base)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(problems) == 0 {
-		if newTree, _, err = r.store.flatOf(head); err != nil {
+		if newTree, err = r.git.Files(head); err != nil {
 			return nil, nil, err
 		}
 	}
-	live, err := r.liveHash()
+	live, err := r.git.Live()
 	if err != nil {
 		return nil, nil, err
 	}
 	rv := &Review{
 		RunID: run.ID, TargetCoreID: run.CoreID, BaseRevision: run.BaseRevision, LiveRevision: live.String(),
 		Stale: live != base, ReportPath: run.ReportPath, ReviewPath: filepath.Join(run.Dir, runReviewFile),
-		CleanedArtifacts: cleaned, Gates: []Gate{}, MCPChanges: []MCPChange{}, ApprovalChanges: []ApprovalChange{},
+		CleanedArtifacts: cleaned, Gates: []coregate.Gate{}, MCPChanges: []coregate.MCPChange{}, ApprovalChanges: []coregate.ApprovalChange{},
 	}
-	in := &gateInput{root: run.AgentsDir, old: oldTree, new: newTree, problems: problems, content: content}
-	in.prepare()
-	for _, c := range in.changed {
-		rv.ChangedFiles = append(rv.ChangedFiles, FileChange{Path: c.Path, Change: c.Kind})
-	}
+	edit := coregate.NewEdit(coregate.Input{Root: run.AgentsDir, Old: oldTree, New: newTree, Problems: problems, Content: content, Blobs: r.git})
+	rv.ChangedFiles = edit.Changed()
 	if head != base && len(problems) == 0 {
 		s := head.String()
 		rv.ProposalRevision = &s
 	}
-	if len(in.changed) == 0 {
-		rv.ChangedFiles = []FileChange{}
+	if len(rv.ChangedFiles) == 0 {
+		rv.ChangedFiles = []coretree.Change{}
 		rv.Summary = "evolve run " + run.ID + " made no changes"
 		return rv, nil, r.writeReview(run, rv)
 	}
-	rv.Gates = append(rv.Gates, in.gatePathSafety(), in.gateArtifact(), in.gateDependency())
-	rv.Gates = append(rv.Gates, in.gatesCoreLoad()...)
-	sr, err := r.reviewSecurity(in, true)
+	pr, err := edit.ReviewProposal(coregate.Proposal{RunID: run.ID, CoreID: run.CoreID, Base: run.BaseRevision, Revision: rv.ProposalRevision}, r.tokens)
 	if err != nil {
 		return nil, nil, err
 	}
-	var conf *confirmation
-	token := ""
-	if sr.Digest != "" {
-		c := promoteConfirmation(run, rv.ProposalRevision, sr)
-		if token, err = r.issueToken(c); err != nil {
-			return nil, nil, err
-		}
-		conf = &c
+	rv.Gates = pr.Gates
+	if len(pr.MCP) > 0 {
+		rv.MCPChanges = pr.MCP
 	}
-	mcp := Gate{Phase: PhaseMCPSecurity, Passed: true}
-	if len(sr.MCP) > 0 {
-		mcp.Data = map[string]any{"manual_review_required": true, "changed_paths": mcpChangedPaths(sr.MCP), "changes": sr.MCP, "review_token": token}
-		rv.MCPChanges = sr.MCP
+	if len(pr.Approval) > 0 {
+		rv.ApprovalChanges = pr.Approval
 	}
-	approval := Gate{Phase: PhaseApprovalSecurity, Passed: true}
-	if len(sr.Approval) > 0 {
-		approval.Data = map[string]any{"manual_review_required": true, "changes": sr.Approval, "review_token": token}
-		rv.ApprovalChanges = sr.Approval
-	}
-	rv.Gates = append(rv.Gates, mcp, approval, in.gateCrossCore())
-	rv.ManualReviewRequired = token != ""
-	rv.ReviewToken = token
-	rv.Passed = rv.ProposalRevision != nil && len(failedGates(rv.Gates)) == 0
-	rv.Diff = secretSafeDiff(in.changed, r.oldReader(in), r.newReader(in))
+	rv.ManualReviewRequired = pr.Token != ""
+	rv.ReviewToken = pr.Token
+	rv.Passed = rv.ProposalRevision != nil && len(coregate.Failed(rv.Gates)) == 0
+	rv.Diff = edit.Diff()
 	switch {
 	case !rv.Passed:
 		rv.Summary = "evolve run " + run.ID + " failed gates"
@@ -172,17 +154,17 @@ func (r *Repo) reviewHeld(ctx context.Context, run *Run, opts ReviewOptions) (*R
 	default:
 		rv.Summary = "evolve run " + run.ID + " passed gates"
 	}
-	return rv, conf, r.writeReview(run, rv)
+	return rv, pr.Confirmation, r.writeReview(run, rv)
 }
 
 // proposalFile is proposal.json.
 type proposalFile struct {
-	RunID        string         `json:"run_id"`
-	Revision     *string        `json:"revision"`
-	BaseRevision string         `json:"base_revision"`
-	ChangedPaths []string       `json:"changed_paths"`
-	Metadata     map[string]any `json:"metadata"`
-	Gates        []Gate         `json:"gates"`
+	RunID        string          `json:"run_id"`
+	Revision     *string         `json:"revision"`
+	BaseRevision string          `json:"base_revision"`
+	ChangedPaths []string        `json:"changed_paths"`
+	Metadata     map[string]any  `json:"metadata"`
+	Gates        []coregate.Gate `json:"gates"`
 }
 
 // WithoutToken returns a copy of the review without the operator's token,
@@ -195,7 +177,7 @@ func (rv *Review) WithoutToken() *Review {
 	}
 	view := *rv
 	view.ReviewToken = ""
-	view.Gates = make([]Gate, len(rv.Gates))
+	view.Gates = make([]coregate.Gate, len(rv.Gates))
 	for i, g := range rv.Gates {
 		if data, ok := g.Data.(map[string]any); ok {
 			if _, has := data["review_token"]; has {
@@ -227,5 +209,5 @@ func (r *Repo) writeReview(run *Run, rv *Review) error {
 			return err
 		}
 	}
-	return writeFileAtomic(run.ReportPath, []byte(reviewReport(rv)))
+	return writeRunFile(run.ReportPath, []byte(reviewReport(rv)))
 }

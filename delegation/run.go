@@ -65,21 +65,21 @@ func (s *Service) Run(ctx context.Context, task demiurge.Task, h *controlplane.H
 	}
 	h.Log("stdout", fmt.Sprintf("child agent %s started in session %s", c.CoreID, c.SessionID))
 	res, err := s.d.RunChild(ctx, c)
-	trail := map[string]any{"task_id": task.ID, "parent_session_id": c.ParentSessionID, "parent_turn_id": c.ParentTurnID,
-		"child_core_id": c.CoreID, "child_session_id": c.SessionID}
+	trail := demiurge.AgentSpawnTrail{TaskID: task.ID, ParentSessionID: c.ParentSessionID, ParentTurnID: c.ParentTurnID,
+		ChildCoreID: c.CoreID, ChildSessionID: c.SessionID}
 	if err != nil {
-		trail["error"] = errorText(err)
-		s.audit(ctx, "agent_spawn.failed", task.ID, trail)
+		trail.Error = errorText(err)
+		s.audit(ctx, demiurge.EvAgentSpawnFailed, task.ID, trail)
 		return controlplane.Result{}, err
 	}
-	trail["child_turn_id"], trail["child_outcome"] = res.TurnID, res.Outcome
+	trail.ChildTurnID, trail.ChildOutcome = res.TurnID, res.Outcome
 	defer func() {
-		typ := "agent_spawn.completed"
+		typ := demiurge.EvAgentSpawnCompleted
 		switch {
 		case res.Outcome == demiurge.TurnNeedsUser:
-			typ = "agent_spawn.blocked"
+			typ = demiurge.EvAgentSpawnBlocked
 		case res.Outcome != demiurge.TurnCompleted:
-			typ = "agent_spawn.failed"
+			typ = demiurge.EvAgentSpawnFailed
 		}
 		s.audit(ctx, typ, task.ID, trail)
 	}()

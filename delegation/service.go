@@ -44,14 +44,17 @@ type Deps struct {
 }
 
 // audit records one delegation event; it never fails the delegation.
-func (s *Service) audit(ctx context.Context, typ, id string, payload map[string]any) {
+func (s *Service) audit(ctx context.Context, typ, id string, trail demiurge.AgentSpawnTrail) {
 	if s.d.Audit == nil {
 		return
 	}
-	_, _ = s.d.Audit(context.WithoutCancel(ctx), []demiurge.Event{{
-		AggregateType: "agent_spawn", AggregateID: id, Type: typ,
-		Actor: map[string]any{"actor": "host.delegation"}, Payload: payload,
-	}}, "", nil)
+	p, err := trail.As(typ)
+	if err != nil {
+		return
+	}
+	ev := demiurge.NewEvent(demiurge.AggAgentSpawn, id, p)
+	ev.Actor = map[string]any{"actor": "host.delegation"}
+	_, _ = s.d.Audit(context.WithoutCancel(ctx), []demiurge.Event{ev}, "", nil)
 }
 
 // Service validates delegations, submits agent.spawn tasks and runs them.

@@ -24,14 +24,14 @@ func (s *Service) Spawn(ctx context.Context, tc effect.TurnContext, req Request)
 // spawn is Spawn, also returning the child session id.
 func (s *Service) spawn(ctx context.Context, tc effect.TurnContext, req Request) (demiurge.Task, string, error) {
 	task, session, err := s.submitChild(ctx, tc, req)
-	base := map[string]any{"parent_session_id": tc.SessionID, "parent_turn_id": tc.TurnID, "parent_slot": req.ParentSlot, "child_core_id": req.CoreID}
+	trail := demiurge.AgentSpawnTrail{ParentSessionID: tc.SessionID, ParentTurnID: tc.TurnID, ParentSlot: req.ParentSlot, ChildCoreID: req.CoreID}
 	if err != nil {
-		base["error"] = errorText(err)
-		s.audit(ctx, "agent_spawn.rejected", tc.TurnID, base)
+		trail.Error = errorText(err)
+		s.audit(ctx, demiurge.EvAgentSpawnRejected, tc.TurnID, trail)
 		return task, session, err
 	}
-	base["task_id"], base["child_session_id"] = task.ID, session
-	s.audit(ctx, "agent_spawn.started", task.ID, base)
+	trail.TaskID, trail.ChildSessionID = task.ID, session
+	s.audit(ctx, demiurge.EvAgentSpawnStarted, task.ID, trail)
 	return task, session, nil
 }
 

@@ -58,13 +58,13 @@ func (rt *Runtime) intentBatch(n normalized) (string, demiurge.EventBatch, error
 	messageID := ""
 	if n.writesHistory() {
 		messageID = demiurge.NewID("msg")
-		events = append(events, rt.event(demiurge.AggMessage, messageID, demiurge.EvMessagePersisted, map[string]any{
-			"message_id": messageID,
-			"session_id": n.SessionID,
-			"turn_id":    n.TurnID,
-			"role":       demiurge.RoleAssistant,
-			"visible":    n.Visible,
-			"content":    historyContent(n.HistoryText, n.HistoryPolicy, n.Channel, n.Source, id, demiurge.DeliveryQueued),
+		events = append(events, rt.event(demiurge.AggMessage, messageID, demiurge.MessagePersistedPayload{
+			MessageID: messageID,
+			SessionID: n.SessionID,
+			TurnID:    n.TurnID,
+			Role:      demiurge.RoleAssistant,
+			Visible:   &n.Visible,
+			Content:   historyContent(n.HistoryText, n.HistoryPolicy, n.Channel, n.Source, id, demiurge.DeliveryQueued),
 		}))
 	}
 	body := map[string]any{
@@ -93,22 +93,21 @@ func (rt *Runtime) intentBatch(n normalized) (string, demiurge.EventBatch, error
 		key = "delivery:" + id + ":outbox"
 	}
 	events = append(events,
-		rt.event(demiurge.AggDelivery, id, demiurge.EvDeliveryQueued, map[string]any{
-			"owner_turn_id":   n.TurnID,
-			"channel":         n.Channel,
-			"target":          target,
-			"status":          demiurge.DeliveryQueued,
-			"idempotency_key": key,
-			"payload":         body,
-			"attempts":        0,
+		rt.event(demiurge.AggDelivery, id, demiurge.DeliveryQueuedPayload{
+			OwnerTurnID:    n.TurnID,
+			Channel:        n.Channel,
+			Target:         target,
+			Status:         demiurge.DeliveryQueued,
+			IdempotencyKey: key,
+			Payload:        body,
 		}),
-		rt.event(demiurge.AggWork, id, demiurge.EvWorkEnqueued, map[string]any{
-			"kind":             WorkKind,
-			"status":           demiurge.WorkQueued,
-			"owner_session_id": n.SessionID,
-			"owner_turn_id":    n.TurnID,
-			"next_attempt_at":  demiurge.FormatTime(rt.opts.Now().Add(rt.opts.Handoff)),
-			"payload":          map[string]any{"delivery_id": id, "message_id": messageID},
+		rt.event(demiurge.AggWork, id, demiurge.WorkEnqueuedPayload{
+			Kind:           WorkKind,
+			Status:         demiurge.WorkQueued,
+			OwnerSessionID: n.SessionID,
+			OwnerTurnID:    n.TurnID,
+			NextAttemptAt:  demiurge.FormatTime(rt.opts.Now().Add(rt.opts.Handoff)),
+			Payload:        map[string]any{"delivery_id": id, "message_id": messageID},
 		}),
 	)
 	return id, demiurge.EventBatch{Events: events, IdempotencyKey: key}, nil
@@ -118,35 +117,31 @@ func (rt *Runtime) intentBatch(n normalized) (string, demiurge.EventBatch, error
 // model-visible only under the persist policy, and tagged with the delivery
 // and its status so that a reader of the transcript can tell what reached the
 // user.
-func historyContent(text, policy, channel, source, deliveryID, status string) map[string]any {
-	c := map[string]any{
-		"text":          text,
-		"kind":          "message",
-		"model_visible": policy == HistoryPersist,
-		"metadata": map[string]any{
+func historyContent(text, policy, channel, source, deliveryID, status string) *demiurge.MessageBody {
+	modelVisible := policy == HistoryPersist
+	return &demiurge.MessageBody{
+		Text:         text,
+		Kind:         "message",
+		ModelVisible: &modelVisible,
+		Channel:      channel,
+		Source:       source,
+		Metadata: map[string]any{
 			"delivery_id":     deliveryID,
 			"delivery_status": status,
 			"history_policy":  policy,
 		},
 	}
-	if channel != "" {
-		c["channel"] = channel
-	}
-	if source != "" {
-		c["source"] = source
-	}
-	return c
 }
 
 // blocksPayload renders blocks as JSON values, the form the store keeps.
 func blocksPayload(blocks []Block) ([]any, error) {
 	raw, err := json.Marshal(blocks)
 	if err != nil {
-		return nil, demiurge.WrapError(demiurge.EINVALID, err, "delivery blocks are not JSON-encodable: %v", err)
+		return nil, demiurge.WrapError(demiurge.EINVALID, err, "delivery blocks are not JSON-encodable")
 	}
 	var out []any
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "delivery blocks: %v", err)
+		return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "delivery blocks do not decode")
 	}
 	return out, nil
 }

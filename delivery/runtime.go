@@ -149,13 +149,10 @@ func NewRuntime(st Store, router *Router, opts Options) *Runtime {
 // actor names the delivery runtime on the events it appends.
 var actor = map[string]any{"kind": "host", "component": "delivery_runtime"}
 
-func (rt *Runtime) event(agg, id, typ string, payload map[string]any) demiurge.Event {
-	return demiurge.Event{
-		AggregateType: agg,
-		AggregateID:   id,
-		Type:          typ,
-		CreatedAt:     rt.opts.Now().UTC(),
-		Actor:         actor,
-		Payload:       payload,
-	}
+// event is the event of p on the aggregate (agg, id), stamped with the
+// runtime's clock and actor.
+func (rt *Runtime) event(agg, id string, p demiurge.EventPayload) demiurge.Event {
+	ev := demiurge.NewEvent(agg, id, p)
+	ev.CreatedAt, ev.Actor = rt.opts.Now().UTC(), actor
+	return ev
 }

@@ -530,7 +530,7 @@ func TestDispatchNeverSendsTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := f.db.Append(ctx, []demiurge.Event{{AggregateType: demiurge.AggDelivery, AggregateID: id2,
-		Type: demiurge.EvDeliverySending, Payload: map[string]any{"status": "sending", "attempts": 1}}}, "", nil); err != nil {
+		Type: demiurge.EvDeliverySending, Payload: []byte(`{"attempts":1,"status":"sending"}`)}}, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.db.TransitionWork(ctx, id2, item.ClaimID, demiurge.WorkSending, demiurge.WorkFields{}); err != nil {

@@ -49,41 +49,34 @@ func (rt *Runtime) Send(ctx context.Context, in Intent, first []demiurge.EventBa
 // item is queued, and the rows as they are afterwards.
 func (rt *Runtime) startOf(id string, b demiurge.EventBatch) (demiurge.Delivery, demiurge.WorkItem, demiurge.EventBatch) {
 	now := rt.opts.Now().UTC()
-	claim := demiurge.NewID("claim")
 	var d demiurge.Delivery
 	for _, e := range b.Events {
-		if e.Type == demiurge.EvDeliveryQueued {
+		if q, ok := e.Body().(demiurge.DeliveryQueuedPayload); ok {
 			d = demiurge.Delivery{
-				ID: id, Channel: str(e.Payload["channel"]), Status: demiurge.DeliverySending,
-				IdempotencyKey: b.IdempotencyKey, Attempts: 1, CreatedAt: e.CreatedAt,
-				OwnerTurnID: str(e.Payload["owner_turn_id"]),
+				ID: id, OwnerTurnID: q.OwnerTurnID, Channel: q.Channel, Target: q.Target,
+				Status: demiurge.DeliverySending, IdempotencyKey: b.IdempotencyKey, Attempts: 1,
+				Payload: storedBody(q.Payload), CreatedAt: e.CreatedAt,
 			}
-			d.Target, _ = e.Payload["target"].(map[string]any)
-			d.Payload = storedBody(e.Payload["payload"])
 		}
 	}
-	w := demiurge.WorkItem{ID: id, Kind: WorkKind, Status: demiurge.WorkSending, ClaimID: claim, OwnerID: OwnerID, Attempts: 1}
-	sending := map[string]any{"status": demiurge.DeliverySending, "attempts": 1}
-	if rt.opts.HostID != "" {
-		sending["host_id"] = rt.opts.HostID
+	attempts := 1
+	claim := demiurge.WorkSendingPayload{
+		Status: demiurge.WorkSending, ClaimID: demiurge.NewID("claim"), OwnerID: OwnerID,
+		ClaimedAt: demiurge.FormatTime(now), Attempts: &attempts,
+		LeaseExpiresAt: demiurge.FormatTime(now.Add(rt.opts.Lease)),
 	}
-	start := demiurge.EventBatch{Events: []demiurge.Event{
-		{AggregateType: demiurge.AggWork, AggregateID: id, Type: demiurge.EvWorkSending, Payload: map[string]any{
-			"claim_id": claim, "owner_id": OwnerID, "claimed_at": demiurge.FormatTime(now), "attempts": 1,
-			"status": demiurge.WorkSending, "lease_expires_at": demiurge.FormatTime(now.Add(rt.opts.Lease)),
-		}},
-		{AggregateType: demiurge.AggDelivery, AggregateID: id, Type: demiurge.EvDeliverySending, Payload: sending},
+	w := demiurge.WorkItem{ID: id, Kind: WorkKind, Status: demiurge.WorkSending, ClaimID: claim.ClaimID, OwnerID: OwnerID, Attempts: attempts}
+	sending := demiurge.DeliverySendingPayload{Status: demiurge.DeliverySending, Attempts: &attempts, HostID: rt.opts.HostID}
+	return d, w, demiurge.EventBatch{Events: []demiurge.Event{
+		demiurge.NewEvent(demiurge.AggWork, id, claim),
+		demiurge.NewEvent(demiurge.AggDelivery, id, sending),
 	}}
-	return d, w, start
 }
-
-func str(v any) string { s, _ := v.(string); return s }
 
 // storedBody is the outbox body of intentBatch as the store gives it back.
 // Its values are JSON values already except the intent's metadata, which
 // is made one the way the store would.
-func storedBody(v any) map[string]any {
-	body, _ := v.(map[string]any)
+func storedBody(body map[string]any) map[string]any {
 	out := maps.Clone(body)
 	if md, ok := body["metadata"]; ok {
 		raw, err := json.Marshal(md)

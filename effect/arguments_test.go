@@ -16,9 +16,11 @@ type messagingAdapter struct {
 	schemaMsg      string
 }
 
-func (a *messagingAdapter) Invoke(context.Context, Invocation) (Outcome, error) {
-	a.invoked++
-	return Outcome{Content: "ran", ExecutionStarted: true}, nil
+func (a *messagingAdapter) Prepare(context.Context, Invocation) (Call, *Outcome) {
+	return RunFunc(func(context.Context) (Outcome, error) {
+		a.invoked++
+		return Outcome{Content: "ran", ExecutionStarted: true}, nil
+	}), nil
 }
 
 func (a *messagingAdapter) ArgumentError(args map[string]any, schemaMsg string) string {
@@ -92,11 +94,13 @@ func TestRaisedRisk(t *testing.T) {
 // riskyAdapter raises its calls to prompt at risk high.
 type riskyAdapter struct{}
 
-func (riskyAdapter) Invoke(context.Context, Invocation) (Outcome, error) {
+func (riskyAdapter) Prepare(context.Context, Invocation) (Call, *Outcome) { return riskyAdapter{}, nil }
+
+func (riskyAdapter) Run(context.Context) (Outcome, error) {
 	return Outcome{Content: "ran", ExecutionStarted: true}, nil
 }
 
-func (riskyAdapter) ApprovalFacts(Invocation) ApprovalFacts {
+func (riskyAdapter) ApprovalFacts() ApprovalFacts {
 	return ApprovalFacts{Action: "read", Summary: "Read file /x (outside the workspace)", Baseline: policy.Prompt, Risk: "high"}
 }
 

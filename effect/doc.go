@@ -17,13 +17,20 @@
 //
 // Execute runs a bound request in a fixed order: binding, argument schema
 // (an invalid call names the JSON path), capability against the turn's
-// pinned grants, the adapter's pure Host checks (Prechecker), approval
-// (ApprovalRuntime), the adapter under a deadline and the caller's
-// cancellation, then redaction into five views (model, operator, event,
-// durable, debug). A denial, a timeout or an unanswered prompt never lets
-// the adapter run. Failures the model should see are results, never Go
-// errors; statuses are succeeded, denied, invalid, not_found, failed,
-// timed_out and cancelled.
+// pinned grants, the adapter's Prepare (its arguments decoded once, its
+// pure Host checks made, the result a prepared Call), approval of the
+// call's facts (ApprovalRuntime), the call under a deadline and the
+// caller's cancellation, then redaction into five views (model, operator,
+// event, durable, debug). A denial, a timeout or an unanswered prompt
+// never lets the call run. Failures the model should see are results,
+// never Go errors; statuses are succeeded, denied, invalid, not_found,
+// failed, timed_out and cancelled.
+//
+// A call is prepared once, and what can change while the operator decides
+// is checked again when it runs: after an approval that was not automatic,
+// a call that implements Rechecker checks again what it names (a path's
+// links, a working directory) before Run. A call approved without asking
+// anyone runs exactly as it was prepared.
 //
 // # Approvals
 //

@@ -1,7 +1,6 @@
 package effect
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -65,20 +64,6 @@ func (e *Entry) ModelMetadata() map[string]any {
 		"display_policy": e.DisplayPolicy, "enabled": true,
 	}
 }
-
-// Adapter performs the effect of one entry. Invoke is called only after every
-// Host check has passed. A result the model should see (bad arguments, a
-// failing command) is an Outcome with IsError set; a returned error means the
-// adapter itself broke and is reported as a failed effect.
-type Adapter interface {
-	Invoke(ctx context.Context, inv Invocation) (Outcome, error)
-}
-
-// AdapterFunc adapts a function to Adapter.
-type AdapterFunc func(ctx context.Context, inv Invocation) (Outcome, error)
-
-// Invoke calls f.
-func (f AdapterFunc) Invoke(ctx context.Context, inv Invocation) (Outcome, error) { return f(ctx, inv) }
 
 // Invocation is what an adapter receives: the frozen arguments, the call id,
 // the catalog the call was bound to (tools_list reads only this one) and the

@@ -1,6 +1,7 @@
 package effect
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -69,13 +70,6 @@ type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (string, error)
 }
 
-// Prechecker is implemented by adapters with pure Host checks (workspace
-// scope, command guard, URL policy) that run after the capability check and
-// before approval. A non-nil outcome refuses the call; nothing has run.
-type Prechecker interface {
-	Precheck(ctx context.Context, inv Invocation) *Outcome
-}
-
 // ApprovalFacts describe what the operator approves for one call.
 type ApprovalFacts struct {
 	Action  string
@@ -109,13 +103,6 @@ func (f ApprovalFacts) preview(args map[string]any) map[string]any {
 		return Preview(f.Preview, 0)
 	}
 	return Preview(args, 0)
-}
-
-// Approvable is implemented by adapters that describe their approvals
-// themselves; other entries get action "effect.call" and the summary
-// "Call <source> tool <name>".
-type Approvable interface {
-	ApprovalFacts(inv Invocation) ApprovalFacts
 }
 
 // Options configure a Runtime.
@@ -178,20 +165,28 @@ func (r *Runtime) Execute(ctx context.Context, cat *Catalog, req demiurge.Effect
 		})
 	}
 	inv := Invocation{CallID: req.CallID, Args: req.Arguments, Entry: entry, Catalog: cat, Turn: tc}
-	if pc, ok := entry.adapter.(Prechecker); ok {
-		if out := pc.Precheck(ctx, inv); out != nil {
-			out.ExecutionStarted = false
-			out.IsError = true
-			return finish(*out)
-		}
+	call, refusal := entry.adapter.Prepare(ctx, inv)
+	if refusal == nil && call == nil {
+		refusal = &Outcome{Content: "tool " + entry.Name + " prepared no call"}
 	}
-	if out, denied := r.approve(ctx, entry, inv); denied {
+	if refusal != nil {
+		return finish(refused(*refusal))
+	}
+	asked, out, denied := r.approve(ctx, entry, inv, call.ApprovalFacts())
+	if denied {
 		return finish(out)
+	}
+	// What can change while the operator decides is checked again now; a
+	// call nobody was asked about runs as it was prepared.
+	if rc, ok := call.(Rechecker); ok && asked {
+		if refusal := rc.Recheck(ctx); refusal != nil {
+			return finish(refused(*refusal))
+		}
 	}
 
 	callCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	out, err := entry.adapter.Invoke(callCtx, inv)
+	out, err := call.Run(callCtx)
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
@@ -204,15 +199,15 @@ func (r *Runtime) Execute(ctx context.Context, cat *Catalog, req demiurge.Effect
 	return finish(out)
 }
 
-// approve decides the call's approval. denied reports a refusal, with the
-// outcome to return.
-func (r *Runtime) approve(ctx context.Context, e *Entry, inv Invocation) (Outcome, bool) {
-	facts := ApprovalFacts{Action: "effect.call", Target: e.Provenance, Summary: fmt.Sprintf("Call %s tool %s", e.Source, e.Name)}
-	if a, ok := e.adapter.(Approvable); ok {
-		facts = a.ApprovalFacts(inv)
-		if facts.Summary == "" {
-			facts.Summary = fmt.Sprintf("Call %s tool %s", e.Source, e.Name)
-		}
+// approve decides the call's approval from its facts. asked reports that
+// the question went to the approval runtime (the policy was not auto);
+// denied reports a refusal, with the outcome to return.
+func (r *Runtime) approve(ctx context.Context, e *Entry, inv Invocation, facts ApprovalFacts) (asked bool, out Outcome, denied bool) {
+	if facts.Action == "" {
+		facts.Action, facts.Target = "effect.call", cmp.Or(facts.Target, e.Provenance)
+	}
+	if facts.Summary == "" {
+		facts.Summary = fmt.Sprintf("Call %s tool %s", e.Source, e.Name)
 	}
 	effective := policy.Policy(e.ApprovalPolicy)
 	if facts.Safe && effective.Valid() && effective != policy.Deny {
@@ -222,7 +217,7 @@ func (r *Runtime) approve(ctx context.Context, e *Entry, inv Invocation) (Outcom
 		effective = policy.Stricter(effective, facts.Baseline)
 	}
 	if effective == policy.Auto {
-		return Outcome{}, false
+		return false, Outcome{}, false
 	}
 	var d Decision
 	if r.approvals == nil {
@@ -249,13 +244,20 @@ func (r *Runtime) approve(ctx context.Context, e *Entry, inv Invocation) (Outcom
 		}
 	}
 	if d.Allowed {
-		return Outcome{}, false
+		return true, Outcome{}, false
 	}
-	return Outcome{
+	return true, Outcome{
 		IsError: true, Denial: "approval",
 		Content: "approval denied: " + facts.Summary,
 		Data:    map[string]any{"approval": map[string]any{"value": orDefault(d.Value, DecisionDeny), "reason": d.Reason}},
 	}, true
+}
+
+// refused is an adapter's refusal before it ran: an error that never
+// started.
+func refused(out Outcome) Outcome {
+	out.IsError, out.ExecutionStarted = true, false
+	return out
 }
 
 // finish derives the typed status and the five redacted views of an outcome.

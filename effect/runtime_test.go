@@ -16,9 +16,11 @@ import (
 
 type countingAdapter struct{ calls atomic.Int32 }
 
-func (a *countingAdapter) Invoke(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
-	a.calls.Add(1)
-	return effect.Outcome{Content: "ran", ExecutionStarted: true}, nil
+func (a *countingAdapter) Prepare(context.Context, effect.Invocation) (effect.Call, *effect.Outcome) {
+	return effect.RunFunc(func(context.Context) (effect.Outcome, error) {
+		a.calls.Add(1)
+		return effect.Outcome{Content: "ran", ExecutionStarted: true}, nil
+	}), nil
 }
 
 type fixedApprover struct {
@@ -167,13 +169,15 @@ type spy struct {
 	deny  string // the step at which to refuse
 }
 
-func (s *spy) Precheck(ctx context.Context, inv effect.Invocation) *effect.Outcome {
+func (s *spy) Prepare(ctx context.Context, inv effect.Invocation) (effect.Call, *effect.Outcome) {
 	s.calls = append(s.calls, "precheck")
 	if s.deny == "precheck" {
-		return &effect.Outcome{Content: "path escapes the workspace"}
+		return nil, &effect.Outcome{Content: "path escapes the workspace"}
 	}
-	return nil
+	return s, nil
 }
+
+func (s *spy) ApprovalFacts() effect.ApprovalFacts { return effect.ApprovalFacts{} }
 
 func (s *spy) Approve(ctx context.Context, req effect.ApprovalRequest) (string, error) {
 	s.calls = append(s.calls, "approve")
@@ -183,7 +187,7 @@ func (s *spy) Approve(ctx context.Context, req effect.ApprovalRequest) (string, 
 	return effect.DecisionAllowOnce, nil
 }
 
-func (s *spy) Invoke(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
+func (s *spy) Run(ctx context.Context) (effect.Outcome, error) {
 	s.calls = append(s.calls, "invoke")
 	return effect.Outcome{Content: "done", ExecutionStarted: true}, nil
 }

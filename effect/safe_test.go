@@ -15,7 +15,18 @@ type factsAdapter struct {
 	facts effect.ApprovalFacts
 }
 
-func (a *factsAdapter) ApprovalFacts(effect.Invocation) effect.ApprovalFacts { return a.facts }
+func (a *factsAdapter) Prepare(ctx context.Context, inv effect.Invocation) (effect.Call, *effect.Outcome) {
+	run, _ := a.countingAdapter.Prepare(ctx, inv)
+	return factsCall{run, a.facts}, nil
+}
+
+// factsCall is a call with fixed approval facts.
+type factsCall struct {
+	effect.Call
+	facts effect.ApprovalFacts
+}
+
+func (c factsCall) ApprovalFacts() effect.ApprovalFacts { return c.facts }
 
 // A call its adapter judged safe runs without asking unless the folded
 // policy is deny; a Baseline still raises it.

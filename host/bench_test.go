@@ -12,7 +12,7 @@ import (
 // fake provider: two provider calls, one tools_list call, the bootstrap,
 // input and output slots and every SQLite append, in one continuing session
 // on a real runtime home. The figure the project holds itself to is the
-// median of `go run ./bench` (≤ 2 ms); this benchmark is the profiling
+// median of `go run ./cmd/bench` (≤ 2 ms); this benchmark is the profiling
 // handle for it (-cpuprofile, -memprofile).
 func BenchmarkTurnOneToolCall(b *testing.B) {
 	ctx := context.Background()

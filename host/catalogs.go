@@ -96,24 +96,24 @@ func (c catalogs) mcpDefinitions(ctx context.Context, snap turn.Snapshot, tc eff
 	})
 	var events []demiurge.Event
 	for _, s := range statuses {
-		typ := demiurge.EvMCPServerFailed
+		p := demiurge.MCPServerUnavailable{
+			Server: s.Server, CoreID: snap.Core.ID, CoreRevision: snap.Revision,
+			SessionID: tc.SessionID, TurnID: tc.TurnID, State: s.State, Error: s.Error,
+			Capability: s.ConnectCapability, Transport: s.Transport,
+		}
+		var payload demiurge.EventPayload
 		switch s.State {
 		case mcp.StateFailed:
+			payload = demiurge.MCPServerFailedPayload(p)
 		case mcp.StateDenied:
-			typ = demiurge.EvMCPServerDenied
+			payload = demiurge.MCPServerDeniedPayload(p)
 		default:
 			continue
 		}
 		c.logger.Info("mcp server unavailable this turn", "server", s.Server, "state", s.State, "err", s.Error)
-		events = append(events, demiurge.Event{
-			AggregateType: demiurge.AggMCPServer, AggregateID: snap.Core.ID + ":" + s.Server, Type: typ,
-			Actor: map[string]any{"actor": "host.mcp"},
-			Payload: map[string]any{
-				"server": s.Server, "core_id": snap.Core.ID, "core_revision": snap.Revision,
-				"session_id": tc.SessionID, "turn_id": tc.TurnID, "state": s.State, "error": s.Error,
-				"capability": s.ConnectCapability, "transport": s.Transport,
-			},
-		})
+		ev := demiurge.NewEvent(demiurge.AggMCPServer, snap.Core.ID+":"+s.Server, payload)
+		ev.Actor = map[string]any{"actor": "host.mcp"}
+		events = append(events, ev)
 	}
 	if len(events) > 0 && c.audit != nil {
 		if _, err := c.audit(ctx, events, "", nil); err != nil {

@@ -2,7 +2,7 @@ package host
 
 import (
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/builtin"
+	"github.com/demiurge/demiurge/builtin/terminal"
 	"github.com/demiurge/demiurge/starlark"
 	"github.com/demiurge/demiurge/turn"
 )
@@ -28,7 +28,7 @@ func (c LimitsConfig) validate(path string) error {
 		return demiurge.Errorf(demiurge.ECONFIG, "%s: limits.tool_calls_per_step must be between 1 and 10000 (0 for the default %d), got %d", path, turn.DefaultMaxToolCallsPerStep, c.ToolCallsPerStep)
 	}
 	if c.ArtifactMBPerStream < 0 || c.ArtifactMBPerStream > 1<<20 {
-		return demiurge.Errorf(demiurge.ECONFIG, "%s: limits.artifact_mb_per_stream must be between 1 and 1048576 MiB (0 for the default %d), got %d", path, builtin.DefaultArtifactLimit>>20, c.ArtifactMBPerStream)
+		return demiurge.Errorf(demiurge.ECONFIG, "%s: limits.artifact_mb_per_stream must be between 1 and 1048576 MiB (0 for the default %d), got %d", path, terminal.DefaultArtifactLimit>>20, c.ArtifactMBPerStream)
 	}
 	if c.AuthoredMemoryMBPerCall < 0 || c.AuthoredMemoryMBPerCall > 1<<20 {
 		return demiurge.Errorf(demiurge.ECONFIG, "%s: limits.authored_memory_mb_per_call must be between 1 and 1048576 MiB (0 for the default %d), got %d", path, starlark.DefaultMemoryLimit>>20, c.AuthoredMemoryMBPerCall)

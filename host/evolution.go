@@ -8,6 +8,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/controlplane"
+	"github.com/demiurge/demiurge/coregate"
 	"github.com/demiurge/demiurge/corerepo"
 	"github.com/demiurge/demiurge/effect"
 	"github.com/demiurge/demiurge/turn"
@@ -71,7 +72,7 @@ func (h *Host) EvolveStart(ctx context.Context, coreID, goal string, opts Evolve
 	}
 	res, err := h.Turns.Run(ctx, turn.Request{
 		CoreID: evolverCore, Text: evolverPrompt(run), NewSession: true,
-		Workspace: run.AgentsDir, Approver: evolverApprover{}, ProtectedNames: corerepo.DependencyFiles(),
+		Workspace: run.AgentsDir, Approver: evolverApprover{}, ProtectedNames: coregate.DependencyFiles(),
 	})
 	if err != nil {
 		run.Close()

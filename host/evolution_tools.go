@@ -5,8 +5,9 @@ import (
 	"maps"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/builtin"
+	"github.com/demiurge/demiurge/builtin/evolve"
 	"github.com/demiurge/demiurge/controlplane"
+	"github.com/demiurge/demiurge/coregate"
 	"github.com/demiurge/demiurge/corerepo"
 	"github.com/demiurge/demiurge/effect"
 )
@@ -17,7 +18,7 @@ import (
 // promotes it with `demiurge core evolve promote RUN --manual-review-token`.
 type coreEvolution struct{ h *Host }
 
-var _ builtin.CoreEvolution = coreEvolution{}
+var _ evolve.Evolution = coreEvolution{}
 
 func (e coreEvolution) Start(ctx context.Context, tc effect.TurnContext, coreID, goal string) (any, error) {
 	return e.h.EvolveStart(ctx, coreID, goal, EvolveStartOptions{SourceTurnID: tc.TurnID})
@@ -58,7 +59,7 @@ func modelReview(r *corerepo.Review) *corerepo.Review {
 	}
 	view := *r
 	view.ReviewToken = ""
-	view.Gates = make([]corerepo.Gate, len(r.Gates))
+	view.Gates = make([]coregate.Gate, len(r.Gates))
 	for i, g := range r.Gates {
 		if data, ok := g.Data.(map[string]any); ok {
 			clean := maps.Clone(data)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/demiurge/demiurge/coregate"
 	"github.com/demiurge/demiurge/corerepo"
 )
 
@@ -14,7 +15,7 @@ func TestModelReviewDropsTheToken(t *testing.T) {
 	const token = "mcp-review:0123456789abcdef"
 	r := &corerepo.Review{
 		RunID: "evolve_1", ReviewToken: token, ManualReviewRequired: true,
-		Gates: []corerepo.Gate{
+		Gates: []coregate.Gate{
 			{Phase: "mcp_security", Passed: true, Data: map[string]any{"manual_review_required": true, "review_token": token}},
 			{Phase: "approval_security", Passed: true, Data: map[string]any{"review_token": token, "changes": []string{"x"}}},
 			{Phase: "path_safety", Passed: true},

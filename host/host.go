@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/builtin"
+	"github.com/demiurge/demiurge/builtin/terminal"
 	"github.com/demiurge/demiurge/controlplane"
 	"github.com/demiurge/demiurge/core"
 	"github.com/demiurge/demiurge/corerepo"
@@ -152,7 +152,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	deps.Sandbox = SandboxProfile(h.Home, h.Config, opts.Getenv)
 	h.MCP = mcp.NewManager(mcp.Options{
 		URLPolicy: opts.URLPolicy,
-		BaseEnv:   func() []string { return builtin.AllowlistedEnv(os.Environ()) },
+		BaseEnv:   func() []string { return terminal.AllowlistedEnv(os.Environ()) },
 		Getenv:    opts.Getenv,
 		PrivateHome: func(server string) string {
 			return filepath.Join(h.Home.PrivateDir(), "mcp-home", server)

@@ -116,7 +116,7 @@ func assertTurnsSerialised(t *testing.T, db *store.DB) {
 			after = e.Seq
 			switch e.Type {
 			case demiurge.EvTurnStarted:
-				sid, _ := e.Payload["session_id"].(string)
+				sid, _ := payloadOf(t, e)["session_id"].(string)
 				if prev := running[sid]; prev != "" {
 					t.Fatalf("turn %s started while %s was running in session %s", e.AggregateID, prev, sid)
 				}
@@ -217,4 +217,15 @@ func TestDeliveryWithoutLiveRouteIsUnrouted(t *testing.T) {
 	if last := msgs[len(msgs)-1]; last.Role != "assistant" || last.Content.Text != "[fake] nobody listens" {
 		t.Fatalf("last message %+v", last)
 	}
+}
+
+// payloadOf decodes the payload of e as a map, the way a generic reader
+// sees it.
+func payloadOf(t testing.TB, e demiurge.Event) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := e.Decode(&m); err != nil {
+		t.Fatalf("payload of %s: %v", e.Type, err)
+	}
+	return m
 }

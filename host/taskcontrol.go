@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/builtin"
+	"github.com/demiurge/demiurge/builtin/tasks"
 	"github.com/demiurge/demiurge/controlplane"
 )
 
@@ -21,7 +21,7 @@ var backgroundKinds = []string{controlplane.KindTerminalExec, controlplane.KindE
 // the model may not see is "not found", exactly like a missing one.
 type taskControl struct{ h *Host }
 
-var _ builtin.TaskControl = taskControl{}
+var _ tasks.Control = taskControl{}
 
 func (c taskControl) owned(ctx context.Context, scope demiurge.PrincipalScope, id string) (demiurge.Task, error) {
 	t, err := c.h.Control.Get(ctx, scope, id)

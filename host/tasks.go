@@ -9,6 +9,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/builtin"
+	"github.com/demiurge/demiurge/builtin/terminal"
 	"github.com/demiurge/demiurge/controlplane"
 	"github.com/demiurge/demiurge/core"
 	"github.com/demiurge/demiurge/delegation"
@@ -25,7 +26,7 @@ func (h *Host) startTasks(ctx context.Context, deps *builtin.Deps) error {
 	h.Control = controlplane.New(h.Store, controlplane.Options{})
 	h.Tasks = controlplane.NewWorker(h.Control, h.Store, controlplane.WorkerOptions{HostID: h.lease.ID(), Logger: h.logger})
 
-	terminals := builtin.NewTerminalTasks(*deps, h.Tasks)
+	terminals := terminal.NewTasks(deps.Terminal(), h.Tasks)
 	h.Tasks.Handle(controlplane.KindTerminalExec, terminals.Run)
 
 	children := h.children

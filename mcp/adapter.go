@@ -27,66 +27,71 @@ func toolDefinition(d Declaration, c *conn, t toolInfo, name string) effect.Defi
 
 // toolAdapter calls one tool of one connection. The effect runtime has
 // checked the entry's capability (mcp.call:<id> unless declared otherwise)
-// and its approval before Invoke runs.
+// before Prepare and the call's approval before Run.
 type toolAdapter struct {
 	c      *conn
 	server string
 	tool   string
 }
 
-var (
-	_ effect.Adapter    = (*toolAdapter)(nil)
-	_ effect.Prechecker = (*toolAdapter)(nil)
-	_ effect.Approvable = (*toolAdapter)(nil)
-)
+var _ effect.Adapter = (*toolAdapter)(nil)
 
-// Precheck refuses a call whose connection is gone before anyone is asked
+// Prepare refuses a call whose connection is gone before anyone is asked
 // to approve it.
-func (a *toolAdapter) Precheck(_ context.Context, inv effect.Invocation) *effect.Outcome {
+func (a *toolAdapter) Prepare(_ context.Context, inv effect.Invocation) (effect.Call, *effect.Outcome) {
 	if !a.c.alive() {
 		out := a.notConnected(inv)
-		return &out
-	}
-	return nil
-}
-
-// ApprovalFacts describes the call for the operator (spec tool-runtime
-// §4.3: action mcp.call, target <server>/<tool>).
-func (a *toolAdapter) ApprovalFacts(inv effect.Invocation) effect.ApprovalFacts {
-	target := a.server + "/" + a.tool
-	capability := inv.Entry.Capability
-	return effect.ApprovalFacts{
-		Action: ActionCall, Target: target, Summary: "Call MCP tool " + target,
-		RuleKey: effect.RuleKey(inv.Entry.Name + ":" + capability + ":" + ActionCall + ":" + target),
-	}
-}
-
-// Invoke calls the tool with the frozen arguments, bounded by the
-// declaration's timeout_seconds and cancelled with the caller (the server
-// is sent notifications/cancelled). A cancelled caller gets its context's
-// error back, which the runtime records as cancelled or timed out;
-// everything else is an outcome the model sees.
-func (a *toolAdapter) Invoke(ctx context.Context, inv effect.Invocation) (effect.Outcome, error) {
-	if !a.c.alive() {
-		return a.notConnected(inv), nil
+		return nil, &out
 	}
 	args := inv.Args
 	if args == nil {
 		args = map[string]any{}
 	}
-	res, err := a.c.call(ctx, a.tool, args)
+	return &toolCall{a: a, inv: inv, args: args}, nil
+}
+
+// toolCall is one prepared call of an MCP tool: the arguments go to the
+// server as they are, since the server's schema is the contract.
+type toolCall struct {
+	a    *toolAdapter
+	inv  effect.Invocation
+	args map[string]any
+}
+
+// ApprovalFacts describes the call for the operator (spec tool-runtime
+// §4.3: action mcp.call, target <server>/<tool>).
+func (c *toolCall) ApprovalFacts() effect.ApprovalFacts {
+	target := c.a.server + "/" + c.a.tool
+	return effect.ApprovalFacts{
+		Action: ActionCall, Target: target, Summary: "Call MCP tool " + target,
+		RuleKey: effect.RuleKey(c.inv.Entry.Name + ":" + c.inv.Entry.Capability + ":" + ActionCall + ":" + target),
+	}
+}
+
+// Run calls the tool, bounded by the declaration's timeout_seconds and
+// cancelled with the caller (the server is sent notifications/cancelled).
+// The connection can end at any moment, so Run asks once more whether it
+// is alive. A cancelled caller gets its context's error back, which the
+// runtime records as cancelled or timed out; everything else is an
+// outcome the model sees.
+func (c *toolCall) Run(ctx context.Context) (effect.Outcome, error) {
+	a := c.a
+	if !a.c.alive() {
+		return a.notConnected(c.inv), nil
+	}
+	res, err := a.c.call(ctx, a.tool, c.args)
 	if err != nil {
 		if ctx.Err() != nil {
 			return effect.Outcome{}, ctx.Err()
 		}
-		red := a.c.secrets.red.With(redact.Discover(map[string]any{"arguments": args})...)
+		red := a.c.secrets.red.With(redact.Discover(map[string]any{"arguments": c.args})...)
 		return effect.Outcome{
 			IsError: true, ExecutionStarted: true,
 			Content: "MCP tool failed: " + redact.RedactError(err, red, redact.Model).Error(),
 			Data:    map[string]any{"mcpServer": a.server, "mcpTool": a.tool, "status": "error"},
 		}, nil
 	}
-	return convertResult(res, a.server, a.tool, unknownTo(inv.Turn.Secrets, a.c.secrets.red)), nil
+	return convertResult(res, a.server, a.tool, unknownTo(c.inv.Turn.Secrets, a.c.secrets.red)), nil
 }
 
 func (a *toolAdapter) notConnected(inv effect.Invocation) effect.Outcome {

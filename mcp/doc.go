@@ -148,5 +148,6 @@
 // TestMain) in each fault mode, streamable HTTP servers on loopback, and
 // the npm reference servers (testdata/interop: `npm ci --prefix
 // mcp/testdata/interop`; skipped when absent, failed under CI).
-// MeasureDiscovery and MeasureCatalog are the benchmark figures.
+// The bench driver's figures of discovery and catalog preparation are
+// cmd/bench/internal/mcpbench.
 package mcp

@@ -27,7 +27,7 @@ type drain struct {
 	name    string
 	r       *os.File
 	size    int
-	red     redactStage
+	red     *OutputRedactor
 	tail    *tailBuffer
 	art     *artifactFile // nil without an artifact root
 	onChunk func(stream, text string)
@@ -47,24 +47,46 @@ func newDrain(name string, r *os.File, spec Spec, art *artifactFile, artFailed c
 	if d.onChunk != nil {
 		d.size = chunkReadSize
 	}
-	red := newStreamRedactor(sinkFunc(d.sink), spec.Redact)
-	d.red = red
-	if spec.Discover != nil {
-		d.red = newDiscoveringRedactor(red, spec.Redact, spec.Discover)
-	}
+	d.red = NewOutputRedactor(sinkFunc(d.sink), spec.Redact, spec.Discover)
 	if spec.ArtifactLimit > 0 && art != nil {
 		art.limit = spec.ArtifactLimit
 	}
 	return d
 }
 
-// redactStage is the first stage of a drain: streamRedactor, or
+// OutputRedactor is the first stage of a drain: every byte a command
+// writes passes through it before the tail, the artifact or OnChunk see
+// it. It replaces the exact values of Spec.Redact (streamRedactor) and,
+// with a discover function (Spec.Discover), what discover finds in the
+// output itself from the line it is found in on (discoveringRedactor).
+type OutputRedactor struct{ stage redactStage }
+
+// NewOutputRedactor returns the stage writing redacted bytes to out, which
+// must not fail; discover may be nil.
+func NewOutputRedactor(out io.Writer, known map[string]string, discover func(text string) map[string]string) *OutputRedactor {
+	red := newStreamRedactor(out, known)
+	if discover == nil {
+		return &OutputRedactor{stage: red}
+	}
+	return &OutputRedactor{stage: newDiscoveringRedactor(red, known, discover)}
+}
+
+// Process consumes data, which is what it handed back last time followed
+// by new bytes, and returns how many bytes at the end of data it did not
+// consume (at most HoldMax): the caller passes them in again, in front of
+// the next bytes. final ends the stream: everything is consumed and
+// flushed.
+func (r *OutputRedactor) Process(data []byte, final bool) (held int) {
+	return r.stage.process(data, final)
+}
+
+// HoldMax is the most Process may hand back.
+func (r *OutputRedactor) HoldMax() int { return r.stage.holdMax() }
+
+// redactStage is what OutputRedactor runs: streamRedactor, or
 // discoveringRedactor when the output itself may reveal secrets.
 type redactStage interface {
-	// process consumes data (what it handed back last time, then new
-	// bytes) and returns how many bytes at the end it did not consume.
 	process(data []byte, final bool) (held int)
-	// holdMax is the most process may hand back.
 	holdMax() int
 }
 
@@ -74,7 +96,7 @@ type redactStage interface {
 func (d *drain) run() {
 	bp := readBufs.Get().(*[]byte)
 	defer readBufs.Put(bp)
-	if need := d.red.holdMax() + d.size; cap(*bp) < need {
+	if need := d.red.HoldMax() + d.size; cap(*bp) < need {
 		*bp = make([]byte, need)
 	}
 	buf := (*bp)[:cap(*bp)]
@@ -83,14 +105,14 @@ func (d *drain) run() {
 		n, err := d.r.Read(buf[held : held+min(d.size, len(buf)-held)])
 		if n > 0 {
 			data := buf[:held+n]
-			held = d.red.process(data, false)
+			held = d.red.Process(data, false)
 			copy(buf, data[len(data)-held:])
 		}
 		if err != nil {
 			break
 		}
 	}
-	d.red.process(buf[:held], true)
+	d.red.Process(buf[:held], true)
 	d.tail.Flush()
 	if d.onChunk != nil {
 		if s := d.chunks.flush(); s != "" {

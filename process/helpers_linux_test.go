@@ -103,7 +103,7 @@ func leftovers(ids map[string]bool) []string {
 // gone reports whether pid no longer names a live process started at or
 // after the marker's time (a recycled pid is a different process).
 func gone(pid int, spawnID string) bool {
-	return !leftInTree(pid, spawnID)
+	return !LeftInTree(pid, spawnID)
 }
 
 // readPIDs parses whitespace-separated pids.
@@ -139,9 +139,19 @@ func waitFile(tb testing.TB, path string, n int) string {
 // residentKiB returns VmRSS of this process.
 func residentKiB(tb testing.TB) int64 {
 	tb.Helper()
-	v, err := residentMiB()
+	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return int64(v * 1024)
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			if f := strings.Fields(v); len(f) > 0 {
+				if kib, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+					return kib
+				}
+			}
+		}
+	}
+	tb.Fatal("no VmRSS in /proc/self/status")
+	return 0
 }

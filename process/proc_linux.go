@@ -173,9 +173,11 @@ func environValue(pid int, name string) string {
 	return ""
 }
 
-// leftInTree reports whether pid is still a process of the tree spawnID:
-// alive with its TreeEnv value, or an unreaped zombie child of the Host.
-func leftInTree(pid int, spawnID string) bool {
+// LeftInTree reports whether pid is still a process of the tree spawnID
+// (Result.SpawnID): alive with its TreeEnv value, or an unreaped zombie
+// child of the Host. What a caller that must prove a tree gone checks of
+// each pid it knew (elsewhere than Linux: always false).
+func LeftInTree(pid int, spawnID string) bool {
 	e, ok := readProcStat(pid, make([]byte, statBufSize))
 	if !ok {
 		return false
@@ -186,9 +188,11 @@ func leftInTree(pid int, spawnID string) bool {
 	return environValue(pid, TreeEnv) == spawnID
 }
 
-// treeMember returns a live process whose environment carries spawnID as
-// its TreeEnv value, 0 when there is none.
-func treeMember(spawnID string) int {
+// TreeMember returns a live process whose environment carries spawnID as
+// its TreeEnv value, 0 when there is none: how a caller that knows no pid
+// of a tree (a sandboxed one prints its namespace's own) proves it gone
+// (elsewhere than Linux: always 0).
+func TreeMember(spawnID string) int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0
@@ -198,7 +202,7 @@ func treeMember(spawnID string) int {
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		if environValue(pid, TreeEnv) == spawnID && leftInTree(pid, spawnID) {
+		if environValue(pid, TreeEnv) == spawnID && LeftInTree(pid, spawnID) {
 			return pid
 		}
 	}

@@ -29,8 +29,11 @@ func (m *Manager) spawn(Spec, string, bool) (*Handle, error) { return nil, errUn
 // cannot be told from the recorded process, and signalling it is refused.
 func KillGroupIfSame(pid int, marker string) error { return errUnsupported }
 
-func leftInTree(int, string) bool { return false }
+// LeftInTree needs /proc: no process is ever reported left.
+func LeftInTree(int, string) bool { return false }
+
+// TreeMember needs /proc: no process is ever reported.
+func TreeMember(string) int { return 0 }
 
 // startWriteback has no portable equivalent; the final fsync does it all.
 func startWriteback(*os.File, int64, int64) {}
-func treeMember(string) int                 { return 0 }

@@ -138,7 +138,7 @@ func (s *Scheduler) enqueue(ctx context.Context, coreID string, sc core.Schedule
 	id := workID(coreID, sc.ID, due)
 	next := st
 	next.HeadDue, next.HeadSig = due, sig
-	events, key, err := s.occurrenceEvents(ctx, coreID, sc, id, due, due, skipped, false)
+	events, in, key, err := s.occurrenceEvents(ctx, coreID, sc, id, due, due, skipped, false)
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func (s *Scheduler) enqueue(ctx context.Context, coreID string, sc core.Schedule
 		// occurrence): it is adopted as the head, not enqueued again.
 		key = "scheduler:" + id + ":head:" + itoa(st.seq)
 	}
-	if err := s.commit(ctx, coreID, sc.ID, st, next, key, events...); err != nil {
+	if err := s.commit(ctx, coreID, sc.ID, st, next, key, events, in); err != nil {
 		return err
 	}
 	rep.add(func(r *TickReport) { r.Enqueued++ })
@@ -157,29 +157,27 @@ func (s *Scheduler) enqueue(ctx context.Context, coreID string, sc core.Schedule
 // occurrenceEvents builds the work.enqueued event of an occurrence (none
 // when its work item exists; key is then "") and its scheduler.scheduled
 // event.
-func (s *Scheduler) occurrenceEvents(ctx context.Context, coreID string, sc core.Schedule, id string, due, notBefore time.Time, skipped int, manual bool) (events []demiurge.Event, key string, err error) {
+func (s *Scheduler) occurrenceEvents(ctx context.Context, coreID string, sc core.Schedule, id string, due, notBefore time.Time, skipped int, manual bool) (events []demiurge.Event, in occurrenceEvent, key string, err error) {
 	_, err = s.store.WorkItem(ctx, id)
 	exists := err == nil
 	if err != nil && demiurge.ErrorCode(err) != demiurge.ENOTFOUND {
-		return nil, "", err
+		return nil, in, "", err
 	}
 	if !exists {
 		key = "scheduler:" + id + ":work"
-		events = append(events, demiurge.Event{
-			AggregateType: demiurge.AggWork, AggregateID: id, Type: demiurge.EvWorkEnqueued,
+		events = append(events, demiurge.NewEvent(demiurge.AggWork, id, demiurge.WorkEnqueuedPayload{
+			Kind: demiurge.WorkKindScheduleFire, NextAttemptAt: demiurge.FormatTime(notBefore),
+			// The work item's own payload: what fire.go reads back.
 			Payload: map[string]any{
-				"kind": demiurge.WorkKindScheduleFire, "next_attempt_at": demiurge.FormatTime(notBefore),
-				"payload": map[string]any{
-					"core_id": coreID, "schedule_id": sc.ID, "due_at": demiurge.FormatTime(due),
-					"cron": sc.Cron, "timezone": s.loc.String(), "skipped": skipped, "manual": manual,
-				},
+				"core_id": coreID, "schedule_id": sc.ID, "due_at": demiurge.FormatTime(due),
+				"cron": sc.Cron, "timezone": s.loc.String(), "skipped": skipped, "manual": manual,
 			},
-		})
+		}))
 	}
-	events = append(events, instanceEvent(demiurge.EvSchedulerScheduled, coreID, sc.ID, due, map[string]any{
-		"claim_status": instanceScheduled, "idempotency_key": id, "work_id": id, "skipped": skipped, "manual": manual,
-	}))
-	return events, key, nil
+	in = newInstance(demiurge.EvSchedulerScheduled, coreID, sc.ID, due, demiurge.SchedulerInstance{
+		ClaimStatus: instanceScheduled, IdempotencyKey: id, WorkID: id, Skipped: skipped, Manual: manual,
+	})
+	return events, in, key, nil
 }
 
 // supersede cancels the waiting occurrence due, replaced by the later
@@ -200,10 +198,10 @@ func (s *Scheduler) supersede(ctx context.Context, coreID, scheduleID string, du
 	if _, err := s.store.TransitionWork(ctx, id, w.ClaimID, demiurge.WorkCancelled, demiurge.WorkFields{LastError: reason}); err != nil {
 		return false, err
 	}
-	ev := instanceEvent(demiurge.EvSchedulerCompleted, coreID, scheduleID, due, map[string]any{
-		"claim_status": instanceSuperseded, "reason": reason,
+	in := newInstance(demiurge.EvSchedulerCompleted, coreID, scheduleID, due, demiurge.SchedulerInstance{
+		ClaimStatus: instanceSuperseded, Reason: reason,
 	})
-	if err := s.record(ctx, coreID, scheduleID, "scheduler:"+id+":superseded", ev, func(*state) {}); err != nil {
+	if err := s.record(ctx, coreID, scheduleID, "scheduler:"+id+":superseded", in, func(*state) {}); err != nil {
 		return false, err
 	}
 	rep.add(func(r *TickReport) { r.Superseded++ })

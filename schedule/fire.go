@@ -137,10 +137,10 @@ func (s *Scheduler) cancel(ctx context.Context, w demiurge.WorkItem, o occurrenc
 		return err
 	}
 	rep.add(func(r *TickReport) { r.Cancelled++ })
-	ev := instanceEvent(demiurge.EvSchedulerCompleted, o.coreID, o.scheduleID, o.due, map[string]any{
-		"claim_status": instanceCancelled, "reason": reason,
+	in := newInstance(demiurge.EvSchedulerCompleted, o.coreID, o.scheduleID, o.due, demiurge.SchedulerInstance{
+		ClaimStatus: instanceCancelled, Reason: reason,
 	})
-	return s.record(ctx, o.coreID, o.scheduleID, "scheduler:"+w.ID+":cancelled", ev, func(st *state) {
+	return s.record(ctx, o.coreID, o.scheduleID, "scheduler:"+w.ID+":cancelled", in, func(st *state) {
 		if resetHead {
 			st.HeadSig = ""
 		}
@@ -156,10 +156,10 @@ func (s *Scheduler) interrupted(ctx context.Context, w demiurge.WorkItem, o occu
 		return err
 	}
 	rep.add(func(r *TickReport) { r.Interrupted++ })
-	ev := instanceEvent(demiurge.EvSchedulerError, o.coreID, o.scheduleID, o.due, map[string]any{
-		"claim_status": instanceLost, "task_id": w.ExternalRef, "error": reason,
+	in := newInstance(demiurge.EvSchedulerError, o.coreID, o.scheduleID, o.due, demiurge.SchedulerInstance{
+		ClaimStatus: instanceLost, TaskID: w.ExternalRef, Error: reason,
 	})
-	return s.record(ctx, o.coreID, o.scheduleID, "scheduler:"+w.ID+":lost:"+w.ExternalRef, ev, func(st *state) {
+	return s.record(ctx, o.coreID, o.scheduleID, "scheduler:"+w.ID+":lost:"+w.ExternalRef, in, func(st *state) {
 		if st.LastRunID == w.ExternalRef {
 			st.LastStatus, st.LastError, st.LastFinished = runLost, reason, s.now().UTC()
 		}
@@ -176,10 +176,10 @@ func (s *Scheduler) start(ctx context.Context, now time.Time, w demiurge.WorkIte
 		Location: s.loc, RunID: demiurge.NewID("schedule_run"), WorkID: w.ID, Skipped: o.skipped,
 		Manual: o.manual, Attempt: w.Attempts,
 	}
-	claimed := instanceEvent(demiurge.EvSchedulerClaimed, o.coreID, o.scheduleID, o.due, map[string]any{
-		"claim_status": instanceClaimed, "task_id": occ.RunID, "idempotency_key": w.ID,
-		"claim_id": w.ClaimID, "lease_expires_at": demiurge.FormatTime(w.LeaseExpiresAt),
-		"skipped": o.skipped, "manual": o.manual,
+	claimed := newInstance(demiurge.EvSchedulerClaimed, o.coreID, o.scheduleID, o.due, demiurge.SchedulerInstance{
+		ClaimStatus: instanceClaimed, TaskID: occ.RunID, IdempotencyKey: w.ID,
+		ClaimID: w.ClaimID, LeaseExpiresAt: demiurge.FormatTime(w.LeaseExpiresAt),
+		Skipped: o.skipped, Manual: o.manual,
 	})
 	err := s.record(ctx, o.coreID, o.scheduleID, "scheduler:"+w.ID+":claimed:"+occ.RunID, claimed, func(st *state) {
 		st.LastDue, st.LastRunID, st.LastStatus = o.due, occ.RunID, runRunning
@@ -301,12 +301,10 @@ func (s *Scheduler) finish(ctx context.Context, w demiurge.WorkItem, occ Occurre
 			r.Failed++
 		}
 	})
-	fields := map[string]any{"claim_status": instance, "task_id": occ.RunID}
-	if msg != "" {
-		fields["error"] = msg
-	}
-	ev := instanceEvent(evType, occ.CoreID, occ.ScheduleID, occ.DueAt, fields)
-	if err := s.record(ctx, occ.CoreID, occ.ScheduleID, "scheduler:"+w.ID+":"+instance+":"+occ.RunID, ev, func(st *state) {
+	in := newInstance(evType, occ.CoreID, occ.ScheduleID, occ.DueAt, demiurge.SchedulerInstance{
+		ClaimStatus: instance, TaskID: occ.RunID, Error: msg,
+	})
+	if err := s.record(ctx, occ.CoreID, occ.ScheduleID, "scheduler:"+w.ID+":"+instance+":"+occ.RunID, in, func(st *state) {
 		if st.LastRunID == occ.RunID {
 			st.LastStatus, st.LastError, st.LastFinished = runStatus, msg, s.now().UTC()
 		}

@@ -149,9 +149,9 @@ func (s *Scheduler) RunNow(ctx context.Context, coreID, scheduleID string) (Run,
 // enqueueManual appends a manual occurrence, not yet due for other Hosts;
 // it leaves the schedule's head alone.
 func (s *Scheduler) enqueueManual(ctx context.Context, coreID string, sc core.Schedule, id string, due, now time.Time) error {
-	events, key, err := s.occurrenceEvents(ctx, coreID, sc, id, due, now.Add(manualGrace), 0, true)
+	events, in, key, err := s.occurrenceEvents(ctx, coreID, sc, id, due, now.Add(manualGrace), 0, true)
 	if err != nil {
 		return err
 	}
-	return s.recordAll(ctx, coreID, sc.ID, key, events, nil)
+	return s.recordAll(ctx, coreID, sc.ID, key, events, in, nil)
 }

@@ -3,6 +3,7 @@ package schedule
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/demiurge/demiurge"
@@ -61,44 +62,35 @@ func workID(coreID, scheduleID string, due time.Time) string {
 	return "schedule:" + coreID + ":" + scheduleID + ":" + demiurge.FormatTime(due)
 }
 
-func (st state) payload() map[string]any {
-	p := map[string]any{}
-	putTime := func(k string, t time.Time) {
-		if !t.IsZero() {
-			p[k] = demiurge.FormatTime(t)
+// payload is st in the form the scheduler events carry.
+func (st state) payload() demiurge.ScheduleState {
+	stamp := func(t time.Time) string {
+		if t.IsZero() {
+			return ""
 		}
+		return demiurge.FormatTime(t)
 	}
-	putTime("head_due", st.HeadDue)
-	putTime("last_due", st.LastDue)
-	putTime("last_finished", st.LastFinished)
-	for k, v := range map[string]string{"head_sig": st.HeadSig, "last_run_id": st.LastRunID,
-		"last_status": st.LastStatus, "last_error": st.LastError} {
-		if v != "" {
-			p[k] = v
-		}
+	return demiurge.ScheduleState{
+		HeadDue: stamp(st.HeadDue), HeadSig: st.HeadSig, LastDue: stamp(st.LastDue), LastRunID: st.LastRunID,
+		LastStatus: st.LastStatus, LastError: st.LastError, LastSkipped: max(st.LastSkipped, 0),
+		LastManual: st.LastManual, LastFinished: stamp(st.LastFinished),
 	}
-	if st.LastSkipped > 0 {
-		p["last_skipped"] = st.LastSkipped
-	}
-	if st.LastManual {
-		p["last_manual"] = true
-	}
-	return p
 }
 
-func stateFrom(ev demiurge.Event) state {
-	st := state{seq: ev.Seq}
-	p, _ := ev.Payload["schedule_state"].(map[string]any)
-	st.HeadDue = demiurge.ParseTime(str(p, "head_due"))
-	st.HeadSig = str(p, "head_sig")
-	st.LastDue = demiurge.ParseTime(str(p, "last_due"))
-	st.LastRunID = str(p, "last_run_id")
-	st.LastStatus = str(p, "last_status")
-	st.LastError = str(p, "last_error")
-	st.LastSkipped = num(p, "last_skipped")
-	st.LastManual, _ = p["last_manual"].(bool)
-	st.LastFinished = demiurge.ParseTime(str(p, "last_finished"))
-	return st
+// stateFrom reads the state a scheduler event carries.
+func stateFrom(ev demiurge.Event) (state, error) {
+	var in demiurge.SchedulerInstance
+	if err := ev.Decode(&in); err != nil {
+		return state{}, err
+	}
+	p := in.State
+	return state{
+		seq:     ev.Seq,
+		HeadDue: demiurge.ParseTime(p.HeadDue), HeadSig: p.HeadSig,
+		LastDue: demiurge.ParseTime(p.LastDue), LastRunID: p.LastRunID, LastStatus: p.LastStatus,
+		LastError: p.LastError, LastSkipped: p.LastSkipped, LastManual: p.LastManual,
+		LastFinished: demiurge.ParseTime(p.LastFinished),
+	}, nil
 }
 
 // readState returns the schedule's current state.
@@ -115,28 +107,37 @@ func (s *Scheduler) readState(ctx context.Context, coreID, scheduleID string) (s
 	if len(evs) == 0 {
 		return state{}, demiurge.Errorf(demiurge.EINTERNAL, "scheduler state of %s vanished at seq %d", agg, seq)
 	}
-	return stateFrom(evs[0]), nil
+	return stateFrom(evs[0])
 }
 
-// instanceEvent is a scheduler.* event about the occurrence due of a
-// schedule; the projection keys scheduler_instances on (core_id,
-// schedule_id, due_at).
-func instanceEvent(typ, coreID, scheduleID string, due time.Time, fields map[string]any) demiurge.Event {
-	p := map[string]any{"core_id": coreID, "schedule_id": scheduleID, "due_at": demiurge.FormatTime(due)}
-	for k, v := range fields {
-		p[k] = v
+// occurrenceEvent is a scheduler.* event about one occurrence of a schedule; the
+// projection keys scheduler_instances on (core_id, schedule_id, due_at).
+// The state it carries is set when it is committed.
+type occurrenceEvent struct {
+	typ string
+	p   demiurge.SchedulerInstance
+}
+
+// newInstance is the event typ about the occurrence due, with the fields
+// of p.
+func newInstance(typ, coreID, scheduleID string, due time.Time, p demiurge.SchedulerInstance) occurrenceEvent {
+	p.CoreID, p.ScheduleID, p.DueAt = coreID, scheduleID, demiurge.FormatTime(due)
+	return occurrenceEvent{typ: typ, p: p}
+}
+
+// commit appends events and then in, carrying next as the schedule's
+// state, provided the schedule is still at prev. It fails with ECONFLICT
+// when another writer got in first.
+func (s *Scheduler) commit(ctx context.Context, coreID, scheduleID string, prev, next state, key string, events []demiurge.Event, in occurrenceEvent) error {
+	in.p.State = next.payload()
+	p, err := in.p.As(in.typ)
+	if err != nil {
+		return err
 	}
-	return demiurge.Event{AggregateType: demiurge.AggScheduler, AggregateID: aggregateID(coreID, scheduleID), Type: typ, Payload: p}
-}
-
-// commit appends events, the last of which is a scheduler event of the
-// schedule, with next as the state it carries, provided the schedule is
-// still at prev. It fails with ECONFLICT when another writer got in first.
-func (s *Scheduler) commit(ctx context.Context, coreID, scheduleID string, prev, next state, key string, events ...demiurge.Event) error {
-	last := &events[len(events)-1]
-	last.Payload["schedule_state"] = next.payload()
-	_, err := s.store.Append(ctx, events, key, &demiurge.Expected{
-		AggregateType: demiurge.AggScheduler, AggregateID: aggregateID(coreID, scheduleID), LastSeq: prev.seq,
+	agg := aggregateID(coreID, scheduleID)
+	batch := append(slices.Clip(events), demiurge.NewEvent(demiurge.AggScheduler, agg, p))
+	_, err = s.store.Append(ctx, batch, key, &demiurge.Expected{
+		AggregateType: demiurge.AggScheduler, AggregateID: agg, LastSeq: prev.seq,
 	})
 	return err
 }
@@ -144,13 +145,13 @@ func (s *Scheduler) commit(ctx context.Context, coreID, scheduleID string, prev,
 // record appends one instance event whose state is change(current state),
 // re-reading and retrying when another writer got in between. Use it for
 // facts (a claim, an outcome) that stay true whatever else happened.
-func (s *Scheduler) record(ctx context.Context, coreID, scheduleID, key string, ev demiurge.Event, change func(*state)) error {
-	return s.recordAll(ctx, coreID, scheduleID, key, []demiurge.Event{ev}, change)
+func (s *Scheduler) record(ctx context.Context, coreID, scheduleID, key string, in occurrenceEvent, change func(*state)) error {
+	return s.recordAll(ctx, coreID, scheduleID, key, nil, in, change)
 }
 
-// recordAll is record for a batch whose last event is the schedule's; a nil
-// change leaves the state as it is.
-func (s *Scheduler) recordAll(ctx context.Context, coreID, scheduleID, key string, events []demiurge.Event, change func(*state)) error {
+// recordAll is record for events followed by the schedule's instance
+// event; a nil change leaves the state as it is.
+func (s *Scheduler) recordAll(ctx context.Context, coreID, scheduleID, key string, events []demiurge.Event, in occurrenceEvent, change func(*state)) error {
 	var err error
 	for attempt := 0; attempt < 8; attempt++ {
 		var st state
@@ -161,26 +162,11 @@ func (s *Scheduler) recordAll(ctx context.Context, coreID, scheduleID, key strin
 		if change != nil {
 			change(&next)
 		}
-		// commit writes the state into the last payload: each attempt gets
-		// its own copies.
-		batch := make([]demiurge.Event, len(events))
-		for i, e := range events {
-			e.Payload = copyMap(e.Payload)
-			batch[i] = e
-		}
-		if err = s.commit(ctx, coreID, scheduleID, st, next, key, batch...); demiurge.ErrorCode(err) != demiurge.ECONFLICT {
+		if err = s.commit(ctx, coreID, scheduleID, st, next, key, events, in); demiurge.ErrorCode(err) != demiurge.ECONFLICT {
 			return err
 		}
 	}
-	return fmt.Errorf("scheduler: record %s for %s: %w", events[len(events)-1].Type, aggregateID(coreID, scheduleID), err)
-}
-
-func copyMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
+	return fmt.Errorf("scheduler: record %s for %s: %w", in.typ, aggregateID(coreID, scheduleID), err)
 }
 
 func str(m map[string]any, k string) string {

@@ -56,7 +56,7 @@ func TestHistoryWindowFollowsAppendsAndEdits(t *testing.T) {
 	}
 	// An edit of a message already in the window is seen.
 	if _, err := db.Append(ctx, []demiurge.Event{{AggregateType: demiurge.AggMessage, AggregateID: last.ID, Type: demiurge.EvMessageUpdated,
-		Payload: map[string]any{"content": map[string]any{"text": "edited", "kind": "message", "model_visible": true}}}}, "", nil); err != nil {
+		Payload: payloadJSON(t, map[string]any{"content": map[string]any{"text": "edited", "kind": "message", "model_visible": true}})}}, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := check(10); got[len(got)-1].Content.Text != "edited" {

@@ -55,11 +55,11 @@ func TestHistoryAfterCompactionCutoff(t *testing.T) {
 		t.Helper()
 		sumID := demiurge.NewID("msg")
 		_, err := db.Append(ctx, []demiurge.Event{
-			{AggregateType: demiurge.AggMessage, AggregateID: sumID, Type: demiurge.EvMessagePersisted, Payload: map[string]any{
+			{AggregateType: demiurge.AggMessage, AggregateID: sumID, Type: demiurge.EvMessagePersisted, Payload: payloadJSON(t, map[string]any{
 				"session_id": s.ID, "role": demiurge.RoleSystem, "visibility": "hidden",
-				"content": map[string]any{"text": "summary", "kind": "compaction_summary", "model_visible": true}}},
-			{AggregateType: demiurge.AggSession, AggregateID: s.ID, Type: demiurge.EvSessionUpdated, Payload: map[string]any{
-				"compaction_summary_id": sumID, "compacted_until_message_id": until}},
+				"content": map[string]any{"text": "summary", "kind": "compaction_summary", "model_visible": true}})},
+			{AggregateType: demiurge.AggSession, AggregateID: s.ID, Type: demiurge.EvSessionUpdated, Payload: payloadJSON(t, map[string]any{
+				"compaction_summary_id": sumID, "compacted_until_message_id": until})},
 		}, "", nil)
 		if err != nil {
 			t.Fatal(err)

@@ -71,7 +71,7 @@ func (r *Runtime) Message(in MessageInput) (demiurge.EventBatch, demiurge.Messag
 		Source:       in.Source,
 		Metadata:     in.Metadata,
 	}
-	ev := r.event(demiurge.AggMessage, id, demiurge.EvMessagePersisted, messagePayload(id, in.SessionID, in.TurnID, in.Role, in.Visible, content))
+	ev := r.event(demiurge.AggMessage, id, messagePayload(id, in.SessionID, in.TurnID, in.Role, in.Visible, content))
 	msg := demiurge.Message{
 		ID:        id,
 		SessionID: in.SessionID,
@@ -84,35 +84,14 @@ func (r *Runtime) Message(in MessageInput) (demiurge.EventBatch, demiurge.Messag
 	return demiurge.EventBatch{Events: []demiurge.Event{ev}, IdempotencyKey: in.IdempotencyKey}, msg, nil
 }
 
-// MessagePayload is the payload of a message.persisted event (the keys the
-// store projects). The delivery runtime uses it for the history message of an
-// outbox batch.
-func messagePayload(id, sessionID, turnID, role string, visible bool, c demiurge.MessageContent) map[string]any {
-	content := map[string]any{
-		"text":          c.Text,
-		"kind":          c.Kind,
-		"model_visible": c.ModelVisible,
-	}
-	if c.Channel != "" {
-		content["channel"] = c.Channel
-	}
-	if c.Source != "" {
-		content["source"] = c.Source
-	}
+// messagePayload is the message.persisted payload of one message.
+func messagePayload(id, sessionID, turnID, role string, visible bool, c demiurge.MessageContent) demiurge.MessagePersistedPayload {
+	body := &demiurge.MessageBody{Text: c.Text, Kind: c.Kind, ModelVisible: &c.ModelVisible, Channel: c.Channel, Source: c.Source}
 	if len(c.Metadata) > 0 {
-		content["metadata"] = c.Metadata
+		body.Metadata = c.Metadata
 	}
-	p := map[string]any{
-		"message_id": id,
-		"session_id": sessionID,
-		"role":       role,
-		"visible":    visible,
-		"content":    content,
-	}
-	if turnID != "" {
-		p["turn_id"] = turnID
-	}
-	return p
+	return demiurge.MessagePersistedPayload{MessageID: id, SessionID: sessionID, TurnID: turnID, Role: role,
+		Visible: &visible, Content: body}
 }
 
 // SetBootstrap records the bootstrap snapshot of a session and marks its
@@ -121,9 +100,8 @@ func (r *Runtime) SetBootstrap(ctx context.Context, sessionID, snapshot string) 
 	if _, err := r.session(ctx, sessionID); err != nil {
 		return err
 	}
-	ev := r.event(demiurge.AggSession, sessionID, demiurge.EvSessionUpdated, map[string]any{
-		"bootstrap_context":             snapshot,
-		"bootstrap_context_initialized": true,
+	ev := r.event(demiurge.AggSession, sessionID, demiurge.SessionUpdatedPayload{
+		SessionTarget: demiurge.SessionTarget{BootstrapContext: snapshot, BootstrapInitialized: true},
 	})
 	_, err := r.st.Append(ctx, []demiurge.Event{ev}, "", nil)
 	return err
@@ -147,20 +125,12 @@ func (r *Runtime) Update(ctx context.Context, id string, u Update) error {
 	if _, err := r.session(ctx, id); err != nil {
 		return err
 	}
-	p := map[string]any{"touch": u.Touch}
-	put := func(k, v string) {
-		if v != "" {
-			p[k] = v
-		}
-	}
-	put("core_revision", u.CoreRevision)
-	put("workspace", u.Workspace)
-	put("provider", u.Provider)
-	put("model", u.Model)
-	put("title", u.Title)
+	p := demiurge.SessionUpdatedPayload{Title: u.Title, Touch: &u.Touch, SessionTarget: demiurge.SessionTarget{
+		CoreRevision: u.CoreRevision, Workspace: u.Workspace, Provider: u.Provider, Model: u.Model,
+	}}
 	if len(u.Metadata) > 0 {
-		p["metadata"] = u.Metadata
+		p.Metadata = u.Metadata
 	}
-	_, err := r.st.Append(ctx, []demiurge.Event{r.event(demiurge.AggSession, id, demiurge.EvSessionUpdated, p)}, "", nil)
+	_, err := r.st.Append(ctx, []demiurge.Event{r.event(demiurge.AggSession, id, p)}, "", nil)
 	return err
 }

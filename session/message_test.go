@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -85,8 +86,8 @@ func TestHistoryWindow(t *testing.T) {
 		id := demiurge.NewID("msg")
 		batch = append(batch, demiurge.Event{
 			AggregateType: demiurge.AggMessage, AggregateID: id, Type: demiurge.EvMessagePersisted,
-			Payload: map[string]any{"session_id": s.ID, "role": role, "visible": true,
-				"content": map[string]any{"text": fmt.Sprintf("m%05d", i), "kind": kind, "model_visible": modelVisible}},
+			Payload: payloadJSON(t, map[string]any{"session_id": s.ID, "role": role, "visible": true,
+				"content": map[string]any{"text": fmt.Sprintf("m%05d", i), "kind": kind, "model_visible": modelVisible}}),
 		})
 	}
 	if _, err := db.Append(ctx, batch, "", nil); err != nil {
@@ -193,7 +194,7 @@ func TestTurnTerminalOnce(t *testing.T) {
 	if err := rt.FinishTurn(ctx, "turn_a", demiurge.TurnCompleted, nil); err != nil {
 		t.Fatalf("repeat finish with the same status: %v", err)
 	}
-	err = rt.FinishTurn(ctx, "turn_a", demiurge.TurnFailed, map[string]any{"message": "late"})
+	err = rt.FinishTurn(ctx, "turn_a", demiurge.TurnFailed, &demiurge.ErrorInfo{Message: "late"})
 	wantCode(t, err, demiurge.ECONFLICT)
 	if got, want := err.Error(), "turn turn_a already ended: completed"; got != want {
 		t.Fatalf("error=%q, want %q", got, want)
@@ -211,7 +212,7 @@ func TestTurnTerminalOnce(t *testing.T) {
 	if got := status("turn_b"); got != demiurge.TurnNeedsUser {
 		t.Fatalf("needs_user turn status=%q", got)
 	}
-	if evs := events(t, db, demiurge.EvTurnCompleted, "turn_b"); len(evs) != 1 || evs[0].Payload["status"] != "needs_user" {
+	if evs := events(t, db, demiurge.EvTurnCompleted, "turn_b"); len(evs) != 1 || payloadOf(t, evs[0])["status"] != "needs_user" {
 		t.Fatalf("needs_user events=%v, want one turn.completed with status needs_user", evs)
 	}
 
@@ -223,7 +224,7 @@ func TestTurnTerminalOnce(t *testing.T) {
 	if tr.CoreID != "assistant" || tr.CoreRevision != "rev1" || tr.HostID != "host_1" || tr.SessionID != s.ID {
 		t.Fatalf("turn=%+v", tr)
 	}
-	if err := rt.FinishTurn(ctx, "turn_c", demiurge.TurnFailed, map[string]any{"code": "internal", "message": "boom"}); err != nil {
+	if err := rt.FinishTurn(ctx, "turn_c", demiurge.TurnFailed, &demiurge.ErrorInfo{Code: "internal", Message: "boom"}); err != nil {
 		t.Fatal(err)
 	}
 	tr, _ = db.Turn(ctx, "turn_c")
@@ -284,4 +285,26 @@ func TestTurnTerminalOnceUnderRace(t *testing.T) {
 	if winners != 1 {
 		t.Fatalf("winners=%d, want 1", winners)
 	}
+}
+
+// payloadOf decodes the payload of e as a map, the way a generic reader
+// sees it.
+func payloadOf(t testing.TB, e demiurge.Event) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := e.Decode(&m); err != nil {
+		t.Fatalf("payload of %s: %v", e.Type, err)
+	}
+	return m
+}
+
+// payloadJSON encodes p as an event payload written by hand, in the shapes
+// the store accepts from any writer.
+func payloadJSON(t testing.TB, p map[string]any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

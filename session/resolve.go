@@ -115,14 +115,12 @@ func (r *Runtime) create(ctx context.Context, req ResolveRequest, rebind bool) (
 	if id == "" {
 		id = demiurge.NewID("session")
 	}
-	payload := targetPayload(req)
-	payload["core_id"] = req.CoreID
-	payload["status"] = demiurge.SessionActive
-	payload["owner"] = ownerPayload(req.Scope.Owner())
-	events := []demiurge.Event{r.event(demiurge.AggSession, id, demiurge.EvSessionCreated, payload)}
+	created := demiurge.SessionCreatedPayload{CoreID: req.CoreID, Status: demiurge.SessionActive, Channel: req.Channel,
+		SessionTarget: target(req), Owner: ownerPayload(req.Scope.Owner())}
+	events := []demiurge.Event{r.event(demiurge.AggSession, id, created)}
 	bound := req.ConversationKey != ""
 	if bound && rebind {
-		events = append(events, r.event(demiurge.AggSession, id, demiurge.EvSessionBindingRebound, rebindPayload(req)))
+		events = append(events, r.event(demiurge.AggSession, id, rebindPayload(req)))
 	}
 	if _, err := r.st.Append(ctx, events, "session:"+id+":created", nil); err != nil {
 		return demiurge.Session{}, false, err
@@ -133,12 +131,8 @@ func (r *Runtime) create(ctx context.Context, req ResolveRequest, rebind bool) (
 			return demiurge.Session{}, false, err
 		}
 		if ok && winner != id {
-			conflict := r.event(demiurge.AggSession, id, demiurge.EvSessionBindingConflict, map[string]any{
-				"winner":           winner,
-				"loser":            id,
-				"core_id":          req.CoreID,
-				"channel":          req.Channel,
-				"conversation_key": req.ConversationKey,
+			conflict := r.event(demiurge.AggSession, id, demiurge.SessionBindingConflictPayload{
+				Winner: winner, Loser: id, CoreID: req.CoreID, Channel: req.Channel, ConversationKey: req.ConversationKey,
 			})
 			if _, err := r.st.Append(ctx, []demiurge.Event{conflict}, "session:"+id+":binding_conflict", nil); err != nil {
 				return demiurge.Session{}, false, err
@@ -156,15 +150,16 @@ func (r *Runtime) create(ctx context.Context, req ResolveRequest, rebind bool) (
 func (r *Runtime) resume(ctx context.Context, s demiurge.Session, req ResolveRequest, rebind bool) (demiurge.Session, bool, error) {
 	var ev demiurge.Event
 	if rebind && req.ConversationKey != "" {
-		ev = r.event(demiurge.AggSession, s.ID, demiurge.EvSessionBindingRebound, rebindPayload(req))
+		ev = r.event(demiurge.AggSession, s.ID, rebindPayload(req))
 	} else {
 		if holds(s, req) {
 			// Nothing to record: the session already carries every fact.
 			return s, false, nil
 		}
-		payload := targetPayload(req)
-		payload["touch"] = false
-		ev = r.event(demiurge.AggSession, s.ID, demiurge.EvSessionResumed, payload)
+		touch := false
+		ev = r.event(demiurge.AggSession, s.ID, demiurge.SessionResumedPayload{
+			Channel: req.Channel, SessionTarget: target(req), Touch: &touch,
+		})
 	}
 	if _, err := r.st.Append(ctx, []demiurge.Event{ev}, "", nil); err != nil {
 		return demiurge.Session{}, false, err
@@ -182,39 +177,20 @@ func holds(s demiurge.Session, req ResolveRequest) bool {
 		same(req.Provider, s.Provider) && same(req.Model, s.Model)
 }
 
-// targetPayload carries the non-empty session facts of req. The store
-// projects absent keys as "unchanged".
-func targetPayload(req ResolveRequest) map[string]any {
-	p := map[string]any{}
-	put := func(k, v string) {
-		if v != "" {
-			p[k] = v
-		}
-	}
-	put("core_revision", req.CoreRevision)
-	put("channel", req.Channel)
-	put("conversation_key", req.ConversationKey)
-	put("workspace", req.Workspace)
-	put("provider", req.Provider)
-	put("model", req.Model)
-	return p
+// target carries the session facts of req; the store projects empty ones
+// as "unchanged".
+func target(req ResolveRequest) demiurge.SessionTarget {
+	return demiurge.SessionTarget{CoreRevision: req.CoreRevision, ConversationKey: req.ConversationKey,
+		Workspace: req.Workspace, Provider: req.Provider, Model: req.Model}
 }
 
-func rebindPayload(req ResolveRequest) map[string]any {
-	p := targetPayload(req)
-	p["core_id"] = req.CoreID
-	return p
+func rebindPayload(req ResolveRequest) demiurge.SessionBindingReboundPayload {
+	return demiurge.SessionBindingReboundPayload{CoreID: req.CoreID, Channel: req.Channel, SessionTarget: target(req)}
 }
 
-func ownerPayload(o demiurge.SessionOwner) map[string]any {
-	return map[string]any{
-		"kind":              o.Kind,
-		"principal_id":      o.PrincipalID,
-		"channel":           o.Channel,
-		"conversation_key":  o.ConversationKey,
-		"origin_session_id": o.OriginSessionID,
-		"origin_turn_id":    o.OriginTurnID,
-	}
+func ownerPayload(o demiurge.SessionOwner) *demiurge.SessionOwnerPayload {
+	return &demiurge.SessionOwnerPayload{Kind: o.Kind, PrincipalID: o.PrincipalID, Channel: o.Channel,
+		ConversationKey: o.ConversationKey, OriginSessionID: o.OriginSessionID, OriginTurnID: o.OriginTurnID}
 }
 
 // owned returns session id if scope may see it. The operator sees every
@@ -255,12 +231,9 @@ func (r *Runtime) auditDenied(ctx context.Context, scope demiurge.PrincipalScope
 	if len(lookup) > 256 {
 		lookup = lookup[:256]
 	}
-	ev := r.event(demiurge.AggPrincipalScope, scope.PrincipalID, demiurge.EvPrincipalOwnerLookupDenied, map[string]any{
-		"reason":       demiurge.DeniedNotAuthorized,
-		"lookup_id":    lookup,
-		"principal_id": scope.PrincipalID,
-		"authority":    scope.Authority,
-		"table":        "sessions",
+	ev := r.event(demiurge.AggPrincipalScope, scope.PrincipalID, demiurge.PrincipalOwnerLookupDeniedPayload{
+		Reason: demiurge.DeniedNotAuthorized, LookupID: lookup, PrincipalID: scope.PrincipalID,
+		Authority: scope.Authority, Table: "sessions",
 	})
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
 	defer cancel()

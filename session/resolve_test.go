@@ -262,10 +262,10 @@ func TestOwnerIsImmutable(t *testing.T) {
 	// event) must not change who owns the session.
 	_, err = db.Append(ctx, []demiurge.Event{{
 		AggregateType: demiurge.AggSession, AggregateID: s.ID, Type: demiurge.EvSessionCreated,
-		Payload: map[string]any{"core_id": "assistant", "owner": map[string]any{
+		Payload: payloadJSON(t, map[string]any{"core_id": "assistant", "owner": map[string]any{
 			"kind": demiurge.AuthorityConversation, "principal_id": "principal:conversation:telegram:mallory",
 			"channel": "telegram", "conversation_key": "telegram:dm:mallory",
-		}},
+		}}),
 	}}, "", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -323,9 +323,10 @@ func TestResolveBindingConflictReturnsWinner(t *testing.T) {
 	if len(conflicts) != 1 {
 		t.Fatalf("binding_conflict events=%d, want 1", len(conflicts))
 	}
-	loser, _ := conflicts[0].Payload["loser"].(string)
-	if conflicts[0].Payload["winner"] != winner.ID || loser == "" || loser == winner.ID {
-		t.Fatalf("conflict payload=%v", conflicts[0].Payload)
+	p := payloadOf(t, conflicts[0])
+	loser, _ := p["loser"].(string)
+	if p["winner"] != winner.ID || loser == "" || loser == winner.ID {
+		t.Fatalf("conflict payload=%v", p)
 	}
 	if _, err := db.Session(ctx, loser); demiurge.ErrorCode(err) != demiurge.ENOTFOUND {
 		t.Fatalf("empty loser row still there: %v", err)

@@ -59,15 +59,12 @@ func NewRuntime(st Store, opts Options) *Runtime {
 // actor names the session runtime on the events it appends.
 var actor = map[string]any{"kind": "host", "component": "session_runtime"}
 
-func (r *Runtime) event(agg, id, typ string, payload map[string]any) demiurge.Event {
-	return demiurge.Event{
-		AggregateType: agg,
-		AggregateID:   id,
-		Type:          typ,
-		CreatedAt:     r.now().UTC(),
-		Actor:         actor,
-		Payload:       payload,
-	}
+// event is the event of p on the aggregate (agg, id), stamped with the
+// runtime's clock and actor.
+func (r *Runtime) event(agg, id string, p demiurge.EventPayload) demiurge.Event {
+	ev := demiurge.NewEvent(agg, id, p)
+	ev.CreatedAt, ev.Actor = r.now().UTC(), actor
+	return ev
 }
 
 // sessionNotFound is the one answer for a session that is missing or not the

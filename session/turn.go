@@ -37,20 +37,10 @@ func (r *Runtime) TurnStarted(t TurnStart) (demiurge.EventBatch, error) {
 	if t.TurnID == "" || t.SessionID == "" {
 		return demiurge.EventBatch{}, demiurge.Errorf(demiurge.EINVALID, "turn start requires turn_id and session_id")
 	}
-	p := map[string]any{
-		"session_id": t.SessionID,
-		"status":     demiurge.TurnRunning,
-	}
-	put := func(k, v string) {
-		if v != "" {
-			p[k] = v
-		}
-	}
-	put("core_id", t.CoreID)
-	put("core_revision", t.CoreRevision)
-	put("host_id", t.HostID)
+	p := demiurge.TurnStartedPayload{SessionID: t.SessionID, Status: demiurge.TurnRunning,
+		CoreID: t.CoreID, CoreRevision: t.CoreRevision, HostID: t.HostID}
 	return demiurge.EventBatch{
-		Events:         []demiurge.Event{r.event(demiurge.AggTurn, t.TurnID, demiurge.EvTurnStarted, p)},
+		Events:         []demiurge.Event{r.event(demiurge.AggTurn, t.TurnID, p)},
 		IdempotencyKey: "turn:" + t.TurnID + ":started",
 	}, nil
 }
@@ -87,7 +77,7 @@ func TerminalKey(turnID string) string { return "turn:" + turnID + ":terminal" }
 // turn's newest event to be the one read with the running status, so a
 // terminal event appended under any other key (restart reconciliation's
 // turn.lost) is seen as well.
-func (r *Runtime) FinishTurn(ctx context.Context, turnID, status string, errInfo map[string]any) error {
+func (r *Runtime) FinishTurn(ctx context.Context, turnID, status string, errInfo *demiurge.ErrorInfo) error {
 	return r.FinishTurnWith(ctx, turnID, status, errInfo, nil, r.st.AppendBatches)
 }
 
@@ -103,7 +93,7 @@ type Commit func(ctx context.Context, batches []demiurge.EventBatch) ([][]demiur
 // already ended (or is not found), in which case the answer is the one
 // FinishTurn gives. commit is called with first alone when nothing else is
 // to be written, so that whatever else it does happens too.
-func (r *Runtime) FinishTurnWith(ctx context.Context, turnID, status string, errInfo map[string]any, first []demiurge.EventBatch, commit Commit) error {
+func (r *Runtime) FinishTurnWith(ctx context.Context, turnID, status string, errInfo *demiurge.ErrorInfo, first []demiurge.EventBatch, commit Commit) error {
 	typ, ok := terminalEvent(status)
 	if !ok {
 		return demiurge.Errorf(demiurge.EINVALID, "invalid terminal turn status %q: expected completed, needs_user, failed, cancelled or lost", status)
@@ -130,11 +120,11 @@ func (r *Runtime) FinishTurnWith(ctx context.Context, turnID, status string, err
 		if demiurge.TurnTerminal(t.Status) {
 			return ended(endedAs(t, status))
 		}
-		p := map[string]any{"session_id": t.SessionID, "status": status}
-		if len(errInfo) > 0 {
-			p["error"] = errInfo
+		p, err := demiurge.TurnEnd{SessionID: t.SessionID, Status: status, Error: errInfo}.As(typ)
+		if err != nil {
+			return err
 		}
-		ev := r.event(demiurge.AggTurn, turnID, typ, p)
+		ev := r.event(demiurge.AggTurn, turnID, p)
 		ev.EventID = demiurge.NewID("evt")
 		all := append(first[:len(first):len(first)], demiurge.EventBatch{
 			Events: []demiurge.Event{ev}, IdempotencyKey: TerminalKey(turnID),

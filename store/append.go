@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/demiurge/demiurge"
@@ -89,11 +91,11 @@ func (t *wtx) append(events []demiurge.Event, key string, expected *demiurge.Exp
 		e.IdempotencyKey = key
 		actor, err := marshalJSON(e.Actor)
 		if err != nil {
-			return nil, demiurge.WrapError(demiurge.EINVALID, err, "event %s actor is not JSON-encodable: %v", e.Type, err)
+			return nil, demiurge.WrapError(demiurge.EINVALID, err, "event %s actor is not JSON-encodable", e.Type)
 		}
-		body, err := marshalJSON(e.Payload)
+		body, err := payloadJSON(&e)
 		if err != nil {
-			return nil, demiurge.WrapError(demiurge.EINVALID, err, "event %s payload is not JSON-encodable: %v", e.Type, err)
+			return nil, err
 		}
 		res, err := t.exec(sqlInsertEvent, e.EventID, e.AggregateType, e.AggregateID, e.Type,
 			demiurge.FormatTime(e.CreatedAt), actor, body, nullable(key))
@@ -112,6 +114,26 @@ func (t *wtx) append(events []demiurge.Event, key string, expected *demiurge.Exp
 		return nil, err
 	}
 	return out, nil
+}
+
+// payloadJSON is the stored form of e's payload: the encoded object, "{}"
+// for none. It fails with EINVALID for a payload NewEvent could not encode
+// or one that is not a JSON object.
+func payloadJSON(e *demiurge.Event) (string, error) {
+	if err := e.EncodeErr(); err != nil {
+		return "", demiurge.WrapError(demiurge.EINVALID, err, "event %s payload is not JSON-encodable", e.Type)
+	}
+	body := bytes.TrimSpace(e.Payload)
+	if len(body) == 0 {
+		e.Payload = json.RawMessage("{}")
+		return "{}", nil
+	}
+	// A projected payload is checked by decoding it into its struct; the
+	// others are checked here.
+	if _, projected := projectors[e.Type]; body[0] != '{' || !projected && !json.Valid(body) {
+		return "", demiurge.Errorf(demiurge.EINVALID, "event %s payload is not a JSON object", e.Type)
+	}
+	return string(body), nil
 }
 
 func validateEvent(e *demiurge.Event) error {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"time"
@@ -132,13 +133,13 @@ func (db *DB) StartDeliverySend(ctx context.Context, deliveryID, claimID, ownerI
 			// sent: end it, so that it is not claimed again and again.
 			missing = err
 			if claimID != "" && found && w.ClaimID == claimID && w.Status == demiurge.WorkClaimed {
-				_, err = t.append([]demiurge.Event{workEvent(deliveryID, demiurge.EvWorkFailed, map[string]any{
-					"status": demiurge.WorkFailed, "last_error": missing.Error()})}, "", nil)
+				_, err = t.append([]demiurge.Event{demiurge.NewEvent(demiurge.AggWork, deliveryID, demiurge.WorkFailedPayload{
+					Status: demiurge.WorkFailed, LastError: missing.Error()})}, "", nil)
 				return err
 			}
 			return nil
 		}
-		claim := map[string]any{}
+		var claim demiurge.WorkSendingPayload
 		switch {
 		case claimID != "":
 			if !found || w.ClaimID != claimID || w.Status != demiurge.WorkClaimed {
@@ -148,7 +149,7 @@ func (db *DB) StartDeliverySend(ctx context.Context, deliveryID, claimID, ownerI
 				w, err = t.settleDeliveryWork(d, w)
 				return err
 			}
-			claim["attempts"] = w.Attempts
+			claim.Attempts = &w.Attempts
 		case d.Status != demiurge.DeliveryQueued:
 			return nil
 		default:
@@ -160,20 +161,15 @@ func (db *DB) StartDeliverySend(ctx context.Context, deliveryID, claimID, ownerI
 			if !directlyStartable(w, t.now) {
 				return nil
 			}
-			claim["claim_id"] = demiurge.NewID("claim")
-			claim["owner_id"] = ownerID
-			claim["claimed_at"] = t.nowText()
-			claim["attempts"] = w.Attempts + 1
+			attempts := w.Attempts + 1
+			claim.ClaimID, claim.OwnerID, claim.ClaimedAt, claim.Attempts = demiurge.NewID("claim"), ownerID, t.nowText(), &attempts
 		}
-		claim["status"] = demiurge.WorkSending
-		claim["lease_expires_at"] = demiurge.FormatTime(t.now.Add(lease))
-		sending := map[string]any{"status": demiurge.DeliverySending, "attempts": claim["attempts"]}
-		if hostID != "" {
-			sending["host_id"] = hostID
-		}
+		claim.Status = demiurge.WorkSending
+		claim.LeaseExpiresAt = demiurge.FormatTime(t.now.Add(lease))
+		sending := demiurge.DeliverySendingPayload{Status: demiurge.DeliverySending, Attempts: claim.Attempts, HostID: hostID}
 		if _, err := t.append([]demiurge.Event{
-			workEvent(deliveryID, demiurge.EvWorkSending, claim),
-			{AggregateType: demiurge.AggDelivery, AggregateID: deliveryID, Type: demiurge.EvDeliverySending, Payload: sending},
+			demiurge.NewEvent(demiurge.AggWork, deliveryID, claim),
+			demiurge.NewEvent(demiurge.AggDelivery, deliveryID, sending),
 		}, "", nil); err != nil {
 			return err
 		}
@@ -206,15 +202,11 @@ func directlyStartable(w demiurge.WorkItem, now time.Time) bool {
 
 // enqueueDeliveryWork writes the missing delivery.send work item of d.
 func (t *wtx) enqueueDeliveryWork(d demiurge.Delivery) (demiurge.WorkItem, error) {
-	p := map[string]any{"kind": demiurge.WorkKindDeliverySend, "status": demiurge.WorkQueued,
-		"payload": map[string]any{"delivery_id": d.ID, "message_id": d.Payload["message_id"]}}
-	if d.OwnerTurnID != "" {
-		p["owner_turn_id"] = d.OwnerTurnID
-	}
-	if s, _ := d.Payload["session_id"].(string); s != "" {
-		p["owner_session_id"] = s
-	}
-	if _, err := t.append([]demiurge.Event{workEvent(d.ID, demiurge.EvWorkEnqueued, p)}, "work:"+d.ID+":enqueued", nil); err != nil {
+	session, _ := d.Payload["session_id"].(string)
+	p := demiurge.WorkEnqueuedPayload{Kind: demiurge.WorkKindDeliverySend, Status: demiurge.WorkQueued,
+		OwnerTurnID: d.OwnerTurnID, OwnerSessionID: session,
+		Payload: map[string]any{"delivery_id": d.ID, "message_id": d.Payload["message_id"]}}
+	if _, err := t.append([]demiurge.Event{demiurge.NewEvent(demiurge.AggWork, d.ID, p)}, "work:"+d.ID+":enqueued", nil); err != nil {
 		return demiurge.WorkItem{}, err
 	}
 	w, _, err := t.workItem(d.ID)
@@ -224,19 +216,19 @@ func (t *wtx) enqueueDeliveryWork(d demiurge.Delivery) (demiurge.WorkItem, error
 // settleDeliveryWork ends a claimed delivery.send work item whose outbox
 // row has moved on without it, so that it is not claimed forever.
 func (t *wtx) settleDeliveryWork(d demiurge.Delivery, w demiurge.WorkItem) (demiurge.WorkItem, error) {
-	typ, p := demiurge.EvWorkUnknown, map[string]any{"status": demiurge.WorkUnknown, "clear_claim": true}
+	typ, c := demiurge.EvWorkUnknown, demiurge.WorkChange{Status: demiurge.WorkUnknown, ClearClaim: true}
 	switch d.Status {
 	case demiurge.DeliverySent, demiurge.DeliveryUnrouted:
-		typ, p = demiurge.EvWorkSucceeded, map[string]any{"status": demiurge.WorkSucceeded}
+		typ, c = demiurge.EvWorkSucceeded, demiurge.WorkChange{Status: demiurge.WorkSucceeded}
 	case demiurge.DeliveryFailed:
-		typ, p = demiurge.EvWorkFailed, map[string]any{"status": demiurge.WorkFailed}
+		typ, c = demiurge.EvWorkFailed, demiurge.WorkChange{Status: demiurge.WorkFailed}
 	}
-	lastErr := d.LastError
-	if lastErr == "" {
-		lastErr = "outbox row is " + d.Status
+	c.LastError = cmp.Or(d.LastError, "outbox row is "+d.Status)
+	ev, err := workEvent(w.ID, typ, c)
+	if err != nil {
+		return w, err
 	}
-	p["last_error"] = lastErr
-	if _, err := t.append([]demiurge.Event{workEvent(w.ID, typ, p)}, "", nil); err != nil {
+	if _, err := t.append([]demiurge.Event{ev}, "", nil); err != nil {
 		return w, err
 	}
 	out, _, err := t.workItem(w.ID)
@@ -296,47 +288,48 @@ func (db *DB) FinishDeliverySend(ctx context.Context, deliveryID, claimID, statu
 
 // finishEvents builds the work and outbox events of FinishDeliverySend.
 func finishEvents(d demiurge.Delivery, status, lastError string, retryAt time.Time) ([]demiurge.Event, error) {
-	work := map[string]any{}
-	out := map[string]any{"status": status, "attempts": d.Attempts}
-	if lastError != "" {
-		work["last_error"] = lastError
-		out["last_error"] = lastError
-	}
+	work := demiurge.WorkChange{LastError: lastError}
+	out := demiurge.DeliveryChange{Status: status, Attempts: &d.Attempts, LastError: lastError}
 	var workType, outType string
 	switch status {
 	case demiurge.DeliverySent:
 		workType, outType = demiurge.EvWorkSucceeded, demiurge.EvDeliverySent
-		work["status"] = demiurge.WorkSucceeded
+		work.Status = demiurge.WorkSucceeded
 	case demiurge.DeliveryUnrouted:
 		workType, outType = demiurge.EvWorkSucceeded, demiurge.EvDeliveryUnrouted
-		work["status"] = demiurge.WorkSucceeded
+		work.Status = demiurge.WorkSucceeded
 	case demiurge.DeliveryFailed:
 		workType, outType = demiurge.EvWorkFailed, demiurge.EvDeliveryFailed
-		work["status"] = demiurge.WorkFailed
+		work.Status = demiurge.WorkFailed
 		if m, _ := d.Payload["message_id"].(string); m != "" {
-			out["message_id"] = m
+			out.MessageID = m
 			// The failure text is recorded beside the body, never over it.
 			body, _ := d.Payload["history_text"].(string)
 			if f, _ := d.Payload["failure_history_text"].(string); f != "" && f != body {
-				out["failure_text"] = f
+				out.FailureText = f
 			}
 		}
 	case demiurge.DeliveryUnknown:
 		workType, outType = demiurge.EvWorkUnknown, demiurge.EvDeliveryUnknown
-		work["status"], work["clear_claim"] = demiurge.WorkUnknown, true
+		work.Status, work.ClearClaim = demiurge.WorkUnknown, true
 	case demiurge.DeliveryQueued:
 		if retryAt.IsZero() {
 			return nil, demiurge.Errorf(demiurge.EINVALID, "delivery %s: a retry needs a next attempt time", d.ID)
 		}
 		workType, outType = demiurge.EvWorkFailed, demiurge.EvDeliveryRetryScheduled
 		next := demiurge.FormatTime(retryAt)
-		work["status"], work["clear_claim"], work["next_attempt_at"] = demiurge.WorkRetryScheduled, true, next
-		out["next_attempt_at"] = next
+		work.Status, work.ClearClaim, work.NextAttemptAt = demiurge.WorkRetryScheduled, true, next
+		out.NextAttemptAt = next
 	default:
 		return nil, demiurge.Errorf(demiurge.EINVALID, "unsupported delivery outcome: %s", status)
 	}
-	return []demiurge.Event{
-		workEvent(d.ID, workType, work),
-		{AggregateType: demiurge.AggDelivery, AggregateID: d.ID, Type: outType, Payload: out},
-	}, nil
+	workEv, err := workEvent(d.ID, workType, work)
+	if err != nil {
+		return nil, err
+	}
+	outPayload, err := out.As(outType)
+	if err != nil {
+		return nil, err
+	}
+	return []demiurge.Event{workEv, demiurge.NewEvent(demiurge.AggDelivery, d.ID, outPayload)}, nil
 }

@@ -55,114 +55,181 @@
 // Append writes a batch atomically (spec §1.4): an idempotency key already
 // stored returns the stored events unchanged; an Expected guard that does
 // not match fails with ECONFLICT "runtime aggregate changed: expected X, got
-// Y"; payload and actor are stored as sorted-key JSON; EventID, CreatedAt and
-// Seq are filled in. Event types without a projection are stored as they
-// are (audit events such as mcp.server_denied and mcp.server_failed,
-// aggregate mcp_server "<core>:<server>", and the delegation trail
-// agent_spawn.started|completed|blocked|failed|rejected, aggregate
-// agent_spawn "<task id>" or, for a rejection, the parent turn id). Derived session fields (preview, title, message_count, updated_at)
-// are maintained incrementally, once per session per batch, never by
-// rescanning the transcript.
+// Y"; the payload is stored as encoded (it must be a JSON object, else
+// EINVALID, as for a payload NewEvent could not encode) and the actor as
+// sorted-key JSON; EventID, CreatedAt and Seq are filled in. Event types
+// without a projection are stored as they are (the audit events of the
+// table below). Derived session fields (preview, title, message_count,
+// updated_at) are maintained incrementally, once per session per batch,
+// never by rescanning the transcript. Events returns payloads as stored:
+// a row that is not JSON fails to Decode.
 //
 // # Event payloads and projections
 //
-// Keys are top-level payload keys; "?" marks optional ones. Times may be
-// time.Time or RFC 3339 strings; they are stored in demiurge.TimeLayout.
-// "COALESCE" means an absent or null key keeps the stored value.
+// Every event type has one payload struct in the root package
+// (demiurge.EventPayloads); a projection receives its payload decoded into
+// that struct and nothing else of it, so it cannot read a key the struct
+// does not define. The table lists each type's keys, in the order its
+// struct declares them, and what the projection does; doc_test.go checks
+// it against the structs and the registered projections. "?" marks a key
+// a payload may omit (an absent key reads as the zero value), "(…)"
+// holds defaults and notes, "{…}" the keys of an object with a struct of
+// its own. Times are RFC 3339 strings (writers use demiurge.TimeLayout);
+// the projections store them in demiurge.TimeLayout. "COALESCE" means an
+// absent key keeps the stored value. The payload is stored as the JSON
+// NewEvent encoded (struct fields in declaration order, map keys sorted);
+// rows of earlier builds, with sorted keys, decode the same.
 //
-//	session.created       core_id, status? (active), channel?, conversation_key?, workspace?,
-//	  (aggregate: session)  provider?, model?, core_revision?, metadata?, bootstrap_context?,
+//	session.created core_id, status? (active), channel?, title?, conversation_key?, workspace?,
+//	                        provider?, model?, core_revision?, metadata?, bootstrap_context?,
 //	                        bootstrap_context_initialized?, compaction_summary_id?,
 //	                        compacted_until_message_id?, principal_scope?, target? (extra target
-//	                        keys), title?, owner? {kind, principal_id, channel?, conversation_key?,
-//	                        origin_session_id?, origin_turn_id?}
-//	                        → upsert sessions (target_json holds the target keys); binding
-//	                        (core_id, channel, conversation_key) inserted if absent (first wins);
-//	                        session_owners INSERT OR IGNORE (owner immutable; no owner →
-//	                        kind legacy_local, principal "principal:legacy_local:<id>");
-//	                        a non-empty compacted_until_message_id must name a message of
-//	                        the session (else EINVALID): its runtime_seq is kept in the
-//	                        target as compacted_until_seq (Session.CompactedUntilSeq);
-//	                        "" clears the cutoff
-//	session.updated       any session.created key except owner, touch? (default true)
-//	session.resumed       same, touch? (default false) → COALESCE update, target keys merged,
-//	                        updated_at touched when touch; binding inserted if absent
-//	session.binding.rebound core_id?, channel, conversation_key, core_revision? → session
+//	                        keys), owner? {kind, principal_id, channel, conversation_key,
+//	                        origin_session_id, origin_turn_id}
+//	                        → upsert sessions (target_json holds conversation_key through
+//	                        target); binding (core_id, channel, conversation_key) inserted if
+//	                        absent (first wins); session_owners INSERT OR IGNORE (owner
+//	                        immutable; no owner → kind legacy_local, principal
+//	                        "principal:legacy_local:<id>"); a non-empty
+//	                        compacted_until_message_id must name a message of the session
+//	                        (else EINVALID): its runtime_seq is kept in the target as
+//	                        compacted_until_seq (Session.CompactedUntilSeq); "" clears the cutoff
+//	session.updated|resumed core_id?, status?, channel?, title?, conversation_key?, workspace?,
+//	                        provider?, model?, core_revision?, metadata?, bootstrap_context?,
+//	                        bootstrap_context_initialized?, compaction_summary_id?,
+//	                        compacted_until_message_id?, principal_scope?, target?, touch?
+//	                        (default true for updated, false for resumed)
+//	                        → COALESCE update, target keys merged, updated_at touched when
+//	                        touch; binding inserted if absent
+//	session.binding.rebound core_id?, channel, conversation_key?, workspace?, provider?, model?,
+//	                        core_revision?, metadata?, bootstrap_context?,
+//	                        bootstrap_context_initialized?, compaction_summary_id?,
+//	                        compacted_until_message_id?, principal_scope?, target?
+//	                        → channel and conversation_key required (else EINVALID); session
 //	                        channel/target updated; binding re-pointed to this session
-//	session.binding_conflict winner, loser → loser's session row deleted if it has no
-//	                        messages (with its owner row and bindings)
-//	message.persisted     session_id, turn_id?, role (default user), visibility? ("visible" |
-//	  (aggregate: message)  "hidden") or visible? (bool), content {text, kind? (message),
-//	                        model_visible? (true), channel?, source?, reply_to?,
-//	                        conversation_key?, metadata?}
+//	session.binding_conflict winner, loser, core_id, channel, conversation_key
+//	                        → loser's session row deleted if it has no messages (with its
+//	                        owner row and bindings)
+//	message.persisted message_id?, session_id, turn_id?, role? (user), visible? (true), content?
+//	                        {text, kind? (message), model_visible? (true), channel?, source?,
+//	                        reply_to?, conversation_key?, metadata?} (earlier spellings read:
+//	                        "visibility" "visible"|"hidden" for visible, a top-level "text" for
+//	                        content without one)
 //	                        → messages row (runtime_seq = event seq; re-persisting replaces it
 //	                        without recounting); session: message_count+1, preview = newest
 //	                        visible non-blank kind=message text (trimmed, newlines → spaces,
 //	                        ≤120 runes), title = first such preview of a user message (≤80
 //	                        runes) if no title yet, updated_at = event time
-//	message.updated       content?, visibility?/visible? → content_json replaced; derived
-//	                        session fields unchanged
-//	turn.started          session_id, core_id?, core_revision?, host_id?, input_ref?
+//	message.updated visible?, content? {text, kind?, model_visible?, channel?, source?, reply_to?,
+//	                        conversation_key?, metadata?}
+//	                        → content_json replaced (when given), visibility set (when given);
+//	                        the session's message_edits counted; other derived fields unchanged
+//	turn.started    session_id, status? (running), core_id?, core_revision?, host_id?, input_ref?
 //	                        → turns row, status running; a repeat refreshes a running row
 //	                        and leaves an ended one unchanged (never reopens a turn)
 //	turn.completed|failed|cancelled|lost
-//	                      status? (default: the suffix; e.g. needs_user via turn.completed),
-//	                        result_ref?, error? {code, message} → status, result_ref
-//	                        COALESCE, error_json COALESCE, completed_at; only a running
-//	                        row changes, so the first terminal event applied is final
-//	tool.call.started     turn_id, step_id?, tool_name (or name), args? → tool_calls row, running
-//	tool.call.completed|failed status? (succeeded|failed), result? → status, result
-//	                        COALESCE, completed_at
-//	delivery.queued       owner_turn_id?, channel?, target?, status? (queued), idempotency_key?,
-//	                        payload?, attempts? (0), last_error?, host_id? → outbox row
+//	                session_id?, status? (default: the suffix; e.g. needs_user via
+//	                        turn.completed), host_id?, result_ref?, error? {code?, message}
+//	                        → status, result_ref COALESCE, error_json COALESCE, completed_at;
+//	                        only a running row changes, so the first terminal event applied is
+//	                        final
+//	tool.call.started turn_id, step_id, tool_name (earlier spelling read: "name"), status,
+//	                        provider_call_id, args?, effect_source, effect_provenance,
+//	                        core_revision
+//	                        → tool_calls row, running
+//	tool.call.completed|failed
+//	                turn_id, step_id, tool_name, status (succeeded|failed, default by the
+//	                        type), effect_status, effect_error {code, message,
+//	                        execution_started, provenance}, result
+//	                        → status, result COALESCE, completed_at
+//	delivery.queued owner_turn_id?, channel?, target?, status? (queued), idempotency_key?,
+//	                        payload?, attempts (0), last_error?, host_id?
+//	                        → outbox row
 //	delivery.sending|sent|failed|retry_scheduled|unknown|unrouted
-//	                      status? (suffix), attempts? (COALESCE), last_error? (overwritten,
+//	                status? (suffix), attempts? (COALESCE), last_error? (overwritten,
 //	                        may become NULL), sent_at? (sent: default event time), host_id?
-//	                        (COALESCE; the Host doing the send, used by Reconcile);
-//	                        delivery.failed may carry message_id and failure_text: they are
-//	                        merged into that history message's metadata (delivery_status,
-//	                        delivery_error, delivery_failure_text) without touching its
-//	                        text, and count as one message edit of the session.
-//	                        StartDeliverySend and FinishDeliverySend move the work item and
-//	                        the outbox row together, each in one transaction.
-//	work.enqueued         kind, status? (queued), owner_session_id?, owner_turn_id?,
-//	                        parent_work_id?, next_attempt_at?, external_ref?, attempts?,
-//	                        payload? → runtime_work_items row
-//	work.claimed|running|sending|heartbeat|succeeded|failed|cancelled|unknown|
-//	acknowledged|corrupt|recovered
-//	                      status? (claimed, running, sending, unchanged, succeeded, failed,
+//	                        (COALESCE; the Host doing the send, used by Reconcile), message_id?,
+//	                        failure_text?, next_attempt_at? (event only)
+//	                        → delivery.failed with message_id merges delivery_status,
+//	                        delivery_error and delivery_failure_text into that history
+//	                        message's metadata without touching its text, and counts as one
+//	                        message edit of the session. StartDeliverySend and
+//	                        FinishDeliverySend move the work item and the outbox row
+//	                        together, each in one transaction.
+//	work.enqueued   kind, status? (queued), owner_session_id?, owner_turn_id?, parent_work_id?,
+//	                        next_attempt_at?, external_ref?, attempts?, payload?
+//	                        → runtime_work_items row
+//	work.claimed|running|sending|heartbeat|succeeded|failed|cancelled|unknown|acknowledged|corrupt|recovered
+//	                status? (claimed, running, sending, unchanged, succeeded, failed,
 //	                        cancelled, unknown, acknowledged, corrupt, retry_scheduled),
 //	                        claim_id?, owner_id?, claimed_at?, lease_expires_at?, attempts?,
 //	                        next_attempt_at? (overwritten), last_error?, external_ref?,
 //	                        clear_claim? (drops claim, owner, claimed_at, lease)
 //	                        → COALESCE update; completed_at set on a terminal status
-//	task.submitted        kind, status? (queued), root_task_id? (own id), parent_task_id?,
-//	                        owner_session_id?, owner_turn_id?, core_id?, host_id?, source?,
-//	                        notify_policy?, result_ref?, error?, action? (kept in the event)
+//	task.submitted  kind, status? (queued), root_task_id? (own id), parent_task_id?,
+//	                        owner_session_id?, owner_turn_id?, core_id?, host_id?, source?
+//	                        {actor, session_id, turn_id, core_id, task_id, metadata,
+//	                        write_scope?}, notify_policy?, result_ref?, error? {code?, message},
+//	                        action (kept in the event)
 //	                        → tasks row (INSERT OR REPLACE)
 //	task.started|succeeded|failed|cancelled|lost|blocked
-//	                      status? (started → running, blocked →
-//	                        blocked_needs_user, else the suffix), result_ref?, error?,
-//	                        summary? (event only), host_id? → status, started_at (started),
-//	                        completed_at (terminal ones), result_ref/error/host_id COALESCE,
-//	                        heartbeat_at = event time
-//	task.log              stream? (stdout), text → task_logs row, numbered and trimmed like
-//	                        AppendTaskLogs with DefaultTaskLogLines (the event itself stays)
-//	task.cancel_requested reason?, requested_by? → tasks.cancel_requested_at/cancel_reason,
-//	                        first request kept; status unchanged
-//	task.process_recorded pid, marker, host_id? → tasks.process_pid/process_marker (newest)
-//	artifact.stored       owner_turn_id?, kind, uri, metadata? → artifacts row
-//	scheduler.scheduled|claimed core_id, schedule_id, due_at, task_id?, claim_status?
-//	                        (suffix), idempotency_key?, claim_id?, lease_expires_at?
+//	                status? (started → running, blocked → blocked_needs_user, else the
+//	                        suffix), summary? (event only), result_ref?, error? {code?,
+//	                        message}, host_id?, metadata? (event only)
+//	                        → status, started_at (started), completed_at (terminal ones),
+//	                        result_ref/error/host_id COALESCE, heartbeat_at = event time
+//	task.log        stream? (stdout), text
+//	                        → task_logs row, numbered and trimmed like AppendTaskLogs with
+//	                        DefaultTaskLogLines (the event itself stays)
+//	task.cancel_requested reason?, requested_by?
+//	                        → tasks.cancel_requested_at/cancel_reason, first request kept;
+//	                        status unchanged
+//	task.process_recorded pid, marker, host_id?
+//	                        → tasks.process_pid/process_marker (newest)
+//	task.completion_ready task_id, kind, owner_session_id, owner_turn_id, source_tool, status,
+//	                        summary, log_tail, result_ref, metadata, origin_scope? (aggregate
+//	                        task_completion "<work id>"; the work item's payload too)
+//	                        → tasks.completion_work_id = the aggregate id, if unset
+//	task.completion_acknowledged task_id, claim_id, work_id
+//	                        → event only
+//	task.write_scope_claimed task_id (aggregate task_write_scope "<scope>")
+//	                        → event only (its guard serialises submissions of one scope)
+//	artifact.stored owner_turn_id?, kind, uri, metadata?
+//	                        → artifacts row
+//	scheduler.scheduled|claimed
+//	                core_id, schedule_id, due_at, claim_status? (suffix), task_id?,
+//	                        work_id?, idempotency_key?, claim_id?, lease_expires_at?, skipped?,
+//	                        manual?, reason?, error?, schedule_state {head_due?, head_sig?,
+//	                        last_due?, last_run_id?, last_status?, last_error?, last_skipped?,
+//	                        last_manual?, last_finished?}
 //	                        → scheduler_instances row (INSERT OR REPLACE)
-//	scheduler.completed|error core_id, schedule_id, due_at → claim_status completed|error
-//	task.completion_ready task_id, ... (aggregate task_completion) → tasks.completion_work_id =
-//	                        the aggregate id, if unset
-//	task.completion_acknowledged, principal_scope.*, host.*
-//	                      events only (host.started {pid, hostname, start_marker},
-//	                        host.stopped {}, host.reconciled {counts};
-//	                        principal_scope.owner_lookup_denied {reason, lookup_id,
-//	                        principal_id, authority, table})
+//	scheduler.completed|error
+//	                core_id, schedule_id, due_at, claim_status? (suffix), task_id?,
+//	                        work_id?, idempotency_key?, claim_id?, lease_expires_at?, skipped?,
+//	                        manual?, reason?, error?, schedule_state {head_due?, head_sig?,
+//	                        last_due?, last_run_id?, last_status?, last_error?, last_skipped?,
+//	                        last_manual?, last_finished?}
+//	                        → claim_status of the (core_id, schedule_id, due_at) row
+//	principal_scope.owner_lookup_denied reason, lookup_id, principal_id, authority, table
+//	                        → event only
+//	principal_scope.operator_issued reason, active_session_id?, visible_session_count?
+//	                        → event only
+//	host.started    pid, hostname, start_marker
+//	                        → event only (the hosts row is written beside it)
+//	host.stopped    reason? ("gone" when reconciliation found it vanished), pid?, hostname?
+//	                        → event only
+//	host.reconciled gone_hosts, turns_lost, tasks_lost, deliveries_unknown, leases_released,
+//	                        work_recovered, work_unknown, work_corrupt, work_deferred
+//	                        → event only
+//	mcp.server_denied|server_failed
+//	                server, core_id, core_revision, session_id, turn_id, state, error,
+//	                        capability, transport
+//	                        → event only (aggregate mcp_server "<core>:<server>")
+//	agent_spawn.started|completed|blocked|failed|rejected
+//	                task_id?, parent_session_id, parent_turn_id, parent_slot?, child_core_id,
+//	                        child_session_id?, child_turn_id?, child_outcome?, error?
+//	                        → event only (aggregate agent_spawn "<task id>" or, for a
+//	                        rejection, the parent turn id)
 //
 // # Queries
 //
@@ -185,8 +252,8 @@
 // log therefore never holds more than maxLines rows anywhere in the
 // database, and an append costs the same at line 10 and at line 10
 // million. TaskLogTail reads the newest lines through idx_task_logs_task.
-// MeasureTaskLogScaling gives the bench driver time(100,000 lines) /
-// time(10,000 lines) (target ≤ 12) and the rows kept.
+// The bench driver measures time(100,000 lines) / time(10,000 lines)
+// (target ≤ 12) and the rows kept (cmd/bench/internal/taskbench).
 //
 // # Task worker support
 //
@@ -222,9 +289,9 @@
 // Append prepares its statements once per database (not per call), applies
 // projections with single-row statements on indexed keys, and folds the
 // derived session fields of a batch into one UPDATE per session.
-// BenchmarkAppend100 and BenchmarkRawInsert100 compare it with bare event
-// inserts; MeasureAppendRatio gives the same comparison to the bench driver
-// (target: Append throughput at least half of raw inserts).
+// The bench driver compares it with bare event inserts of the same rows
+// (cmd/bench/internal/storebench; target: Append throughput at least half
+// of raw inserts).
 //
 // # Failure modes
 //

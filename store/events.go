@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"strings"
 
 	"github.com/demiurge/demiurge"
@@ -68,7 +69,7 @@ func scanEvents(rows *sql.Rows) ([]demiurge.Event, error) {
 		}
 		e.CreatedAt = demiurge.ParseTime(created)
 		e.Actor = objectOrCorrupt(actor)
-		e.Payload = objectOrCorrupt(body)
+		e.Payload = json.RawMessage(body)
 		e.IdempotencyKey = key.String
 		out = append(out, e)
 	}

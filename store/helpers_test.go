@@ -1,7 +1,9 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -77,8 +79,32 @@ func mustAppend(tb testing.TB, db *store.DB, key string, evs ...demiurge.Event) 
 	return out
 }
 
+// ev is an event whose payload is p encoded as the store keeps it (sorted
+// keys, no HTML escaping): the shapes earlier writers stored, and keys no
+// payload struct has, reach the projections as they would from a database.
 func ev(agg, id, typ string, p map[string]any) demiurge.Event {
-	return demiurge.Event{AggregateType: agg, AggregateID: id, Type: typ, Payload: p}
+	var body []byte
+	if p != nil {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(p); err != nil {
+			panic(err)
+		}
+		body = bytes.TrimRight(buf.Bytes(), "\n")
+	}
+	return demiurge.Event{AggregateType: agg, AggregateID: id, Type: typ, Payload: body}
+}
+
+// payloadOf decodes the payload of e as a map, the way a generic reader
+// sees it.
+func payloadOf(tb testing.TB, e demiurge.Event) map[string]any {
+	tb.Helper()
+	var m map[string]any
+	if err := e.Decode(&m); err != nil {
+		tb.Fatalf("payload of %s: %v", e.Type, err)
+	}
+	return m
 }
 
 // createSession appends session.created with an owner of the given scope.

@@ -72,8 +72,8 @@ func (db *DB) StartHost(ctx context.Context, info HostInfo) (*Host, error) {
 			now, now, demiurge.FormatTime(t.now.Add(HostTTL))); err != nil {
 			return err
 		}
-		_, err := t.append([]demiurge.Event{{AggregateType: demiurge.AggHost, AggregateID: id, Type: demiurge.EvHostStarted,
-			Payload: map[string]any{"pid": info.PID, "hostname": info.Hostname, "start_marker": info.StartMarker}}}, "", nil)
+		_, err := t.append([]demiurge.Event{demiurge.NewEvent(demiurge.AggHost, id, demiurge.HostStartedPayload{
+			PID: info.PID, Hostname: info.Hostname, StartMarker: info.StartMarker})}, "", nil)
 		return err
 	})
 	if err != nil {
@@ -137,8 +137,7 @@ func (h *Host) Close(ctx context.Context) error {
 			if n, _ := res.RowsAffected(); n == 0 {
 				return nil
 			}
-			_, err = t.append([]demiurge.Event{{AggregateType: demiurge.AggHost, AggregateID: h.id, Type: demiurge.EvHostStopped,
-				Payload: map[string]any{}}}, "", nil)
+			_, err = t.append([]demiurge.Event{demiurge.NewEvent(demiurge.AggHost, h.id, demiurge.HostStoppedPayload{})}, "", nil)
 			return err
 		})
 		if h.closeErr == nil {

@@ -214,7 +214,7 @@ func TestReconcile(t *testing.T) {
 	}
 	for _, h := range []*store.Host{c, d} {
 		evs, _ := db0Events(t, db, demiurge.AggHost, h.ID())
-		if last := evs[len(evs)-1]; last.Type != demiurge.EvHostStopped || last.Payload["reason"] != "gone" {
+		if last := evs[len(evs)-1]; last.Type != demiurge.EvHostStopped || payloadOf(t, last)["reason"] != "gone" {
 			t.Fatalf("vanished host %s not marked stopped: %+v", h.ID(), last)
 		}
 	}
@@ -267,7 +267,7 @@ func TestReconcileDeadProcessWithoutTTL(t *testing.T) {
 		t.Fatalf("report %+v; dead %s self %s", rep, turnStatus(t, db, "turn_dead"), turnStatus(t, db, "turn_self"))
 	}
 	evs, _ := db.Events(ctx, demiurge.EventFilter{Type: demiurge.EvHostReconciled})
-	if len(evs) != 1 || evs[0].Payload["turns_lost"] != float64(1) {
+	if len(evs) != 1 || payloadOf(t, evs[0])["turns_lost"] != float64(1) {
 		t.Fatalf("host.reconciled events %v", evs)
 	}
 }

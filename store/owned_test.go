@@ -92,7 +92,7 @@ func TestSessionOwned(t *testing.T) {
 			if len(audits) != 1 {
 				t.Fatalf("%d audit events, want 1", len(audits))
 			}
-			p := audits[0].Payload
+			p := payloadOf(t, audits[0])
 			wantID := tt.id
 			if len(wantID) > 256 {
 				wantID = wantID[:256]

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"cmp"
+
 	"github.com/demiurge/demiurge"
 )
 
@@ -15,45 +17,45 @@ var (
 )
 
 func init() {
-	register(projectDeliveryQueued, demiurge.EvDeliveryQueued)
-	register(projectDeliveryUpdate, demiurge.EvDeliverySending, demiurge.EvDeliverySent, demiurge.EvDeliveryFailed,
-		demiurge.EvDeliveryRetryScheduled, demiurge.EvDeliveryUnknown, demiurge.EvDeliveryUnrouted)
+	on(projectDeliveryQueued)
+	onFamily(projectDeliveryUpdate, demiurge.DeliverySendingPayload{}, demiurge.DeliverySentPayload{},
+		demiurge.DeliveryFailedPayload{}, demiurge.DeliveryRetryScheduledPayload{},
+		demiurge.DeliveryUnknownPayload{}, demiurge.DeliveryUnroutedPayload{})
 }
 
-func projectDeliveryQueued(t *wtx, e *demiurge.Event, p payload) error {
-	target, err := p.jsonOr("target")
+func projectDeliveryQueued(t *wtx, e evMeta, p demiurge.DeliveryQueuedPayload) error {
+	target, err := marshalJSON(p.Target)
 	if err != nil {
 		return err
 	}
-	body, err := p.jsonOr("payload")
+	body, err := marshalJSON(p.Payload)
 	if err != nil {
 		return err
 	}
-	attempts, _ := p.num("attempts")
-	_, err = t.exec(sqlDeliveryQueue, e.AggregateID, p.nstr("owner_turn_id"), p.nstr("channel"), target,
-		p.strOr("status", demiurge.DeliveryQueued), p.nstr("idempotency_key"), body, attempts,
-		p.nstr("last_error"), p.nstr("host_id"), eventTime(e))
+	_, err = t.exec(sqlDeliveryQueue, e.aggID, nullable(p.OwnerTurnID), nullable(p.Channel), target,
+		cmp.Or(p.Status, demiurge.DeliveryQueued), nullable(p.IdempotencyKey), body, p.Attempts,
+		nullable(p.LastError), nullable(p.HostID), e.stamp())
 	return err
 }
 
-// projectDeliveryUpdate: status is payload.status or the event suffix;
+// projectDeliveryUpdate: status is the payload's or the event suffix;
 // last_error is overwritten (absent → NULL); sent_at is set on delivery.sent.
 // A delivery.failed naming its history message (message_id) annotates it.
-func projectDeliveryUpdate(t *wtx, e *demiurge.Event, p payload) error {
-	sent := e.Type == demiurge.EvDeliverySent
-	sentAt := p.ntime("sent_at")
+func projectDeliveryUpdate(t *wtx, e evMeta, p demiurge.DeliveryChange) error {
+	sent := e.typ == demiurge.EvDeliverySent
+	sentAt := storedTime(p.SentAt)
 	if sentAt == nil {
-		sentAt = eventTime(e)
+		sentAt = e.stamp()
 	}
-	status := p.strOr("status", suffix(e.Type))
-	if _, err := t.exec(sqlDeliveryUpdate, status, p.nnum("attempts"), p.nstr("last_error"),
-		sent, sentAt, p.nstr("host_id"), e.AggregateID); err != nil {
+	status := cmp.Or(p.Status, suffix(e.typ))
+	if _, err := t.exec(sqlDeliveryUpdate, status, optionalInt(p.Attempts), nullable(p.LastError),
+		sent, sentAt, nullable(p.HostID), e.aggID); err != nil {
 		return err
 	}
-	if e.Type != demiurge.EvDeliveryFailed || p.str("message_id") == "" {
+	if e.typ != demiurge.EvDeliveryFailed || p.MessageID == "" {
 		return nil
 	}
-	return t.annotateDeliveryMessage(p.str("message_id"), status, p.str("last_error"), p.str("failure_text"))
+	return t.annotateDeliveryMessage(p.MessageID, status, p.LastError, p.FailureText)
 }
 
 // sqlMessageAnnotate merges keys into content_json.metadata of one message

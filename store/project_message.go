@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/demiurge/demiurge"
@@ -30,46 +31,39 @@ var (
 )
 
 func init() {
-	register(projectMessagePersisted, demiurge.EvMessagePersisted)
-	register(projectMessageUpdated, demiurge.EvMessageUpdated)
+	on(projectMessagePersisted)
+	on(projectMessageUpdated)
 }
 
-// messageVisibility reads "visibility" ("visible"/"hidden") or the boolean
-// "visible"; default visible. ok is false when neither is given.
-func messageVisibility(p payload) (v string, ok bool) {
-	if s := p.str("visibility"); s != "" {
-		if s == "hidden" {
-			return "hidden", true
-		}
-		return "visible", true
+// visibility is the visibility column of a message: visible unless the
+// payload says otherwise.
+func visibility(visible *bool) string {
+	if visible != nil && !*visible {
+		return "hidden"
 	}
-	if p.has("visible") {
-		if p.boolean("visible", true) {
-			return "visible", true
-		}
-		return "hidden", true
-	}
-	return "visible", false
+	return "visible"
 }
 
-func projectMessagePersisted(t *wtx, e *demiurge.Event, p payload) error {
-	content := payload(p.obj("content"))
+// contentColumns returns what the messages row keeps of a message body:
+// content_json, kind (default message) and model_visible (default true).
+func contentColumns(c *demiurge.MessageBody) (contentJSON, kind string, modelVisible bool, err error) {
+	contentJSON, err = marshalJSON(c)
+	return contentJSON, cmp.Or(c.Kind, "message"), c.ModelVisible == nil || *c.ModelVisible, err
+}
+
+func projectMessagePersisted(t *wtx, e evMeta, p demiurge.MessagePersistedPayload) error {
+	content := p.Content
 	if content == nil {
-		content = payload{}
+		content = &demiurge.MessageBody{}
 	}
-	if !content.has("text") && p.has("text") {
-		content = payload{"text": p.str("text")}
-	}
-	kind := content.strOr("kind", "message")
-	modelVisible := content.boolean("model_visible", true)
-	visibility, _ := messageVisibility(p)
-	contentJSON, err := marshalJSON(map[string]any(content))
+	contentJSON, kind, modelVisible, err := contentColumns(content)
 	if err != nil {
 		return err
 	}
-	sessionID, role, at := p.str("session_id"), p.strOr("role", demiurge.RoleUser), eventTime(e)
-	res, err := t.exec(sqlMessageInsert, e.AggregateID, sessionID, p.nstr("turn_id"), role, visibility,
-		kind, modelVisible, contentJSON, at, e.Seq)
+	vis := visibility(p.Visible)
+	role, at := cmp.Or(p.Role, demiurge.RoleUser), e.stamp()
+	res, err := t.exec(sqlMessageInsert, e.aggID, p.SessionID, nullable(p.TurnID), role, vis,
+		kind, modelVisible, contentJSON, at, e.seq)
 	if err != nil {
 		return err
 	}
@@ -78,18 +72,18 @@ func projectMessagePersisted(t *wtx, e *demiurge.Event, p payload) error {
 		// Re-persisting a message replaces it (and moves it to this seq)
 		// without counting it twice.
 		added = 0
-		if _, err := t.exec(sqlMessageReplace, sessionID, p.nstr("turn_id"), role, visibility, kind,
-			modelVisible, contentJSON, at, e.Seq, e.AggregateID); err != nil {
+		if _, err := t.exec(sqlMessageReplace, p.SessionID, nullable(p.TurnID), role, vis, kind,
+			modelVisible, contentJSON, at, e.seq, e.aggID); err != nil {
 			return err
 		}
 	}
 	var preview, title string
-	if visibility == "visible" && kind == "message" {
-		if preview = previewText(content.str("text")); preview != "" && role == demiurge.RoleUser {
+	if vis == "visible" && kind == "message" {
+		if preview = previewText(content.Text); preview != "" && role == demiurge.RoleUser {
 			title = truncateRunes(preview, titleRunes)
 		}
 	}
-	t.noteMessage(sessionID, added, preview, title, at)
+	t.noteMessage(p.SessionID, added, preview, title, at)
 	return nil
 }
 
@@ -155,26 +149,22 @@ func previewText(text string) string {
 // given) and counts the edit on the session (message_edits). Other derived
 // session fields are left as they are: an edit does not change which
 // message is newest.
-func projectMessageUpdated(t *wtx, e *demiurge.Event, p payload) error {
-	var contentJSON, kind, modelVisible any
-	if c := p.obj("content"); c != nil {
-		s, err := marshalJSON(c)
+func projectMessageUpdated(t *wtx, e evMeta, p demiurge.MessageUpdatedPayload) error {
+	var contentJSON, kind, modelVisible, vis any
+	if p.Content != nil {
+		c, k, mv, err := contentColumns(p.Content)
 		if err != nil {
 			return err
 		}
-		contentJSON = s
-		cp := payload(c)
-		kind = cp.strOr("kind", "message")
-		modelVisible = cp.boolean("model_visible", true)
+		contentJSON, kind, modelVisible = c, k, mv
 	}
-	var visibility any
-	if v, ok := messageVisibility(p); ok {
-		visibility = v
+	if p.Visible != nil {
+		vis = visibility(p.Visible)
 	}
-	if _, err := t.exec(sqlMessageUpdate, contentJSON, kind, modelVisible, visibility, e.AggregateID); err != nil {
+	if _, err := t.exec(sqlMessageUpdate, contentJSON, kind, modelVisible, vis, e.aggID); err != nil {
 		return err
 	}
-	_, err := t.exec(sqlSessionMessageEdited, e.AggregateID)
+	_, err := t.exec(sqlSessionMessageEdited, e.aggID)
 	return err
 }
 

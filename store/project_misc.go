@@ -1,6 +1,8 @@
 package store
 
 import (
+	"cmp"
+
 	"github.com/demiurge/demiurge"
 )
 
@@ -15,46 +17,47 @@ var (
 )
 
 func init() {
-	register(projectArtifactStored, demiurge.EvArtifactStored)
-	register(projectSchedulerUpsert, demiurge.EvSchedulerScheduled, demiurge.EvSchedulerClaimed)
-	register(projectSchedulerStatus, demiurge.EvSchedulerCompleted, demiurge.EvSchedulerError)
-	// principal_scope.* and host.* are audit events without a projection.
+	on(projectArtifactStored)
+	onFamily(projectSchedulerUpsert, demiurge.SchedulerScheduledPayload{}, demiurge.SchedulerClaimedPayload{})
+	onFamily(projectSchedulerStatus, demiurge.SchedulerCompletedPayload{}, demiurge.SchedulerErrorPayload{})
+	// principal_scope.*, host.*, mcp.* and agent_spawn.* are audit events
+	// without a projection.
 }
 
-func projectArtifactStored(t *wtx, e *demiurge.Event, p payload) error {
-	meta, err := p.jsonOr("metadata")
+func projectArtifactStored(t *wtx, e evMeta, p demiurge.ArtifactStoredPayload) error {
+	meta, err := marshalJSON(p.Metadata)
 	if err != nil {
 		return err
 	}
-	_, err = t.exec(sqlArtifactStore, e.AggregateID, p.nstr("owner_turn_id"), p.str("kind"), p.str("uri"), meta, eventTime(e))
+	_, err = t.exec(sqlArtifactStore, e.aggID, nullable(p.OwnerTurnID), p.Kind, p.URI, meta, e.stamp())
 	return err
 }
 
 // schedulerKey reads the (core_id, schedule_id, due_at) key of a scheduler
 // instance; due_at is normalised like every stored time.
-func schedulerKey(e *demiurge.Event, p payload) (core, schedule string, due any, err error) {
-	core, schedule, due = p.str("core_id"), p.str("schedule_id"), p.ntime("due_at")
-	if core == "" || schedule == "" || due == nil {
-		return "", "", nil, demiurge.Errorf(demiurge.EINVALID, "%s requires core_id, schedule_id and due_at", e.Type)
+func schedulerKey(e evMeta, p demiurge.SchedulerInstance) (due any, err error) {
+	due = storedTime(p.DueAt)
+	if p.CoreID == "" || p.ScheduleID == "" || due == nil {
+		return nil, demiurge.Errorf(demiurge.EINVALID, "%s requires core_id, schedule_id and due_at", e.typ)
 	}
-	return core, schedule, due, nil
+	return due, nil
 }
 
-func projectSchedulerUpsert(t *wtx, e *demiurge.Event, p payload) error {
-	core, schedule, due, err := schedulerKey(e, p)
+func projectSchedulerUpsert(t *wtx, e evMeta, p demiurge.SchedulerInstance) error {
+	due, err := schedulerKey(e, p)
 	if err != nil {
 		return err
 	}
-	_, err = t.exec(sqlSchedulerUpsert, core, schedule, due, p.nstr("task_id"), p.strOr("claim_status", suffix(e.Type)),
-		p.nstr("idempotency_key"), p.nstr("claim_id"), p.ntime("lease_expires_at"))
+	_, err = t.exec(sqlSchedulerUpsert, p.CoreID, p.ScheduleID, due, nullable(p.TaskID), cmp.Or(p.ClaimStatus, suffix(e.typ)),
+		nullable(p.IdempotencyKey), nullable(p.ClaimID), storedTime(p.LeaseExpiresAt))
 	return err
 }
 
-func projectSchedulerStatus(t *wtx, e *demiurge.Event, p payload) error {
-	core, schedule, due, err := schedulerKey(e, p)
+func projectSchedulerStatus(t *wtx, e evMeta, p demiurge.SchedulerInstance) error {
+	due, err := schedulerKey(e, p)
 	if err != nil {
 		return err
 	}
-	_, err = t.exec(sqlSchedulerStatus, p.strOr("claim_status", suffix(e.Type)), core, schedule, due)
+	_, err = t.exec(sqlSchedulerStatus, cmp.Or(p.ClaimStatus, suffix(e.typ)), p.CoreID, p.ScheduleID, due)
 	return err
 }

@@ -1,17 +1,10 @@
 package store
 
 import (
+	"cmp"
+
 	"github.com/demiurge/demiurge"
 )
-
-// targetKeys are the session fields kept in sessions.target_json
-// (spec host-runtime §3.1). Events name them at the top level of the
-// payload; a payload "target" object may carry further keys.
-var targetKeys = []string{
-	"conversation_key", "workspace", "provider", "model", "core_revision", "metadata",
-	"bootstrap_context", "bootstrap_context_initialized",
-	"compaction_summary_id", "compacted_until_message_id", "principal_scope",
-}
 
 var (
 	sqlSessionCreate = prep(`INSERT INTO sessions
@@ -40,29 +33,53 @@ var (
 )
 
 func init() {
-	register(projectSessionCreated, demiurge.EvSessionCreated)
-	register(projectSessionUpdated, demiurge.EvSessionUpdated, demiurge.EvSessionResumed)
-	register(projectSessionRebound, demiurge.EvSessionBindingRebound)
-	register(projectSessionConflict, demiurge.EvSessionBindingConflict)
+	on(projectSessionCreated)
+	on(func(t *wtx, e evMeta, p demiurge.SessionUpdatedPayload) error { return t.updateSession(e, p, true) })
+	on(func(t *wtx, e evMeta, p demiurge.SessionResumedPayload) error {
+		return t.updateSession(e, demiurge.SessionUpdatedPayload(p), false)
+	})
+	on(projectSessionRebound)
+	on(projectSessionConflict)
 }
 
-// cutoffSeqKey is the target key holding the Seq of the session's
-// compaction cutoff message. The projection derives it; no event sets it.
-const cutoffSeqKey = "compacted_until_seq"
+// Target keys the projection reads back or derives (spec host-runtime §3.1).
+const (
+	cutoffKey = "compacted_until_message_id"
+	// cutoffSeqKey holds the Seq of the session's compaction cutoff
+	// message. The projection derives it; no event sets it.
+	cutoffSeqKey    = "compacted_until_seq"
+	conversationKey = "conversation_key"
+)
 
-// mergeTarget applies the target fields given in p to target (absent or
-// null keys keep the old value: COALESCE semantics). Derived keys in a
-// payload are ignored.
-func mergeTarget(target map[string]any, p payload) map[string]any {
+// mergeTarget applies the target fields given in st to target (absent
+// fields keep the old value: COALESCE semantics); the keys of st.Target
+// come last and win. Derived keys in st.Target are ignored.
+func mergeTarget(target map[string]any, st demiurge.SessionTarget) map[string]any {
 	if target == nil {
 		target = map[string]any{}
 	}
-	for _, k := range targetKeys {
-		if p.has(k) {
-			target[k] = p[k]
+	for k, v := range map[string]string{
+		conversationKey: st.ConversationKey, "workspace": st.Workspace, "provider": st.Provider,
+		"model": st.Model, "core_revision": st.CoreRevision, "bootstrap_context": st.BootstrapContext,
+		"compaction_summary_id": st.CompactionSummaryID,
+	} {
+		if v != "" {
+			target[k] = v
 		}
 	}
-	for k, v := range p.obj("target") {
+	if st.Metadata != nil {
+		target["metadata"] = st.Metadata
+	}
+	if st.PrincipalScope != nil {
+		target["principal_scope"] = st.PrincipalScope
+	}
+	if st.BootstrapInitialized {
+		target["bootstrap_context_initialized"] = true
+	}
+	if st.CompactedUntilMessageID != nil {
+		target[cutoffKey] = *st.CompactedUntilMessageID
+	}
+	for k, v := range st.Target {
 		if v != nil && k != cutoffSeqKey {
 			target[k] = v
 		}
@@ -73,18 +90,17 @@ func mergeTarget(target map[string]any, p payload) map[string]any {
 // sqlMessageSeq reads the Seq of one message of one session.
 var sqlMessageSeq = prep(`SELECT runtime_seq FROM messages WHERE message_id = ? AND session_id = ?`)
 
-// setCutoff fixes the Seq of the compaction cutoff when p names
-// compacted_until_message_id (at the top level or in its target object):
-// the message must be one of the session's, persisted before this event
+// setCutoff fixes the Seq of the compaction cutoff when st names
+// compacted_until_message_id (itself or in its target object): the
+// message must be one of the session's, persisted before this event
 // (possibly earlier in the same batch). An empty id clears the cutoff.
 // It fails with EINVALID for a message the session does not have, so a
 // cutoff is never silently dropped.
-func (t *wtx) setCutoff(sessionID string, target map[string]any, p payload) error {
-	const key = "compacted_until_message_id"
-	if !p.has(key) && !payload(p.obj("target")).has(key) {
+func (t *wtx) setCutoff(sessionID string, target map[string]any, st demiurge.SessionTarget) error {
+	if st.CompactedUntilMessageID == nil && st.Target[cutoffKey] == nil {
 		return nil
 	}
-	msgID := payload(target).str(key)
+	msgID, _ := target[cutoffKey].(string)
 	if msgID == "" {
 		delete(target, cutoffSeqKey)
 		return nil
@@ -101,42 +117,45 @@ func (t *wtx) setCutoff(sessionID string, target map[string]any, p payload) erro
 	return nil
 }
 
-func projectSessionCreated(t *wtx, e *demiurge.Event, p payload) error {
-	id := e.AggregateID
-	coreID := p.str("core_id")
-	target := mergeTarget(nil, p)
-	if err := t.setCutoff(id, target, p); err != nil {
-		return err
+// targetJSON merges st into target, fixes the cutoff and encodes the result.
+func (t *wtx) targetJSON(sessionID string, target map[string]any, st demiurge.SessionTarget) (map[string]any, string, error) {
+	target = mergeTarget(target, st)
+	if err := t.setCutoff(sessionID, target, st); err != nil {
+		return nil, "", err
 	}
-	targetJSON, err := marshalJSON(target)
+	raw, err := marshalJSON(target)
+	return target, raw, err
+}
+
+func projectSessionCreated(t *wtx, e evMeta, p demiurge.SessionCreatedPayload) error {
+	id := e.aggID
+	target, targetJSON, err := t.targetJSON(id, nil, p.SessionTarget)
 	if err != nil {
 		return err
 	}
-	at := eventTime(e)
-	channel := p.str("channel")
-	if _, err := t.exec(sqlSessionCreate, id, coreID, p.strOr("status", demiurge.SessionActive),
-		nullable(channel), targetJSON, p.nstr("title"), at, at); err != nil {
+	at := e.stamp()
+	if _, err := t.exec(sqlSessionCreate, id, p.CoreID, cmp.Or(p.Status, demiurge.SessionActive),
+		nullable(p.Channel), targetJSON, nullable(p.Title), at, at); err != nil {
 		return err
 	}
-	if err := t.bindIfAbsent(coreID, channel, payload(target).str("conversation_key"), id, at); err != nil {
+	key, _ := target[conversationKey].(string)
+	if err := t.bindIfAbsent(p.CoreID, p.Channel, key, id, at); err != nil {
 		return err
 	}
-	return t.insertOwner(id, payload(p.obj("owner")), at)
+	return t.insertOwner(id, p.Owner, at)
 }
 
 // insertOwner writes the owner row once; later events never change it.
 // A session created without an owner is owned by legacy_local.
-func (t *wtx) insertOwner(sessionID string, o payload, at string) error {
-	kind, principal := o.str("kind"), o.str("principal_id")
+func (t *wtx) insertOwner(sessionID string, o *demiurge.SessionOwnerPayload, at string) error {
 	if o == nil {
-		kind, principal = demiurge.OwnerLegacyLocal, "principal:legacy_local:"+sessionID
+		o = &demiurge.SessionOwnerPayload{Kind: demiurge.OwnerLegacyLocal, PrincipalID: "principal:legacy_local:" + sessionID}
 	}
-	if kind == "" || principal == "" {
+	if o.Kind == "" || o.PrincipalID == "" {
 		return demiurge.Errorf(demiurge.EINVALID, "session %s owner requires kind and principal_id", sessionID)
 	}
-	_, err := t.exec(sqlOwnerInsert, sessionID, kind, principal, nullable(o.str("channel")),
-		nullable(o.str("conversation_key")), nullable(o.str("origin_session_id")),
-		nullable(o.str("origin_turn_id")), at, at)
+	_, err := t.exec(sqlOwnerInsert, sessionID, o.Kind, o.PrincipalID, nullable(o.Channel),
+		nullable(o.ConversationKey), nullable(o.OriginSessionID), nullable(o.OriginTurnID), at, at)
 	return err
 }
 
@@ -169,83 +188,70 @@ func (t *wtx) loadTarget(id string) (coreID, channel string, target map[string]a
 	return coreID, ch.String, target, true, nil
 }
 
-func projectSessionUpdated(t *wtx, e *demiurge.Event, p payload) error {
-	id := e.AggregateID
+// updateSession applies session.updated and session.resumed: the facts
+// given replace the stored ones. touchByDefault says whether updated_at
+// moves when the payload does not say (an update does, a resume does not).
+func (t *wtx) updateSession(e evMeta, p demiurge.SessionUpdatedPayload, touchByDefault bool) error {
+	id := e.aggID
 	coreID, channel, target, ok, err := t.loadTarget(id)
 	if err != nil || !ok {
 		return err
 	}
-	target = mergeTarget(target, p)
-	if err := t.setCutoff(id, target, p); err != nil {
-		return err
-	}
-	targetJSON, err := marshalJSON(target)
+	target, targetJSON, err := t.targetJSON(id, target, p.SessionTarget)
 	if err != nil {
 		return err
 	}
-	// session.updated touches updated_at unless told not to; a resume does not.
-	touch := p.boolean("touch", e.Type == demiurge.EvSessionUpdated)
-	at := eventTime(e)
-	if _, err := t.exec(sqlSessionUpdate, p.nstr("core_id"), p.nstr("status"), p.nstr("channel"),
-		targetJSON, p.nstr("title"), touch, at, id); err != nil {
+	touch := touchByDefault
+	if p.Touch != nil {
+		touch = *p.Touch
+	}
+	at := e.stamp()
+	if _, err := t.exec(sqlSessionUpdate, nullable(p.CoreID), nullable(p.Status), nullable(p.Channel),
+		targetJSON, nullable(p.Title), touch, at, id); err != nil {
 		return err
 	}
-	if c := p.str("core_id"); c != "" {
-		coreID = c
-	}
-	if c := p.str("channel"); c != "" {
-		channel = c
-	}
-	return t.bindIfAbsent(coreID, channel, payload(target).str("conversation_key"), id, at)
+	key, _ := target[conversationKey].(string)
+	return t.bindIfAbsent(cmp.Or(p.CoreID, coreID), cmp.Or(p.Channel, channel), key, id, at)
 }
 
 // projectSessionRebound moves an external conversation to this session.
-func projectSessionRebound(t *wtx, e *demiurge.Event, p payload) error {
-	id := e.AggregateID
+func projectSessionRebound(t *wtx, e evMeta, p demiurge.SessionBindingReboundPayload) error {
+	id := e.aggID
 	coreID, _, target, ok, err := t.loadTarget(id)
 	if err != nil || !ok {
 		return err
 	}
-	channel, key := p.str("channel"), p.str("conversation_key")
-	if channel == "" || key == "" {
+	if p.Channel == "" || p.ConversationKey == "" {
 		return demiurge.Errorf(demiurge.EINVALID, "session.binding.rebound requires channel and conversation_key")
 	}
-	if c := p.str("core_id"); c != "" {
-		coreID = c
-	}
-	target = mergeTarget(target, p)
-	if err := t.setCutoff(id, target, p); err != nil {
-		return err
-	}
-	targetJSON, err := marshalJSON(target)
+	_, targetJSON, err := t.targetJSON(id, target, p.SessionTarget)
 	if err != nil {
 		return err
 	}
-	at := eventTime(e)
-	if _, err := t.exec(sqlSessionUpdate, p.nstr("core_id"), nil, channel, targetJSON, nil, true, at, id); err != nil {
+	at := e.stamp()
+	if _, err := t.exec(sqlSessionUpdate, nullable(p.CoreID), nil, p.Channel, targetJSON, nil, true, at, id); err != nil {
 		return err
 	}
-	_, err = t.exec(sqlBindingRepoint, coreID, channel, key, id, at, at)
+	_, err = t.exec(sqlBindingRepoint, cmp.Or(p.CoreID, coreID), p.Channel, p.ConversationKey, id, at, at)
 	return err
 }
 
 // projectSessionConflict deletes the losing session of a binding race when
 // it has no messages, together with its owner row and bindings.
-func projectSessionConflict(t *wtx, e *demiurge.Event, p payload) error {
-	loser := p.str("loser")
-	if loser == "" || loser == p.str("winner") {
+func projectSessionConflict(t *wtx, _ evMeta, p demiurge.SessionBindingConflictPayload) error {
+	if p.Loser == "" || p.Loser == p.Winner {
 		return nil
 	}
-	res, err := t.exec(sqlSessionDeleteEmpty, loser, loser)
+	res, err := t.exec(sqlSessionDeleteEmpty, p.Loser, p.Loser)
 	if err != nil {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil
 	}
-	if _, err := t.exec(sqlOwnerDelete, loser); err != nil {
+	if _, err := t.exec(sqlOwnerDelete, p.Loser); err != nil {
 		return err
 	}
-	_, err = t.exec(sqlBindingDeleteSession, loser)
+	_, err = t.exec(sqlBindingDeleteSession, p.Loser)
 	return err
 }

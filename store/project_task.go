@@ -1,6 +1,8 @@
 package store
 
 import (
+	"cmp"
+
 	"github.com/demiurge/demiurge"
 )
 
@@ -38,80 +40,85 @@ var taskEventStatus = map[string]string{
 }
 
 func init() {
-	register(projectTaskSubmitted, demiurge.EvTaskSubmitted)
-	register(projectTaskTransition, demiurge.EvTaskStarted, demiurge.EvTaskSucceeded, demiurge.EvTaskFailed,
-		demiurge.EvTaskCancelled, demiurge.EvTaskLost, demiurge.EvTaskBlocked)
-	register(projectTaskLog, demiurge.EvTaskLog)
-	register(projectTaskCancelRequested, demiurge.EvTaskCancelRequested)
-	register(projectTaskProcess, demiurge.EvTaskProcessRecorded)
-	register(projectTaskCompletionReady, demiurge.EvTaskCompletionReady)
-	// task.completion_acknowledged is an event only.
+	on(projectTaskSubmitted)
+	onFamily(projectTaskTransition, demiurge.TaskStartedPayload{}, demiurge.TaskSucceededPayload{},
+		demiurge.TaskFailedPayload{}, demiurge.TaskCancelledPayload{}, demiurge.TaskLostPayload{},
+		demiurge.TaskBlockedPayload{})
+	on(projectTaskLog)
+	on(projectTaskCancelRequested)
+	on(projectTaskProcess)
+	on(projectTaskCompletionReady)
+	// task.completion_acknowledged and task.write_scope_claimed are events only.
 }
 
-func projectTaskSubmitted(t *wtx, e *demiurge.Event, p payload) error {
-	id := e.AggregateID
-	source, err := p.jsonOr("source")
+func projectTaskSubmitted(t *wtx, e evMeta, p demiurge.TaskSubmittedPayload) error {
+	id := e.aggID
+	source, err := objectJSON(p.Source, p.Source != nil)
 	if err != nil {
 		return err
 	}
-	errJSON, err := p.jsonOr("error")
+	errJSON, err := objectJSON(p.Error, p.Error != nil)
 	if err != nil {
 		return err
 	}
-	_, err = t.exec(sqlTaskSubmit, id, p.str("kind"), p.strOr("status", demiurge.TaskQueued),
-		p.strOr("root_task_id", id), p.nstr("parent_task_id"), p.nstr("owner_session_id"),
-		p.nstr("owner_turn_id"), p.nstr("core_id"), p.nstr("host_id"), source,
-		p.nstr("notify_policy"), p.nstr("result_ref"), errJSON, eventTime(e))
+	_, err = t.exec(sqlTaskSubmit, id, p.Kind, cmp.Or(p.Status, demiurge.TaskQueued),
+		cmp.Or(p.RootTaskID, id), nullable(p.ParentTaskID), nullable(p.OwnerSessionID),
+		nullable(p.OwnerTurnID), nullable(p.CoreID), nullable(p.HostID), source,
+		nullable(p.NotifyPolicy), nullable(p.ResultRef), errJSON, e.stamp())
 	return err
 }
 
-// projectTaskTransition: status is payload.status or taskEventStatus
+// projectTaskTransition: status is the payload's or taskEventStatus
 // (task.started → running, task.blocked → blocked_needs_user); started_at is set by task.started,
 // completed_at by the terminal events (not by task.blocked).
-func projectTaskTransition(t *wtx, e *demiurge.Event, p payload) error {
-	status := p.strOr("status", taskEventStatus[e.Type])
-	errJSON, err := p.njson("error")
+func projectTaskTransition(t *wtx, e evMeta, p demiurge.TaskChange) error {
+	status := cmp.Or(p.Status, taskEventStatus[e.typ])
+	errJSON, err := optionalJSON(p.Error, p.Error != nil)
 	if err != nil {
 		return err
 	}
-	started := e.Type == demiurge.EvTaskStarted
-	completed := e.Type != demiurge.EvTaskStarted && e.Type != demiurge.EvTaskBlocked
-	_, err = t.exec(sqlTaskTransition, status, started, completed, p.nstr("result_ref"), eventTime(e),
-		errJSON, p.nstr("host_id"), e.AggregateID)
+	started := e.typ == demiurge.EvTaskStarted
+	completed := e.typ != demiurge.EvTaskStarted && e.typ != demiurge.EvTaskBlocked
+	_, err = t.exec(sqlTaskTransition, status, started, completed, nullable(p.ResultRef), e.stamp(),
+		errJSON, nullable(p.HostID), e.aggID)
 	return err
 }
 
 // projectTaskLog keeps a task.log line like AppendTaskLogs does, with the
 // default retention. The event itself stays in the log: writers that need a
 // bounded footprint call AppendTaskLogs instead.
-func projectTaskLog(t *wtx, e *demiurge.Event, p payload) error {
-	line := demiurge.TaskLogLine{Stream: p.strOr("stream", "stdout"), Text: p.str("text"), CreatedAt: e.CreatedAt}
-	found, err := t.appendTaskLogs(e.AggregateID, []demiurge.TaskLogLine{line}, DefaultTaskLogLines)
+func projectTaskLog(t *wtx, e evMeta, p demiurge.TaskLogPayload) error {
+	line := demiurge.TaskLogLine{Stream: cmp.Or(p.Stream, "stdout"), Text: p.Text, CreatedAt: e.at}
+	found, err := t.appendTaskLogs(e.aggID, []demiurge.TaskLogLine{line}, DefaultTaskLogLines)
 	if err != nil || found {
 		return err
 	}
-	_, err = t.exec(sqlTaskLogOrphan, e.AggregateID, line.Stream, line.Text, eventTime(e))
+	_, err = t.exec(sqlTaskLogOrphan, e.aggID, line.Stream, line.Text, e.stamp())
 	return err
 }
 
 // projectTaskCancelRequested keeps the first request's time and reason.
-func projectTaskCancelRequested(t *wtx, e *demiurge.Event, p payload) error {
-	_, err := t.exec(sqlTaskCancelRequest, eventTime(e), nullable(p.str("reason")), e.AggregateID)
+func projectTaskCancelRequested(t *wtx, e evMeta, p demiurge.TaskCancelRequestedPayload) error {
+	_, err := t.exec(sqlTaskCancelRequest, e.stamp(), nullable(p.Reason), e.aggID)
 	return err
 }
 
 // projectTaskProcess keeps the newest recorded process of a task.
-func projectTaskProcess(t *wtx, e *demiurge.Event, p payload) error {
-	_, err := t.exec(sqlTaskProcess, p.nnum("pid"), p.nstr("marker"), e.AggregateID)
+func projectTaskProcess(t *wtx, e evMeta, p demiurge.TaskProcessRecordedPayload) error {
+	var pid any
+	if p.PID != 0 {
+		pid = p.PID
+	}
+	_, err := t.exec(sqlTaskProcess, pid, nullable(p.Marker), e.aggID)
 	return err
 }
 
 // projectTaskCompletionReady marks the task of a completion (aggregate
 // task_completion, payload task_id) as notified; the first one stays.
-func projectTaskCompletionReady(t *wtx, e *demiurge.Event, p payload) error {
-	if p.str("task_id") == "" {
+func projectTaskCompletionReady(t *wtx, e evMeta, p demiurge.TaskCompletionReadyPayload) error {
+	if p.TaskID == "" {
 		return nil
 	}
-	_, err := t.exec(sqlTaskCompletion, e.AggregateID, p.str("task_id"))
+	_, err := t.exec(sqlTaskCompletion, e.aggID, p.TaskID)
 	return err
 }

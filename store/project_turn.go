@@ -1,6 +1,8 @@
 package store
 
 import (
+	"cmp"
+
 	"github.com/demiurge/demiurge"
 )
 
@@ -28,50 +30,50 @@ var (
 )
 
 func init() {
-	register(projectTurnStarted, demiurge.EvTurnStarted)
-	register(projectTurnFinished, demiurge.EvTurnCompleted, demiurge.EvTurnFailed, demiurge.EvTurnCancelled, demiurge.EvTurnLost)
-	register(projectToolCallStarted, demiurge.EvToolCallStarted)
-	register(projectToolCallFinished, demiurge.EvToolCallCompleted, demiurge.EvToolCallFailed)
+	on(projectTurnStarted)
+	onFamily(projectTurnFinished, demiurge.TurnCompletedPayload{}, demiurge.TurnFailedPayload{},
+		demiurge.TurnCancelledPayload{}, demiurge.TurnLostPayload{})
+	on(projectToolCallStarted)
+	onFamily(projectToolCallFinished, demiurge.ToolCallCompletedPayload{}, demiurge.ToolCallFailedPayload{})
 }
 
-func projectTurnStarted(t *wtx, e *demiurge.Event, p payload) error {
-	_, err := t.exec(sqlTurnStart, e.AggregateID, p.str("session_id"), p.nstr("input_ref"),
-		p.nstr("core_id"), p.nstr("core_revision"), p.nstr("host_id"), eventTime(e))
+func projectTurnStarted(t *wtx, e evMeta, p demiurge.TurnStartedPayload) error {
+	_, err := t.exec(sqlTurnStart, e.aggID, p.SessionID, nullable(p.InputRef),
+		nullable(p.CoreID), nullable(p.CoreRevision), nullable(p.HostID), e.stamp())
 	return err
 }
 
-// projectTurnFinished records a terminal turn: status is payload.status or
+// projectTurnFinished records a terminal turn: status is the payload's or
 // the event suffix (turn.completed → completed, turn.lost → lost). A turn
 // that is not running (already ended, or never started) is left unchanged;
 // the event itself stays in the log.
-func projectTurnFinished(t *wtx, e *demiurge.Event, p payload) error {
-	errJSON, err := p.njson("error")
+func projectTurnFinished(t *wtx, e evMeta, p demiurge.TurnEnd) error {
+	errJSON, err := optionalJSON(p.Error, p.Error != nil)
 	if err != nil {
 		return err
 	}
-	_, err = t.exec(sqlTurnFinish, p.strOr("status", suffix(e.Type)), p.nstr("result_ref"), errJSON, eventTime(e), e.AggregateID)
+	_, err = t.exec(sqlTurnFinish, cmp.Or(p.Status, suffix(e.typ)), nullable(p.ResultRef), errJSON, e.stamp(), e.aggID)
 	return err
 }
 
-func projectToolCallStarted(t *wtx, e *demiurge.Event, p payload) error {
-	args, err := p.jsonOr("args")
+func projectToolCallStarted(t *wtx, e evMeta, p demiurge.ToolCallStartedPayload) error {
+	args, err := marshalJSON(p.Args)
 	if err != nil {
 		return err
 	}
-	name := p.strOr("tool_name", p.str("name"))
-	_, err = t.exec(sqlToolCallStart, e.AggregateID, p.nstr("turn_id"), p.nstr("step_id"), name, args, eventTime(e))
+	_, err = t.exec(sqlToolCallStart, e.aggID, nullable(p.TurnID), nullable(p.StepID), p.ToolName, args, e.stamp())
 	return err
 }
 
-func projectToolCallFinished(t *wtx, e *demiurge.Event, p payload) error {
+func projectToolCallFinished(t *wtx, e evMeta, p demiurge.ToolCallEnd) error {
 	status := "succeeded"
-	if e.Type == demiurge.EvToolCallFailed {
+	if e.typ == demiurge.EvToolCallFailed {
 		status = "failed"
 	}
-	result, err := p.njson("result")
+	result, err := optionalJSON(p.Result, p.Result != nil)
 	if err != nil {
 		return err
 	}
-	_, err = t.exec(sqlToolCallFinish, p.strOr("status", status), result, eventTime(e), e.AggregateID)
+	_, err = t.exec(sqlToolCallFinish, cmp.Or(p.Status, status), result, e.stamp(), e.aggID)
 	return err
 }

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"cmp"
+
 	"github.com/demiurge/demiurge"
 )
 
@@ -56,24 +58,22 @@ func workOverwritable(status string) bool {
 }
 
 func init() {
-	register(projectWorkEnqueued, demiurge.EvWorkEnqueued)
-	types := make([]string, 0, len(workEventStatus))
-	for typ := range workEventStatus {
-		types = append(types, typ)
-	}
-	register(projectWorkUpdate, types...)
+	on(projectWorkEnqueued)
+	onFamily(projectWorkUpdate, demiurge.WorkClaimedPayload{}, demiurge.WorkRunningPayload{},
+		demiurge.WorkSendingPayload{}, demiurge.WorkHeartbeatPayload{}, demiurge.WorkSucceededPayload{},
+		demiurge.WorkFailedPayload{}, demiurge.WorkCancelledPayload{}, demiurge.WorkUnknownPayload{},
+		demiurge.WorkAcknowledgedPayload{}, demiurge.WorkCorruptPayload{}, demiurge.WorkRecoveredPayload{})
 }
 
-func projectWorkEnqueued(t *wtx, e *demiurge.Event, p payload) error {
-	body, err := p.jsonOr("payload")
+func projectWorkEnqueued(t *wtx, e evMeta, p demiurge.WorkEnqueuedPayload) error {
+	body, err := marshalJSON(p.Payload)
 	if err != nil {
 		return err
 	}
-	attempts, _ := p.num("attempts")
-	at := eventTime(e)
-	_, err = t.exec(sqlWorkEnqueue, e.AggregateID, p.str("kind"), p.strOr("status", demiurge.WorkQueued),
-		p.nstr("owner_session_id"), p.nstr("owner_turn_id"), p.nstr("parent_work_id"), attempts,
-		p.ntime("next_attempt_at"), p.nstr("external_ref"), body, at, at)
+	at := e.stamp()
+	_, err = t.exec(sqlWorkEnqueue, e.aggID, p.Kind, cmp.Or(p.Status, demiurge.WorkQueued),
+		nullable(p.OwnerSessionID), nullable(p.OwnerTurnID), nullable(p.ParentWorkID), p.Attempts,
+		storedTime(p.NextAttemptAt), nullable(p.ExternalRef), body, at, at)
 	return err
 }
 
@@ -81,11 +81,11 @@ func projectWorkEnqueued(t *wtx, e *demiurge.Event, p payload) error {
 // COALESCEd in, next_attempt_at is overwritten (NULL when absent),
 // clear_claim=true drops claim, owner and lease, and completed_at is set when
 // the resulting status is terminal.
-func projectWorkUpdate(t *wtx, e *demiurge.Event, p payload) error {
-	status := p.strOr("status", workEventStatus[e.Type])
-	_, err := t.exec(sqlWorkUpdate, nullable(status), p.boolean("clear_claim", false), p.nstr("claim_id"),
-		p.nstr("owner_id"), p.ntime("claimed_at"), p.ntime("lease_expires_at"), p.nnum("attempts"),
-		p.ntime("next_attempt_at"), p.nstr("last_error"), p.nstr("external_ref"), eventTime(e),
-		WorkTerminal(status), e.AggregateID)
+func projectWorkUpdate(t *wtx, e evMeta, p demiurge.WorkChange) error {
+	status := cmp.Or(p.Status, workEventStatus[e.typ])
+	_, err := t.exec(sqlWorkUpdate, nullable(status), p.ClearClaim, nullable(p.ClaimID),
+		nullable(p.OwnerID), storedTime(p.ClaimedAt), storedTime(p.LeaseExpiresAt), optionalInt(p.Attempts),
+		storedTime(p.NextAttemptAt), nullable(p.LastError), nullable(p.ExternalRef), e.stamp(),
+		WorkTerminal(status), e.aggID)
 	return err
 }

@@ -111,13 +111,12 @@ func (db *DB) Reconcile(ctx context.Context, selfHostID string) (ReconcileReport
 		if agg == "" {
 			agg = "reconciler"
 		}
-		_, err = t.append([]demiurge.Event{{AggregateType: demiurge.AggHost, AggregateID: agg, Type: demiurge.EvHostReconciled,
-			Payload: map[string]any{
-				"gone_hosts": rep.GoneHosts, "turns_lost": rep.TurnsLost, "tasks_lost": rep.TasksLost,
-				"deliveries_unknown": rep.DeliveriesUnknown + rep.Work.DeliveriesUnknown, "leases_released": rep.LeasesReleased,
-				"work_recovered": rep.Work.Recovered, "work_unknown": rep.Work.Unknown, "work_corrupt": rep.Work.Corrupt,
-				"work_deferred": rep.Work.Deferred,
-			}}}, "", nil)
+		_, err = t.append([]demiurge.Event{demiurge.NewEvent(demiurge.AggHost, agg, demiurge.HostReconciledPayload{
+			GoneHosts: rep.GoneHosts, TurnsLost: rep.TurnsLost, TasksLost: rep.TasksLost,
+			DeliveriesUnknown: rep.DeliveriesUnknown + rep.Work.DeliveriesUnknown, LeasesReleased: rep.LeasesReleased,
+			WorkRecovered: rep.Work.Recovered, WorkUnknown: rep.Work.Unknown, WorkCorrupt: rep.Work.Corrupt,
+			WorkDeferred: rep.Work.Deferred,
+		})}, "", nil)
 		return err
 	})
 	return rep, err
@@ -164,8 +163,8 @@ func (t *wtx) liveHosts(selfHostID string) (map[string]bool, int, error) {
 		if _, err := t.exec(sqlHostStop, t.nowText(), h.id); err != nil {
 			return nil, 0, err
 		}
-		if _, err := t.append([]demiurge.Event{{AggregateType: demiurge.AggHost, AggregateID: h.id, Type: demiurge.EvHostStopped,
-			Payload: map[string]any{"reason": "gone", "pid": h.pid, "hostname": h.hostname}}}, "host:"+h.id+":gone", nil); err != nil {
+		if _, err := t.append([]demiurge.Event{demiurge.NewEvent(demiurge.AggHost, h.id, demiurge.HostStoppedPayload{
+			Reason: "gone", PID: h.pid, Hostname: h.hostname})}, "host:"+h.id+":gone", nil); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -202,12 +201,10 @@ func (t *wtx) reconcileTurns(alive map[string]bool, rep *ReconcileReport) error 
 		if alive[tr.host] {
 			continue
 		}
-		ev := demiurge.Event{AggregateType: demiurge.AggTurn, AggregateID: tr.id, Type: demiurge.EvTurnLost,
-			Payload: map[string]any{
-				"status":  demiurge.TurnLost,
-				"host_id": tr.host,
-				"error":   map[string]any{"code": "lost", "message": LostTurnMessage},
-			}}
+		ev := demiurge.NewEvent(demiurge.AggTurn, tr.id, demiurge.TurnLostPayload{
+			Status: demiurge.TurnLost, HostID: tr.host,
+			Error: &demiurge.ErrorInfo{Code: "lost", Message: LostTurnMessage},
+		})
 		if _, err := t.append([]demiurge.Event{ev}, "reconcile:turn:"+tr.id+":lost", nil); err != nil {
 			return err
 		}
@@ -226,12 +223,9 @@ func (t *wtx) reconcileTasks(alive map[string]bool, rep *ReconcileReport) error 
 		if alive[tk.host] {
 			continue
 		}
-		ev := demiurge.Event{AggregateType: demiurge.AggTask, AggregateID: tk.id, Type: demiurge.EvTaskLost,
-			Payload: map[string]any{
-				"status":  demiurge.TaskLost,
-				"summary": LostTaskSummary,
-				"error":   map[string]any{"message": LostTaskSummary},
-			}}
+		ev := demiurge.NewEvent(demiurge.AggTask, tk.id, demiurge.TaskLostPayload{
+			Status: demiurge.TaskLost, Summary: LostTaskSummary, Error: &demiurge.ErrorInfo{Message: LostTaskSummary},
+		})
 		if _, err := t.append([]demiurge.Event{ev}, "reconcile:task:"+tk.id+":lost", nil); err != nil {
 			return err
 		}
@@ -281,8 +275,8 @@ func (t *wtx) reconcileDeliveries(alive map[string]bool, rep *ReconcileReport) e
 		if alive[d.host] {
 			continue
 		}
-		ev := demiurge.Event{AggregateType: demiurge.AggDelivery, AggregateID: d.id, Type: demiurge.EvDeliveryUnknown,
-			Payload: map[string]any{"status": demiurge.DeliveryUnknown, "last_error": UnknownDeliveryMessage}}
+		ev := demiurge.NewEvent(demiurge.AggDelivery, d.id, demiurge.DeliveryUnknownPayload{
+			Status: demiurge.DeliveryUnknown, LastError: UnknownDeliveryMessage})
 		if _, err := t.append([]demiurge.Event{ev}, "delivery:"+d.id+":unknown", nil); err != nil {
 			return err
 		}
@@ -292,8 +286,8 @@ func (t *wtx) reconcileDeliveries(alive map[string]bool, rep *ReconcileReport) e
 			return err
 		}
 		if ok && w.Kind == demiurge.WorkKindDeliverySend && w.Status == demiurge.WorkSending {
-			if _, err := t.append([]demiurge.Event{workEvent(w.ID, demiurge.EvWorkUnknown, map[string]any{
-				"status": demiurge.WorkUnknown, "last_error": UnknownDeliveryMessage, "clear_claim": true,
+			if _, err := t.append([]demiurge.Event{demiurge.NewEvent(demiurge.AggWork, w.ID, demiurge.WorkUnknownPayload{
+				Status: demiurge.WorkUnknown, LastError: UnknownDeliveryMessage, ClearClaim: true,
 			})}, "work:"+w.ID+":unknown:"+w.ClaimID, nil); err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/demiurge/demiurge"
@@ -89,23 +90,19 @@ func (t *wtx) recoverWork() (WorkRecovery, error) {
 		case !validObject(it.body):
 			rep.Corrupt++
 			key = "work:" + it.id + ":corrupt"
-			ev = workEvent(it.id, demiurge.EvWorkCorrupt, map[string]any{
-				"status": demiurge.WorkCorrupt, "last_error": errCorruptPayload, "clear_claim": true})
+			ev = demiurge.NewEvent(demiurge.AggWork, it.id, demiurge.WorkCorruptPayload{
+				Status: demiurge.WorkCorrupt, LastError: errCorruptPayload, ClearClaim: true})
 		case it.status == demiurge.WorkSending && expired:
 			rep.Unknown++
 			rep.MarkedUnknown++
 			key = "work:" + it.id + ":unknown:" + it.claim
-			ev = workEvent(it.id, demiurge.EvWorkUnknown, map[string]any{
-				"status": demiurge.WorkUnknown, "last_error": errExpiredWhileSending, "clear_claim": true})
+			ev = demiurge.NewEvent(demiurge.AggWork, it.id, demiurge.WorkUnknownPayload{
+				Status: demiurge.WorkUnknown, LastError: errExpiredWhileSending, ClearClaim: true})
 		case (it.status == demiurge.WorkClaimed || it.status == demiurge.WorkRunning) && expired:
 			rep.Recovered++
-			lastErr := it.lastErr
-			if lastErr == "" {
-				lastErr = errExpiredClaim
-			}
 			key = "work:" + it.id + ":recovered:" + it.claim
-			ev = workEvent(it.id, demiurge.EvWorkRecovered, map[string]any{
-				"status": demiurge.WorkRetryScheduled, "last_error": lastErr, "clear_claim": true})
+			ev = demiurge.NewEvent(demiurge.AggWork, it.id, demiurge.WorkRecoveredPayload{
+				Status: demiurge.WorkRetryScheduled, LastError: cmp.Or(it.lastErr, errExpiredClaim), ClearClaim: true})
 		default:
 			rep.Deferred++
 			continue
@@ -146,11 +143,8 @@ func (t *wtx) unknownDeliveries() (int, error) {
 		return 0, err
 	}
 	for _, r := range todo {
-		p := map[string]any{"status": demiurge.DeliveryUnknown}
-		if r.lastErr != "" {
-			p["last_error"] = r.lastErr
-		}
-		ev := demiurge.Event{AggregateType: demiurge.AggDelivery, AggregateID: r.id, Type: demiurge.EvDeliveryUnknown, Payload: p}
+		ev := demiurge.NewEvent(demiurge.AggDelivery, r.id, demiurge.DeliveryUnknownPayload{
+			Status: demiurge.DeliveryUnknown, LastError: r.lastErr})
 		if _, err := t.append([]demiurge.Event{ev}, "delivery:"+r.id+":unknown", nil); err != nil {
 			return 0, err
 		}
@@ -158,8 +152,13 @@ func (t *wtx) unknownDeliveries() (int, error) {
 	return len(todo), nil
 }
 
-func workEvent(id, typ string, p map[string]any) demiurge.Event {
-	return demiurge.Event{AggregateType: demiurge.AggWork, AggregateID: id, Type: typ, Payload: p}
+// workEvent is the work item transition typ of work id.
+func workEvent(id, typ string, c demiurge.WorkChange) (demiurge.Event, error) {
+	p, err := c.As(typ)
+	if err != nil {
+		return demiurge.Event{}, err
+	}
+	return demiurge.NewEvent(demiurge.AggWork, id, p), nil
 }
 
 // validObject reports whether raw decodes as a JSON object.

@@ -163,18 +163,13 @@ func (db *DB) auditOwnerMiss(ctx context.Context, scope demiurge.PrincipalScope,
 	if aggID == "" {
 		aggID = "anonymous"
 	}
-	ev := demiurge.Event{
-		AggregateType: demiurge.AggPrincipalScope,
-		AggregateID:   aggID,
-		Type:          demiurge.EvPrincipalOwnerLookupDenied,
-		Payload: map[string]any{
-			"reason":       reason,
-			"lookup_id":    truncateRunes(id, maxLookupIDRunes),
-			"principal_id": scope.PrincipalID,
-			"authority":    scope.Authority,
-			"table":        table,
-		},
-	}
+	ev := demiurge.NewEvent(demiurge.AggPrincipalScope, aggID, demiurge.PrincipalOwnerLookupDeniedPayload{
+		Reason:      reason,
+		LookupID:    truncateRunes(id, maxLookupIDRunes),
+		PrincipalID: scope.PrincipalID,
+		Authority:   scope.Authority,
+		Table:       table,
+	})
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
 	defer cancel()
 	if _, err := db.Append(actx, []demiurge.Event{ev}, "", nil); err != nil {
@@ -196,7 +191,7 @@ func scanSession(r scanner) (demiurge.Session, error) {
 		Kind: kind.String, PrincipalID: principal.String, Channel: oChannel.String,
 		ConversationKey: oKey.String, OriginSessionID: oSession.String, OriginTurnID: oTurn.String,
 	}
-	tg := payload(objectOrCorrupt(target))
+	tg := jsonObject(objectOrCorrupt(target))
 	s.ConversationKey = tg.str("conversation_key")
 	s.Workspace = tg.str("workspace")
 	s.Provider = tg.str("provider")

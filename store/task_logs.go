@@ -2,10 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/demiurge/demiurge"
 )
@@ -114,84 +110,4 @@ func (db *DB) TaskLogTail(ctx context.Context, taskID string, n int) ([]demiurge
 		out[i], out[j] = out[j], out[i]
 	}
 	return out, nil
-}
-
-// Shape of the log scaling measurement: lines are appended in batches of
-// LogScalingBatch (what the task worker flushes at once) to a task keeping
-// DefaultTaskLogLines.
-const (
-	LogScalingBatch = 64
-	logScalingSmall = 10_000
-	logScalingLarge = 100_000
-)
-
-// MeasureTaskLogScaling appends 10,000 and then 100,000 lines to two tasks
-// of a fresh database in dir (file task-log-scaling.sqlite3, replaced if
-// present) and reports ratio = time(100,000)/time(10,000) (target ≤ 12: the
-// append cost does not grow with the log), rows = the rows anywhere in the
-// database that hold the large log's lines (task_logs rows plus task.log
-// events; target ≤ DefaultTaskLogLines), and tailOK = the tail holds
-// DefaultTaskLogLines lines in order, ending with the newest.
-func MeasureTaskLogScaling(ctx context.Context, dir string) (ratio float64, rows int, tailOK bool, err error) {
-	path := filepath.Join(dir, "task-log-scaling.sqlite3")
-	for _, s := range []string{"", "-wal", "-shm"} {
-		if err := os.Remove(path + s); err != nil && !os.IsNotExist(err) {
-			return 0, 0, false, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "remove %s: %v", path+s, err)
-		}
-	}
-	db, err := Open(ctx, path, Options{})
-	if err != nil {
-		return 0, 0, false, err
-	}
-	defer db.Close()
-	run := func(n int) (string, time.Duration, error) {
-		id := demiurge.NewID("task")
-		if _, err := db.Append(ctx, []demiurge.Event{{AggregateType: demiurge.AggTask, AggregateID: id,
-			Type: demiurge.EvTaskSubmitted, Payload: map[string]any{"kind": "terminal.exec"}}}, "", nil); err != nil {
-			return "", 0, err
-		}
-		start := time.Now()
-		batch := make([]demiurge.TaskLogLine, 0, LogScalingBatch)
-		for i := range n {
-			batch = append(batch, demiurge.TaskLogLine{Stream: "stdout", Text: fmt.Sprintf("line %d of the task log", i)})
-			if len(batch) == LogScalingBatch || i == n-1 {
-				if err := db.AppendTaskLogs(ctx, id, batch, DefaultTaskLogLines); err != nil {
-					return "", 0, err
-				}
-				batch = batch[:0]
-			}
-		}
-		return id, time.Since(start), nil
-	}
-	if _, _, err := run(logScalingSmall); err != nil { // warm the caches and the file
-		return 0, 0, false, err
-	}
-	_, small, err := run(logScalingSmall)
-	if err != nil {
-		return 0, 0, false, err
-	}
-	id, large, err := run(logScalingLarge)
-	if err != nil {
-		return 0, 0, false, err
-	}
-	var logRows, eventRows int
-	if err := db.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM task_logs WHERE task_id = ?`, id).Scan(&logRows); err != nil {
-		return 0, 0, false, db.codeError(ctx, err)
-	}
-	if err := db.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM runtime_events WHERE aggregate_type = ? AND aggregate_id = ? AND type = ?`,
-		demiurge.AggTask, id, demiurge.EvTaskLog).Scan(&eventRows); err != nil {
-		return 0, 0, false, db.codeError(ctx, err)
-	}
-	tail, err := db.TaskLogTail(ctx, id, DefaultTaskLogLines)
-	if err != nil {
-		return 0, 0, false, err
-	}
-	tailOK = len(tail) == DefaultTaskLogLines
-	for i, l := range tail {
-		if l.Text != fmt.Sprintf("line %d of the task log", logScalingLarge-DefaultTaskLogLines+i) {
-			tailOK = false
-			break
-		}
-	}
-	return large.Seconds() / small.Seconds(), logRows + eventRows, tailOK, nil
 }

@@ -150,13 +150,12 @@ func (db *DB) AcknowledgeTaskCompletion(ctx context.Context, workID, claimID str
 		case !workOverwritable(w.Status):
 			return demiurge.Errorf(demiurge.ECONFLICT, "durable work cannot be overwritten: %s", workID)
 		}
-		if _, err := t.append([]demiurge.Event{workEvent(workID, demiurge.EvWorkAcknowledged,
-			map[string]any{"status": demiurge.WorkAcknowledged})}, "", nil); err != nil {
+		if _, err := t.append([]demiurge.Event{demiurge.NewEvent(demiurge.AggWork, workID,
+			demiurge.WorkAcknowledgedPayload{Status: demiurge.WorkAcknowledged})}, "", nil); err != nil {
 			return err
 		}
-		ack := demiurge.Event{AggregateType: demiurge.AggTaskCompletion, AggregateID: workID,
-			Type:    demiurge.EvTaskCompletionAcknowledged,
-			Payload: map[string]any{"task_id": w.ParentWorkID, "claim_id": claimID, "work_id": workID}}
+		ack := demiurge.NewEvent(demiurge.AggTaskCompletion, workID, demiurge.TaskCompletionAcknowledgedPayload{
+			TaskID: w.ParentWorkID, ClaimID: claimID, WorkID: workID})
 		if _, err := t.append([]demiurge.Event{ack}, "task_completion:"+workID+":acknowledged", nil); err != nil {
 			return err
 		}

@@ -58,14 +58,14 @@ func objectOrCorrupt(raw string) map[string]any {
 	return m
 }
 
-// payload reads typed values out of an event payload (or any JSON-shaped
-// map). A key that is absent or null is "not given" for every accessor.
-type payload map[string]any
+// jsonObject reads typed values out of a decoded JSON column (a session's
+// target). A key that is absent or null is "not given" for every accessor.
+type jsonObject map[string]any
 
-func (p payload) has(k string) bool { return p[k] != nil }
+func (p jsonObject) has(k string) bool { return p[k] != nil }
 
 // str returns the value of k as a string.
-func (p payload) str(k string) string {
+func (p jsonObject) str(k string) string {
 	switch v := p[k].(type) {
 	case nil:
 		return ""
@@ -80,47 +80,18 @@ func (p payload) str(k string) string {
 	}
 }
 
-// nstr returns k as a string, or nil when k is not given: the argument for
-// an SQL COALESCE.
-func (p payload) nstr(k string) any {
-	if !p.has(k) {
-		return nil
-	}
-	return p.str(k)
-}
-
-// strOr returns k as a string, or def when k is not given or empty.
-func (p payload) strOr(k, def string) string {
-	if s := p.str(k); s != "" {
-		return s
-	}
-	return def
-}
-
 // num returns k as an integer and whether it was given as one.
-func (p payload) num(k string) (int64, bool) {
+func (p jsonObject) num(k string) (int64, bool) {
 	switch v := p[k].(type) {
 	case int:
 		return int64(v), true
 	case int64:
 		return v, true
-	case int32:
-		return int64(v), true
-	case uint32:
-		return int64(v), true
-	case uint64:
-		return int64(v), true
 	case float64:
-		return int64(v), true
-	case float32:
 		return int64(v), true
 	case json.Number:
 		n, err := v.Int64()
-		if err != nil {
-			f, ferr := v.Float64()
-			return int64(f), ferr == nil
-		}
-		return n, true
+		return n, err == nil
 	case string:
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		return n, err == nil
@@ -128,16 +99,8 @@ func (p payload) num(k string) (int64, bool) {
 	return 0, false
 }
 
-// nnum returns k as an integer, or nil when not given.
-func (p payload) nnum(k string) any {
-	if n, ok := p.num(k); ok {
-		return n
-	}
-	return nil
-}
-
 // boolean returns k as a bool, or def when k is not given.
-func (p payload) boolean(k string, def bool) bool {
+func (p jsonObject) boolean(k string, def bool) bool {
 	switch v := p[k].(type) {
 	case bool:
 		return v
@@ -145,66 +108,52 @@ func (p payload) boolean(k string, def bool) bool {
 		if b, err := strconv.ParseBool(v); err == nil {
 			return b
 		}
-	case float64:
-		return v != 0
-	case int:
-		return v != 0
-	case int64:
-		return v != 0
 	}
 	return def
 }
 
 // obj returns k as a map (nil when not an object).
-func (p payload) obj(k string) map[string]any {
-	switch v := p[k].(type) {
-	case map[string]any:
-		return v
-	case payload:
-		return v
-	}
-	return nil
+func (p jsonObject) obj(k string) map[string]any {
+	m, _ := p[k].(map[string]any)
+	return m
 }
 
-// ntime returns k as a storage timestamp, or nil when not given. Parseable
-// times are normalised to demiurge.TimeLayout so text comparison orders them;
-// anything else is kept verbatim.
-func (p payload) ntime(k string) any {
-	switch v := p[k].(type) {
-	case nil:
+// storedTime returns a payload time in storage form, or nil when not
+// given: parseable times are normalised to demiurge.TimeLayout, so text
+// comparison orders them; anything else is kept verbatim.
+func storedTime(s string) any {
+	if s == "" {
 		return nil
-	case time.Time:
-		if v.IsZero() {
-			return nil
-		}
-		return demiurge.FormatTime(v)
-	case string:
-		if v == "" {
-			return nil
-		}
-		if t := demiurge.ParseTime(v); !t.IsZero() {
-			return demiurge.FormatTime(t)
-		}
-		return v
-	default:
-		return p.str(k)
 	}
+	if t := demiurge.ParseTime(s); !t.IsZero() {
+		return demiurge.FormatTime(t)
+	}
+	return s
 }
 
-// njson returns k encoded as JSON, or nil when not given.
-func (p payload) njson(k string) (any, error) {
-	if !p.has(k) {
+// optionalInt is *n, or nil when not given: the argument for an SQL
+// COALESCE.
+func optionalInt(n *int) any {
+	if n == nil {
+		return nil
+	}
+	return *n
+}
+
+// optionalJSON is v encoded, or nil when not given.
+func optionalJSON(v any, given bool) (any, error) {
+	if !given {
 		return nil, nil
 	}
-	return marshalJSON(p[k])
+	return marshalJSON(v)
 }
 
-// jsonOr returns k encoded as JSON, or "{}" when not given.
-func (p payload) jsonOr(k string) (string, error) {
-	if !p.has(k) {
+// objectJSON is v encoded, or "{}" when not given.
+func objectJSON(v any, given bool) (string, error) {
+	if !given {
 		return "{}", nil
 	}
-	return marshalJSON(p[k])
+	return marshalJSON(v)
 }
 
 // nullable turns "" into SQL NULL.

@@ -23,19 +23,17 @@ func (db *DB) EnqueueWork(ctx context.Context, item demiurge.WorkItem, idempoten
 	if idempotencyKey == "" {
 		idempotencyKey = "work:" + item.ID + ":enqueued"
 	}
-	p := map[string]any{"kind": item.Kind, "payload": item.Payload}
-	for k, v := range map[string]string{"status": item.Status, "owner_session_id": item.OwnerSessionID,
-		"owner_turn_id": item.OwnerTurnID, "parent_work_id": item.ParentWorkID, "external_ref": item.ExternalRef} {
-		if v != "" {
-			p[k] = v
-		}
+	p := demiurge.WorkEnqueuedPayload{Kind: item.Kind, Status: item.Status, OwnerSessionID: item.OwnerSessionID,
+		OwnerTurnID: item.OwnerTurnID, ParentWorkID: item.ParentWorkID, ExternalRef: item.ExternalRef}
+	if item.Payload != nil {
+		p.Payload = item.Payload
 	}
 	if !item.NextAttemptAt.IsZero() {
-		p["next_attempt_at"] = demiurge.FormatTime(item.NextAttemptAt)
+		p.NextAttemptAt = demiurge.FormatTime(item.NextAttemptAt)
 	}
 	var out demiurge.WorkItem
 	err := db.write(ctx, func(t *wtx) error {
-		ev := demiurge.Event{AggregateType: demiurge.AggWork, AggregateID: item.ID, Type: demiurge.EvWorkEnqueued, Payload: p}
+		ev := demiurge.NewEvent(demiurge.AggWork, item.ID, p)
 		if _, err := t.append([]demiurge.Event{ev}, idempotencyKey, nil); err != nil {
 			return err
 		}
@@ -184,15 +182,15 @@ func (t *wtx) claim(w demiurge.WorkItem, ownerID string, lease time.Duration) (d
 	if lease <= 0 {
 		lease = demiurge.DefaultWorkLease
 	}
-	ev := demiurge.Event{AggregateType: demiurge.AggWork, AggregateID: w.ID, Type: demiurge.EvWorkClaimed,
-		Payload: map[string]any{
-			"status":           demiurge.WorkClaimed,
-			"claim_id":         demiurge.NewID("claim"),
-			"owner_id":         ownerID,
-			"claimed_at":       t.nowText(),
-			"lease_expires_at": demiurge.FormatTime(t.now.Add(lease)),
-			"attempts":         w.Attempts + 1,
-		}}
+	attempts := w.Attempts + 1
+	ev := demiurge.NewEvent(demiurge.AggWork, w.ID, demiurge.WorkClaimedPayload{
+		Status:         demiurge.WorkClaimed,
+		ClaimID:        demiurge.NewID("claim"),
+		OwnerID:        ownerID,
+		ClaimedAt:      t.nowText(),
+		LeaseExpiresAt: demiurge.FormatTime(t.now.Add(lease)),
+		Attempts:       &attempts,
+	})
 	if _, err := t.append([]demiurge.Event{ev}, "", nil); err != nil {
 		return w, err
 	}
@@ -246,7 +244,7 @@ func (db *DB) TransitionWork(ctx context.Context, workID, claimID, toStatus stri
 		if !workOverwritable(w.Status) {
 			return demiurge.Errorf(demiurge.ECONFLICT, "durable work cannot be overwritten: %s", workID)
 		}
-		p := map[string]any{}
+		c := demiurge.WorkChange{ExternalRef: fields.ExternalRef, LastError: fields.LastError}
 		status := toStatus
 		if toStatus == demiurge.WorkFailed && !fields.RetryAt.IsZero() {
 			status = demiurge.WorkRetryScheduled
@@ -257,26 +255,23 @@ func (db *DB) TransitionWork(ctx context.Context, workID, claimID, toStatus stri
 			if lease <= 0 {
 				lease = demiurge.DefaultWorkLease
 			}
-			p["lease_expires_at"] = demiurge.FormatTime(t.now.Add(lease))
+			c.LeaseExpiresAt = demiurge.FormatTime(t.now.Add(lease))
 		case demiurge.WorkRetryScheduled:
-			p["clear_claim"] = true
+			c.ClearClaim = true
 			if !fields.RetryAt.IsZero() {
-				p["next_attempt_at"] = demiurge.FormatTime(fields.RetryAt)
+				c.NextAttemptAt = demiurge.FormatTime(fields.RetryAt)
 			}
 		}
 		if status != demiurge.WorkHeartbeat {
-			p["status"] = status
+			c.Status = status
 			if fields.Lease > 0 {
-				p["lease_expires_at"] = demiurge.FormatTime(t.now.Add(fields.Lease))
+				c.LeaseExpiresAt = demiurge.FormatTime(t.now.Add(fields.Lease))
 			}
 		}
-		if fields.ExternalRef != "" {
-			p["external_ref"] = fields.ExternalRef
+		ev, err := workEvent(workID, evType, c)
+		if err != nil {
+			return err
 		}
-		if fields.LastError != "" {
-			p["last_error"] = fields.LastError
-		}
-		ev := demiurge.Event{AggregateType: demiurge.AggWork, AggregateID: workID, Type: evType, Payload: p}
 		if _, err := t.append([]demiurge.Event{ev}, "", nil); err != nil {
 			return err
 		}

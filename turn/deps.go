@@ -27,7 +27,7 @@ type sessionRuntime interface {
 	History(ctx context.Context, sessionID string, limit int) ([]demiurge.Message, error)
 	SetBootstrap(ctx context.Context, sessionID, snapshot string) error
 	TurnStarted(ts session.TurnStart) (demiurge.EventBatch, error)
-	FinishTurnWith(ctx context.Context, turnID, status string, errInfo map[string]any, first []demiurge.EventBatch, commit session.Commit) error
+	FinishTurnWith(ctx context.Context, turnID, status string, errInfo *demiurge.ErrorInfo, first []demiurge.EventBatch, commit session.Commit) error
 }
 
 type deliveryRuntime interface {

@@ -173,14 +173,11 @@ func (l *modelLoop) call(ctx context.Context, stepID string, call demiurge.ToolC
 	if e, ok := req.Entry.(*effect.Entry); ok && bound {
 		source, prov = e.Source, e.Provenance
 	}
-	started := demiurge.Event{
-		Type: demiurge.EvToolCallStarted, AggregateType: demiurge.AggToolCall, AggregateID: recordID,
-		Payload: map[string]any{
-			"turn_id": t.turnID, "step_id": stepID, "tool_name": call.Name, "status": "running",
-			"provider_call_id": call.ID, "args": durableArgs, "effect_source": source,
-			"effect_provenance": prov, "core_revision": t.snap.Revision,
-		},
-	}
+	started := demiurge.NewEvent(demiurge.AggToolCall, recordID, demiurge.ToolCallStartedPayload{
+		TurnID: t.turnID, StepID: stepID, ToolName: call.Name, Status: "running",
+		ProviderCallID: call.ID, Args: durableArgs, EffectSource: source,
+		EffectProvenance: prov, CoreRevision: t.snap.Revision,
+	})
 	// Everything before the call, and its start, is durable before it runs.
 	if err := t.flush(ctx, demiurge.EventBatch{Events: []demiurge.Event{started}}); err != nil {
 		return demiurge.EffectResult{}, err
@@ -201,21 +198,16 @@ func (l *modelLoop) call(ctx context.Context, stepID string, call demiurge.ToolC
 	if res.IsError() {
 		evType, status = demiurge.EvToolCallFailed, "failed"
 	}
-	var effErr any
-	if res.Error != nil {
-		effErr = map[string]any{"code": res.Error.Code, "message": res.Error.Message,
-			"execution_started": res.Error.ExecutionStarted, "provenance": res.Error.Provenance}
-	}
-	done := demiurge.Event{
-		Type: evType, AggregateType: demiurge.AggToolCall, AggregateID: recordID,
-		Payload: map[string]any{
-			"turn_id": t.turnID, "step_id": stepID, "tool_name": call.Name, "status": status,
-			"effect_status": res.Status, "effect_error": effErr, "result": res.DurableView,
-		},
+	end, err := demiurge.ToolCallEnd{
+		TurnID: t.turnID, StepID: stepID, ToolName: call.Name, Status: status,
+		EffectStatus: res.Status, EffectError: res.Error, Result: res.DurableView,
+	}.As(evType)
+	if err != nil {
+		return res, err
 	}
 	// The completion and the tool message ride with the turn's next write,
 	// which happens even if the turn is being cancelled (its end).
-	t.record(demiurge.EventBatch{Events: []demiurge.Event{done}})
+	t.record(demiurge.EventBatch{Events: []demiurge.Event{demiurge.NewEvent(demiurge.AggToolCall, recordID, end)}})
 	if err := l.appendToolMessage(stepID, call, truncateForModel(res.ModelView), res.IsError()); err != nil {
 		return res, err
 	}

@@ -193,9 +193,9 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 		res.Outcome = OutcomeFailed
 		res.Error = sanitizeError(runErr, x.d.Providers.Secrets())
 	}
-	var errInfo map[string]any
+	var errInfo *demiurge.ErrorInfo
 	if res.Error != nil {
-		errInfo = map[string]any{"code": res.Error.Code, "message": res.Error.Message}
+		errInfo = &demiurge.ErrorInfo{Code: res.Error.Code, Message: res.Error.Message}
 	}
 	end := func(ctx context.Context, batches []demiurge.EventBatch) ([][]demiurge.Event, error) {
 		stored, err := x.d.Store.ReleaseSessionLeaseWith(ctx, sess.ID, turnID, x.d.HostID, batches)

@@ -9,7 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/coregate"
 	"github.com/demiurge/demiurge/corerepo"
+	"github.com/demiurge/demiurge/coretree"
 	"github.com/demiurge/demiurge/host"
 )
 
@@ -86,7 +88,7 @@ func opError(err error) error {
 	if errors.As(err, &ee) {
 		return err
 	}
-	var gate *corerepo.GateError
+	var gate *coregate.GateError
 	if !errors.As(err, &gate) && demiurge.ErrorCode(err) == demiurge.EINVALID {
 		return &exitError{code: ExitUsage, err: err}
 	}
@@ -113,11 +115,11 @@ func orNone(s string) string {
 }
 
 // changeMark is the one-letter status of a changed path.
-func changeMark(change string) string {
+func changeMark(change coretree.ChangeKind) string {
 	switch change {
-	case corerepo.ChangeAdded:
+	case coretree.Added:
 		return "A"
-	case corerepo.ChangeDeleted:
+	case coretree.Deleted:
 		return "D"
 	default:
 		return "M"
@@ -125,9 +127,9 @@ func changeMark(change string) string {
 }
 
 // nonNilChanges keeps JSON lists as [] rather than null.
-func nonNilChanges(c []corerepo.FileChange) []corerepo.FileChange {
+func nonNilChanges(c []coretree.Change) []coretree.Change {
 	if c == nil {
-		return []corerepo.FileChange{}
+		return []coretree.Change{}
 	}
 	return c
 }

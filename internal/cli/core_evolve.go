@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/demiurge/demiurge/coregate"
 	"github.com/demiurge/demiurge/corerepo"
 	"github.com/demiurge/demiurge/host"
 )
@@ -49,7 +50,7 @@ func newEvolveStartCmd(g *globals, streams IO, asJSON *bool) *cobra.Command {
 			}
 			res.ChangedFiles = nonNilChanges(res.ChangedFiles)
 			if res.Gates == nil {
-				res.Gates = []corerepo.Gate{}
+				res.Gates = []coregate.Gate{}
 			}
 			if res.CleanedArtifacts == nil {
 				res.CleanedArtifacts = []string{}
@@ -59,7 +60,7 @@ func newEvolveStartCmd(g *globals, streams IO, asJSON *bool) *cobra.Command {
 			}
 			printf(streams, "%s\n", res.Summary)
 			for _, c := range res.ChangedFiles {
-				printf(streams, "  %s %s\n", changeMark(c.Change), c.Path)
+				printf(streams, "  %s %s\n", changeMark(c.Kind), c.Path)
 			}
 			if res.Evolver.Summary != "" {
 				printf(streams, "evolver: %s\n", oneLine(res.Evolver.Summary))
@@ -80,7 +81,7 @@ func newEvolveStartCmd(g *globals, streams IO, asJSON *bool) *cobra.Command {
 // repository refusal (a failed gate of the local edits saved first, a run
 // already going) is a refused operation (1).
 func startError(err error) error {
-	var gate *corerepo.GateError
+	var gate *coregate.GateError
 	if errors.As(err, &gate) {
 		return &exitError{code: ExitFailed, err: err}
 	}
@@ -134,7 +135,7 @@ func printReview(streams IO, rv *corerepo.Review) {
 		printf(streams, "stale: live is now %s; promotion will be refused\n", rv.LiveRevision)
 	}
 	for _, c := range rv.ChangedFiles {
-		printf(streams, "  %s %s\n", changeMark(c.Change), c.Path)
+		printf(streams, "  %s %s\n", changeMark(c.Kind), c.Path)
 	}
 	for _, gt := range rv.Gates {
 		if !gt.Passed {
@@ -162,7 +163,7 @@ func printReview(streams IO, rv *corerepo.Review) {
 // mcpLine is the one-line secret-safe description of an MCP declaration:
 // what would run or be contacted, under which approval, with the names (never
 // the values) of its environment variables and headers.
-func mcpLine(m *corerepo.MCPSummary) string {
+func mcpLine(m *coregate.MCPSummary) string {
 	if m.ParseError != "" {
 		return fmt.Sprintf("server %s: does not parse: %s", m.ServerID, m.ParseError)
 	}
@@ -291,13 +292,13 @@ func newEvolveDiscardCmd(g *globals, streams IO, asJSON *bool) *cobra.Command {
 func normalizeReview(rv *corerepo.Review) {
 	rv.ChangedFiles = nonNilChanges(rv.ChangedFiles)
 	if rv.Gates == nil {
-		rv.Gates = []corerepo.Gate{}
+		rv.Gates = []coregate.Gate{}
 	}
 	if rv.MCPChanges == nil {
-		rv.MCPChanges = []corerepo.MCPChange{}
+		rv.MCPChanges = []coregate.MCPChange{}
 	}
 	if rv.ApprovalChanges == nil {
-		rv.ApprovalChanges = []corerepo.ApprovalChange{}
+		rv.ApprovalChanges = []coregate.ApprovalChange{}
 	}
 	if rv.CleanedArtifacts == nil {
 		rv.CleanedArtifacts = []string{}

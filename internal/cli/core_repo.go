@@ -9,7 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/demiurge/demiurge/coregate"
 	"github.com/demiurge/demiurge/corerepo"
+	"github.com/demiurge/demiurge/coretree"
+	"github.com/demiurge/demiurge/gitrepo"
 )
 
 func newCoreStatusCmd(g *globals, streams IO, asJSON *bool) *cobra.Command {
@@ -38,7 +41,7 @@ func newCoreStatusCmd(g *globals, streams IO, asJSON *bool) *cobra.Command {
 				}
 				printf(streams, "local edits (saved before the next turn, or `demiurge core save`):\n")
 				for _, c := range out.Changes {
-					printf(streams, "  %s %s\n", changeMark(c.Change), c.Path)
+					printf(streams, "  %s %s\n", changeMark(c.Kind), c.Path)
 				}
 				return nil
 			})
@@ -47,10 +50,10 @@ func newCoreStatusCmd(g *globals, streams IO, asJSON *bool) *cobra.Command {
 }
 
 type statusJSON struct {
-	Revision string                `json:"revision"`
-	Previous string                `json:"previous_revision"`
-	Clean    bool                  `json:"clean"`
-	Changes  []corerepo.FileChange `json:"changes"`
+	Revision string            `json:"revision"`
+	Previous string            `json:"previous_revision"`
+	Clean    bool              `json:"clean"`
+	Changes  []coretree.Change `json:"changes"`
 }
 
 func newCoreVersionsCmd(g *globals, streams IO, asJSON *bool) *cobra.Command {
@@ -162,15 +165,15 @@ func newCoreSaveCmd(g *globals, streams IO, asJSON *bool) *cobra.Command {
 type saveJSONRefusal struct {
 	Saved        bool            `json:"saved"`
 	Revision     string          `json:"revision"`
-	Gates        []corerepo.Gate `json:"gates"`
+	Gates        []coregate.Gate `json:"gates"`
 	ConfirmToken string          `json:"confirm_token,omitempty"`
 	Error        *errorOutput    `json:"error"`
 }
 
 func saveRefusal(repo *corerepo.Repo, err error) saveJSONRefusal {
-	out := saveJSONRefusal{Gates: []corerepo.Gate{}, Error: errorJSON(err)}
+	out := saveJSONRefusal{Gates: []coregate.Gate{}, Error: errorJSON(err)}
 	out.Revision, _ = repo.Live()
-	var gate *corerepo.GateError
+	var gate *coregate.GateError
 	if errors.As(err, &gate) {
 		out.Gates, out.ConfirmToken = gate.Gates, gate.Token
 	}
@@ -195,7 +198,7 @@ func newCoreCheckCmd(g *globals, streams IO, asJSON *bool) *cobra.Command {
 					out.Findings = remaining
 				}
 				if out.Findings == nil {
-					out.Findings = []corerepo.Finding{}
+					out.Findings = []gitrepo.Finding{}
 				}
 				out.Consistent = len(out.Findings) == 0
 				if *asJSON {
@@ -225,9 +228,9 @@ func newCoreCheckCmd(g *globals, streams IO, asJSON *bool) *cobra.Command {
 }
 
 type checkJSON struct {
-	Consistent bool               `json:"consistent"`
-	Repaired   bool               `json:"repaired"`
-	Findings   []corerepo.Finding `json:"findings"`
+	Consistent bool              `json:"consistent"`
+	Repaired   bool              `json:"repaired"`
+	Findings   []gitrepo.Finding `json:"findings"`
 }
 
 func newCoreDiscardCmd(g *globals, streams IO, asJSON *bool) *cobra.Command {
@@ -258,7 +261,7 @@ func newCoreDiscardCmd(g *globals, streams IO, asJSON *bool) *cobra.Command {
 					return nil
 				}
 				for _, c := range out.Discarded {
-					printf(streams, "discarded %s %s\n", changeMark(c.Change), c.Path)
+					printf(streams, "discarded %s %s\n", changeMark(c.Kind), c.Path)
 				}
 				printf(streams, "agents tree is at live revision %s\n", short(live))
 				return nil
@@ -270,8 +273,8 @@ func newCoreDiscardCmd(g *globals, streams IO, asJSON *bool) *cobra.Command {
 }
 
 type discardJSON struct {
-	Revision  string                `json:"revision"`
-	Discarded []corerepo.FileChange `json:"discarded"`
+	Revision  string            `json:"revision"`
+	Discarded []coretree.Change `json:"discarded"`
 }
 
 func newCoreRollbackCmd(g *globals, streams IO, asJSON *bool) *cobra.Command {

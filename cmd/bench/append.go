@@ -1,0 +1,28 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/demiurge/demiurge/cmd/bench/internal/storebench"
+)
+
+// appendTarget is figure 3's lower limit on Append's rate over raw inserts.
+const appendTarget = 0.5
+
+// appendRows measures figure 3 on a fresh database in dir.
+func appendRows(ctx context.Context, dir string, c counts) ([]row, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	ratio, appendRate, rawRate, err := storebench.MeasureAppendRatio(ctx, dir, c.batches)
+	if err != nil {
+		return nil, err
+	}
+	return []row{
+		{figure: figAppend + ", ratio", value: fmt.Sprintf("%.2f", ratio), target: fmt.Sprintf("≥ %.1f", appendTarget), verdict: check(ratio >= appendTarget)},
+		{figure: figAppend + ", Append", value: fmt.Sprintf("%.0f events/s", appendRate)},
+		{figure: figAppend + ", raw INSERT", value: fmt.Sprintf("%.0f events/s", rawRate)},
+	}, nil
+}

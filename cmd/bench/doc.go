@@ -1,0 +1,74 @@
+// Command bench measures the performance figures Demiurge holds itself to
+// and prints them as a Markdown table:
+//
+//	go run ./cmd/bench [-short] [-n N]
+//
+// It is run from inside the module (it builds ./cmd/demiurge). Every
+// measurement uses its own runtime home in one temporary directory that is
+// removed at the end, every child process is waited for, and the provider
+// is always the fake one: the environment of child processes is stripped of
+// DEMIURGE_*, OPENAI_* and ANTHROPIC_* variables, and the in-process Host
+// sees an empty environment.
+//
+// # Figures
+//
+//  1. Turn overhead, in process (target: median ≤ 2 ms). One Host opened on
+//     a fresh home runs turns with the text "please tools_list" in one
+//     continuing session. The fake provider answers by calling tools_list
+//     once and then replying, so one turn is two provider calls, one tool
+//     call, the input and output slots and every SQLite append (the first
+//     turn also runs the bootstrap slots and is a warm-up). After the
+//     warm-up turns, the wall time of each turn is one sample; the median
+//     and the 95th percentile are reported. Each turn must complete with
+//     exactly one successful tools_list call, or the figure fails.
+//     host.BenchmarkTurnOneToolCall is the same turn as a Go benchmark, the
+//     handle for pprof.
+//  2. Cold `demiurge run`, a new process (target: median ≤ 25 ms). The
+//     binary is built once with CGO_ENABLED=0 and a home initialised once;
+//     each sample is the wall time from starting `demiurge --home H run
+//     hello` to reaping it. The session continues across runs, so each run
+//     pays for opening the store, the lease, reconciliation, loading the
+//     core and one turn. Runs must exit 0 and print "[fake] hello". The
+//     median CPU time (user + system) of the runs is reported beside the
+//     wall times: on a shared machine it moves less than they do. Two
+//     more process figures belong to it: the same run on a home that does
+//     not exist yet, so that each sample also initialises it (templates,
+//     database, core repository; target: median ≤ 60 ms), and the time
+//     from the model's final answer to the process's exit (target: median
+//     ≤ 3 ms), with a loopback Chat Completions server as the provider
+//     (`run --provider openai hello`): each sample runs from the moment the
+//     server finished writing its answer to the reaping of the process.
+//  3. Append throughput ratio (target: ≥ 0.5). storebench.MeasureAppendRatio
+//     writes batches of storebench.BenchBatchSize events through Append
+//     (idempotency key, events and projections in one transaction) and the
+//     same rows as raw INSERTs in one transaction per batch (over a second
+//     connection with the store writer's settings), on one fresh database;
+//     the ratio of the two rates is reported with both rates.
+//  4. Idle memory of `demiurge chat` (target: VmRSS ≤ 40 MiB). The binary
+//     runs `chat` with a stdin pipe held open; after it has answered
+//     "hello" and sat idle for a second, VmRSS is read from
+//     /proc/<pid>/status. Then stdin is closed and the process must exit 0.
+//     Outside Linux the figure is reported as n/a.
+//
+// # Measurements
+//
+// The figures of single packages are measured by the driver's own
+// packages, each with its Go benchmarks and smoke tests: internal/corebench
+// (core repository saves and reviews), internal/storebench (Append against
+// raw inserts), internal/taskbench (task worker throughput, completion
+// latency, bounded task logs), internal/procbench (output drain, kill
+// latency, spawn, output discovery) and internal/mcpbench (MCP discovery
+// and catalog preparation). They reach the packages they measure through
+// their exported API only; nothing of the production packages exists for
+// the bench alone.
+//
+// # Modes and exit status
+//
+// -short uses small sample counts so CI finishes well under a minute; -n
+// sets the sample count of figures 1–3 (turns, process runs, batches). A
+// figure that misses its target is marked MISS and the command still exits
+// 0: on a shared or slow machine the figures are informational. The command
+// exits 1 when a measurement itself fails (build error, a crashed or
+// failing child, a turn that did not complete), after printing the table of
+// what it could measure, and 2 on a usage error.
+package main

@@ -1,0 +1,5 @@
+//go:build !race
+
+package corebench
+
+const raceEnabled = false

@@ -1,0 +1,5 @@
+//go:build !race
+
+package taskbench_test
+
+const logScalingUnderRace = false

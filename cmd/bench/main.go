@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/demiurge/demiurge"
+)
+
+// counts are the sample counts of one run of the driver.
+type counts struct {
+	turnWarm, turns int // figure 1
+	coldWarm, runs  int // figure 2
+	batches         int // figure 3 (storebench.BenchBatchSize events each)
+	idle            time.Duration
+}
+
+func countsFor(short bool, n int) counts {
+	c := counts{turnWarm: 20, turns: 300, coldWarm: 3, runs: 40, batches: 200, idle: time.Second}
+	if short {
+		c = counts{turnWarm: 5, turns: 30, coldWarm: 1, runs: 8, batches: 20, idle: time.Second}
+	}
+	if n > 0 {
+		c.turns, c.runs, c.batches = n, n, n
+	}
+	return c
+}
+
+func main() {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	short := fs.Bool("short", false, "small sample counts (for CI); the figures are informational")
+	n := fs.Int("n", 0, "samples of figures 1-3: turns, process runs, batches of 100 events (0: the mode's default)")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	if *n < 0 || fs.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "usage: go run ./cmd/bench [-short] [-n N]")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, countsFor(*short, *n), os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// inProcess runs a measurement that does not watch ctx itself, unless the
+// run was already cancelled.
+func inProcess(ctx context.Context, measure func() ([]row, error)) func() ([]row, error) {
+	return func() ([]row, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return measure()
+	}
+}
+
+// run measures every figure, prints the table and returns the exit code:
+// 0 when every figure was measured (met or missed), 1 when one failed.
+func run(ctx context.Context, c counts, stdout, stderr io.Writer) int {
+	tmp, err := os.MkdirTemp("", "demiurge-bench-")
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	dir := func(name string) string { return filepath.Join(tmp, name) }
+
+	bin, buildErr := buildBinary(ctx, dir("bin"))
+	withBinary := func(measure func(bin string) ([]row, error)) func() ([]row, error) {
+		return func() ([]row, error) {
+			if buildErr != nil {
+				return nil, buildErr
+			}
+			return measure(bin)
+		}
+	}
+	steps := []struct {
+		figure  string
+		measure func() ([]row, error)
+	}{
+		{figTurn, func() ([]row, error) { return turnRows(ctx, dir("turn"), c) }},
+		{figCold, withBinary(func(bin string) ([]row, error) { return coldRows(ctx, bin, dir("cold"), c) })},
+		{figAppend, func() ([]row, error) { return appendRows(ctx, dir("append"), c) }},
+		{figMemory, withBinary(func(bin string) ([]row, error) { return memoryRows(ctx, bin, dir("chat"), c) })},
+		{figCatalog, inProcess(ctx, func() ([]row, error) { return catalogRows(dir("catalog"), c) })},
+		{figDispatch, inProcess(ctx, func() ([]row, error) { return dispatchRows(c) })},
+		{figReadFile, inProcess(ctx, func() ([]row, error) { return fileRows(dir("files"), c) })},
+		{figDrain, inProcess(ctx, func() ([]row, error) { return drainRows(ctx, dir("drain")) })},
+		{figKill, inProcess(ctx, func() ([]row, error) { return killRows(ctx, dir("kill"), c) })},
+		{figSpawn, inProcess(ctx, func() ([]row, error) { return spawnRows(ctx, dir("spawn"), c) })},
+		{figURL, inProcess(ctx, func() ([]row, error) { return urlRows(c) })},
+		{figRedact, inProcess(ctx, func() ([]row, error) { return redactRows(ctx) })},
+		{figTaskThroughput, func() ([]row, error) { return taskRows(ctx, dir("tasks"), c) }},
+		{figCoreSave, func() ([]row, error) { return coreRepoRows(ctx, dir("corerepo")) }},
+		{figMCPDiscovery, func() ([]row, error) { return mcpRows(ctx, dir("mcp"), c) }},
+	}
+	var rows []row
+	failed := false
+	for _, s := range steps {
+		r, err := s.measure()
+		if err != nil {
+			failed = true
+			fmt.Fprintf(stderr, "bench: %s: %s\n", s.figure, describe(err))
+			r = []row{{figure: s.figure, value: "error", verdict: failedVerdict}}
+		}
+		rows = append(rows, r...)
+	}
+	writeReport(stdout, machine(), c, rows)
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+// describe is an error's message and, for a coded error, its cause: the
+// driver is a developer's tool, and a failed measurement needs the why.
+func describe(err error) string {
+	var de *demiurge.Error
+	if errors.As(err, &de) && de.Err != nil {
+		return err.Error() + ": " + de.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,5 +1,0 @@
-//go:build !race
-
-package corerepo
-
-const raceEnabled = false

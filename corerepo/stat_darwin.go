@@ -1,7 +1,0 @@
-//go:build darwin
-
-package corerepo
-
-import "syscall"
-
-func ctimeNs(st *syscall.Stat_t) int64 { return st.Ctimespec.Nano() }

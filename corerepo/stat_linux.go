@@ -1,7 +1,0 @@
-//go:build linux
-
-package corerepo
-
-import "syscall"
-
-func ctimeNs(st *syscall.Stat_t) int64 { return st.Ctim.Nano() }

@@ -1,0 +1,7 @@
+//go:build linux
+
+package gitrepo
+
+import "syscall"
+
+func ctimeNs(st *syscall.Stat_t) int64 { return st.Ctim.Nano() }

@@ -1,0 +1,28 @@
+//go:build unix
+
+package filelock
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+func lockFD(f *os.File) error {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EWOULDBLOCK):
+			return ErrBusy
+		default:
+			return err
+		}
+	}
+}
+
+func unlockFD(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_UN) }
