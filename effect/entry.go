@@ -39,9 +39,10 @@ type Entry struct {
 
 	schema  []byte // canonical JSON; copied out on every read
 	adapter Adapter
-	// validator is compiled once per distinct schema: at Bind, except for
-	// builtin entries, whose schemas are the Host's own and compile on the
-	// first call (a process that calls no tool compiles none).
+	// validator is compiled once per distinct schema: at Bind for MCP
+	// entries; on the first call for builtin and authored ones, whose
+	// schemas are the Host's own or were compiled when their core revision
+	// was saved (a process that calls no tool compiles none).
 	validator func() *jsonschema.Schema
 }
 
@@ -114,7 +115,7 @@ func (d Definition) Bind(coreID, revision string) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	validator, err := schemaValidator(raw, d.Source == SourceBuiltin)
+	validator, err := schemaValidator(raw, d.Source != SourceMCP)
 	if err != nil {
 		return nil, err
 	}

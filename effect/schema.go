@@ -60,8 +60,9 @@ func schemaValidator(raw []byte, lazy bool) (func() *jsonschema.Schema, error) {
 	}), nil
 }
 
-// refusingSchema is a schema no value satisfies, for a builtin schema that
-// did not compile (a build defect the tests catch).
+// refusingSchema is a schema no value satisfies, for a lazily compiled
+// schema that did not compile after all (a builtin's is a build defect the
+// tests catch; an authored one passed its core's gates).
 func refusingSchema(err error) *jsonschema.Schema {
 	s, cerr := compileSchema([]byte(`false`))
 	if cerr != nil {

@@ -15,7 +15,8 @@ import (
 // coreLoader loads cores from the home's agents directory (the core
 // repository's live checkout) and pins the revision a turn runs: local
 // edits are gated and saved as a revision first (corerepo EnsureSaved), and
-// the live commit is the turn's core_revision. A clean checkout is the
+// the live commit is the turn's core_revision. The core is read with
+// core.LoadSaved: the revision passed the repository's gates. A clean checkout is the
 // commit's tree, so the revision names the files: a parsed core is kept per
 // core and revision and reused while EnsureSaved reports the same one,
 // without reading or fingerprinting the files again. A core is parsed only
@@ -54,7 +55,7 @@ func (l *coreLoader) Load(ctx context.Context, coreID string) (turn.Snapshot, er
 		if ok && snap.Revision == rev {
 			return snap, nil
 		}
-		c, err := core.Load(dir)
+		c, err := core.LoadSaved(dir)
 		if err != nil {
 			return turn.Snapshot{}, err
 		}
