@@ -99,7 +99,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	// Check ownership and version before anything can write to the file.
-	keeper, err := probeOpen(ctx, abs)
+	keeper, found, err := probeOpen(ctx, abs)
 	if err != nil {
 		return nil, err
 	}
@@ -136,9 +136,11 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	db.writer.SetConnMaxLifetime(0)
 	db.writer.SetConnMaxIdleTime(0)
 
-	if err := db.migrate(ctx); err != nil {
-		db.Close()
-		return nil, err
+	if found.appID != ApplicationID || found.version != SchemaVersion() {
+		if err := db.migrate(ctx); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	if err := db.prepareAll(ctx); err != nil {
 		db.Close()
