@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+	gosync "sync"
 
 	"github.com/demiurge/demiurge"
 )
@@ -81,16 +81,20 @@ func InstallTemplates(agentsDir, which string, overwrite bool) error {
 			return demiurge.WrapError(demiurge.EINTERNAL, err, "install %s template into %s: %v", which, agentsDir, err)
 		}
 	}
-	if err := staged.commit(); err != nil {
+	if err := staged.commit(overwrite); err != nil {
 		return demiurge.WrapError(demiurge.EINTERNAL, err, "install %s template into %s: %v", which, agentsDir, err)
 	}
 	return nil
 }
 
 // stagedFiles are template files written to temporary files beside their
-// destinations, each renamed into place once all of them are on disk. They
-// are synced together rather than one after the other: a disk sync is
-// milliseconds, and a fresh home has a few dozen files.
+// destinations, each renamed into place once all of them are written, so a
+// crash never leaves a file half-written. Files that replace others (a
+// refresh) are synced to disk first, together rather than one after the
+// other: a sync is milliseconds, and a core has a few dozen files. Files
+// of a fresh install are not: nothing is lost if a power failure cuts
+// them short, `demiurge init --refresh` writes them again, and syncing
+// them would cost a first run more than the rest of it.
 type stagedFiles []stagedFile
 
 type stagedFile struct {
@@ -118,15 +122,17 @@ func (s *stagedFiles) stage(dest string, data []byte, overwrite bool) error {
 	return err
 }
 
-// commit syncs every staged file (concurrently), then renames each into
-// place, in the order staged.
-func (s *stagedFiles) commit() error {
+// commit syncs every staged file when sync is set (concurrently), then
+// renames each into place, in the order staged.
+func (s *stagedFiles) commit(sync bool) error {
 	errs := make([]error, len(*s))
-	var wg sync.WaitGroup
-	for i, f := range *s {
-		wg.Go(func() { errs[i] = f.tmp.Sync() })
+	if sync {
+		var wg gosync.WaitGroup
+		for i, f := range *s {
+			wg.Go(func() { errs[i] = f.tmp.Sync() })
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 	for i, f := range *s {
 		errs[i] = errors.Join(errs[i], f.tmp.Close())
 	}
