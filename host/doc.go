@@ -8,6 +8,30 @@
 //
 // Open initialises a missing home (directories 0700, files 0600), opens the
 // store, takes a heartbeat lease for this process and reconciles work left by
-// Host processes that are gone. Close cancels running turns, stops the lease
-// and closes the store. Several Host processes may share one home.
+// Host processes that are gone. Several Host processes may share one home.
+//
+// Every step of Open that opens something records how to close it on one
+// stack; Close runs the stack in reverse, and so does an Open that fails
+// halfway, so a failed Open leaves nothing open. Each step is bounded by its
+// own time, whatever the caller's context says. The order, and why:
+//
+//  1. the scheduler loop, so no occurrence is claimed that could no longer
+//     run;
+//  2. the task worker: admission closes, active tasks are cancelled and
+//     drained, while the turns, processes and MCP servers they use still
+//     work;
+//  3. the turn execution: new turns are refused, running ones cancelled and
+//     waited for, so each writes its terminal event to a store that is
+//     still open;
+//  4. the delivery and recovery loops, then the delivery runtime's route
+//     calls: the turns that enqueued deliveries are done;
+//  5. the MCP runtime: its stdio servers are stopped (stdin closed, grace,
+//     tree terminated) through the process manager, which must still be
+//     open;
+//  6. the approval runtime: no turn is left to wait for an answer;
+//  7. the process manager: whatever tree is still alive is terminated and
+//     reaped;
+//  8. the heartbeat lease, released only once nothing of this Host runs;
+//  9. the store;
+//  10. the log file, last, so every step above can still log.
 package host

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -44,6 +43,10 @@ type Options struct {
 	// Timezone is the --timezone flag ("" : DEMIURGE_TIMEZONE, then
 	// config.yaml runtime.timezone, then the host's zone).
 	Timezone string
+
+	// failAfter, set by tests only, fails Open right after the named step
+	// opened its resource (see closeStack).
+	failAfter func(step string) error
 }
 
 // Host is one running Host process over a runtime home.
@@ -72,9 +75,9 @@ type Host struct {
 
 	lease    *store.Host
 	catalogs *catalogs
-	logFile  *os.File // nil when the caller passed its own Logger
 	logger   *slog.Logger
-	loops    *loops
+	// closers closes what Open opened, in reverse order.
+	closers *closeStack
 	// schedLoop owns the scheduler loop apart from the other loops: it
 	// stops before task admission closes, so no occurrence is claimed that
 	// could not be run.
@@ -85,8 +88,9 @@ type Host struct {
 }
 
 // Open initialises the home if needed, opens the store, takes this process's
-// heartbeat lease and reconciles work of Host processes that are gone.
-func Open(ctx context.Context, opts Options) (*Host, error) {
+// heartbeat lease and reconciles work of Host processes that are gone. When
+// a step fails, what the steps before it opened is closed again.
+func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if opts.Home == "" {
 		return nil, demiurge.Errorf(demiurge.ECONFIG, "runtime home is not set")
 	}
@@ -100,7 +104,14 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if _, err := Init(dir, ""); err != nil {
 		return nil, err
 	}
-	h := &Host{Home: Home{Dir: dir}}
+	h := &Host{Home: Home{Dir: dir}, closers: &closeStack{failAfter: opts.failAfter}}
+	defer func() {
+		if err != nil {
+			// The step's error is the one to report; closing what was
+			// opened is best effort.
+			_ = h.closers.close(ctx)
+		}
+	}()
 	if err := h.openRepo(ctx); err != nil {
 		return nil, err
 	}
@@ -110,40 +121,50 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	provs := &providers{cfg: h.Config.Providers, fakeScript: opts.FakeScript, getenv: opts.Getenv}
 	if opts.Logger == nil {
-		if opts.Logger, h.logFile, err = openLog(h.Home, provs.Secrets); err != nil {
+		var logFile *os.File
+		if opts.Logger, logFile, err = openLog(h.Home, provs.Secrets); err != nil {
+			return nil, err
+		}
+		if err := h.closers.opened("log", 0, func(context.Context) error { return logFile.Close() }); err != nil {
 			return nil, err
 		}
 	}
 	global, err := core.LoadGlobal(filepath.Join(h.Home.AgentsDir(), "agent.yaml"))
 	if err != nil {
-		h.closeLog()
 		return nil, err
 	}
 	h.logger = opts.Logger
 	provs.fallback = fallbackModel{provider: global.Model.Provider, model: global.Model.ModelName}
 
 	if h.Store, err = store.Open(ctx, h.Home.DBPath(), store.Options{Logger: opts.Logger, ProcessAlive: process.Alive}); err != nil {
-		h.closeLog()
+		return nil, err
+	}
+	if err := h.closers.opened("store", 0, func(context.Context) error { return h.Store.Close() }); err != nil {
 		return nil, err
 	}
 	if err := h.startLease(ctx); err != nil {
-		h.Store.Close()
+		return nil, err
+	}
+	if err := h.closers.opened("lease", 5*time.Second, h.lease.Close); err != nil {
 		return nil, err
 	}
 	if h.Reconcile, err = h.reconcile(ctx); err != nil {
-		h.closeStore(ctx)
 		return nil, err
 	}
 
 	if h.Timezone, err = schedule.ResolveTimezone(opts.Timezone, opts.Getenv("DEMIURGE_TIMEZONE"), h.Config.Runtime.Timezone); err != nil {
-		h.closeStore(ctx)
 		return nil, err
 	}
 	h.Sessions = session.NewRuntime(h.Store, session.Options{})
 	h.Router = delivery.NewRouter()
-	h.Approvals = effect.NewApprovalRuntime(effect.ApprovalOptions{})
 	if h.Processes, err = process.NewManager(process.ManagerOptions{ArtifactRoot: h.Home.ArtifactsDir(), Logger: opts.Logger}); err != nil {
-		h.closeStore(ctx)
+		return nil, err
+	}
+	if err := h.closers.opened("processes", 5*time.Second, h.Processes.Close); err != nil {
+		return nil, err
+	}
+	h.Approvals = effect.NewApprovalRuntime(effect.ApprovalOptions{})
+	if err := h.closers.opened("approvals", 5*time.Second, h.Approvals.Shutdown); err != nil {
 		return nil, err
 	}
 	interp := starlark.NewRuntime(starlark.Options{MemoryLimit: h.Config.Limits.authoredMemoryLimit()})
@@ -157,20 +178,33 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		PrivateHome: func(server string) string {
 			return filepath.Join(h.Home.PrivateDir(), "mcp-home", server)
 		},
-		Sandbox: deps.Sandbox,
-		LogDir:  filepath.Join(h.Home.LogsDir(), "mcp"),
-		Logger:  opts.Logger,
+		Sandbox:   deps.Sandbox,
+		LogDir:    filepath.Join(h.Home.LogsDir(), "mcp"),
+		Processes: h.Processes,
+		Logger:    opts.Logger,
 	})
+	if err := h.closers.opened("mcp", 5*time.Second, h.MCP.Close); err != nil {
+		return nil, err
+	}
 	h.catalogs = &catalogs{starlark: interp, global: approvalConfig(global.Approval), mcp: h.MCP, approvals: h.Approvals, logger: opts.Logger, audit: h.Store.Append,
 		decls: &declCache{cores: map[string]cachedDecls{}}}
 	h.delivery = delivery.NewRuntime(h.Store, h.Router, delivery.Options{HostID: h.lease.ID(), Logger: opts.Logger})
-	h.loops = newLoops()
-	h.loops.goRun(h.recoveryLoop)
-	h.loops.goRun(func(ctx context.Context) {
+	loops := newLoops()
+	loops.goRun(h.recoveryLoop)
+	loops.goRun(func(ctx context.Context) {
 		if err := h.delivery.Run(ctx); err != nil {
 			h.logger.Warn("delivery loop stopped", "err", err)
 		}
 	})
+	if err := h.closers.opened("loops", 5*time.Second, func(ctx context.Context) error {
+		loops.stop()
+		if err := h.delivery.Wait(ctx); err != nil {
+			h.logger.Warn("delivery route calls still running at close", "err", err)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
 	h.children = h.newDelegation()
 	h.Turns = turn.New(turn.Deps{
 		Agents:     h.children,
@@ -188,25 +222,31 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 
 		MaxToolCallsPerStep: h.Config.Limits.ToolCallsPerStep,
 	})
+	if err := h.closers.opened("turns", 10*time.Second, h.Turns.Close); err != nil {
+		return nil, err
+	}
 	// The worker's task bodies run turns and use the catalog, so it starts
 	// last; the builtin tools get their task surfaces from it.
 	if err := h.startTasks(ctx, &deps); err != nil {
-		h.Close(ctx)
 		return nil, err
 	}
 	h.catalogs.builtins, h.catalogs.cache = deps, &catalogCache{}
 	if h.Scheduler, err = h.newScheduler(h.Timezone); err != nil {
-		h.Close(ctx)
+		return nil, err
+	}
+	h.schedLoop = newLoops()
+	if err := h.closers.opened("scheduler", 0, func(context.Context) error {
+		h.schedLoop.stop()
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	return h, nil
 }
 
-// StartScheduler runs the scheduler loop until the Host closes.
+// StartScheduler runs the scheduler loop until the Host closes. Call it
+// before Close.
 func (h *Host) StartScheduler() {
-	if h.schedLoop == nil {
-		h.schedLoop = newLoops()
-	}
 	h.schedLoop.goRun(func(ctx context.Context) {
 		if err := h.Scheduler.Run(ctx); err != nil && ctx.Err() == nil {
 			h.logger.Warn("scheduler stopped", "err", err)
@@ -241,55 +281,14 @@ func (h *Host) Run(ctx context.Context, req turn.Request) (turn.Result, error) {
 	return h.Turns.Run(ctx, req)
 }
 
-// Close stops running turns, releases the lease and closes the store. It
-// is safe to call once.
+// Close closes what Open opened, in reverse order (see the package doc):
+// it stops the scheduler, drains the tasks, cancels the running turns and
+// waits for them, stops the loops, closes the MCP connections, the
+// approvals and the process manager, releases the lease and closes the
+// store and the log. Each step is bounded by its own time whatever ctx
+// says. Closing twice is harmless.
 func (h *Host) Close(ctx context.Context) error {
-	// Task admission closes first; active tasks are cancelled and drained
-	// before the turns and processes they use go away.
-	if h.schedLoop != nil {
-		h.schedLoop.stop()
-	}
-	var taskErr error
-	if h.Tasks != nil {
-		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		taskErr = h.Tasks.Close(tctx)
-		cancel()
-	}
-	for _, id := range h.Turns.Active() {
-		h.Turns.Cancel(id, demiurge.OperatorScope(""))
-	}
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if h.loops != nil {
-		h.loops.stop()
-		if err := h.delivery.Wait(actx); err != nil {
-			h.logger.Warn("delivery route calls still running at close", "err", err)
-		}
-	}
-	var mcpErr error
-	if h.MCP != nil {
-		mcpErr = h.MCP.Close(actx)
-	}
-	return errors.Join(taskErr, mcpErr, h.Approvals.Shutdown(actx), h.Processes.Close(actx), h.closeStore(ctx))
-}
-
-func (h *Host) closeStore(ctx context.Context) error {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	var errs []error
-	if h.lease != nil {
-		errs = append(errs, h.lease.Close(cctx))
-	}
-	errs = append(errs, h.Store.Close())
-	h.closeLog()
-	return errors.Join(errs...)
-}
-
-func (h *Host) closeLog() {
-	if h.logFile != nil {
-		h.logFile.Close()
-		h.logFile = nil
-	}
+	return h.closers.close(ctx)
 }
 
 // LoadCore loads and pins a core of the home.

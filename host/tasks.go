@@ -37,6 +37,12 @@ func (h *Host) startTasks(ctx context.Context, deps *builtin.Deps) error {
 	deps.TerminalTasks, deps.Tasks, deps.Delegator = terminals, taskControl{h}, children
 	deps.Evolution = coreEvolution{h}
 	h.Tasks.OnCompletion(h.deliverCompletion)
+	// Task admission closes first of all but the scheduler: active tasks
+	// are cancelled and drained before the turns and processes they use
+	// go away.
+	if err := h.closers.opened("tasks", 10*time.Second, h.Tasks.Close); err != nil {
+		return err
+	}
 	return h.Tasks.Start(ctx)
 }
 

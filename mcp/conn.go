@@ -79,13 +79,13 @@ func (m *Manager) dial(ctx context.Context, d Declaration, secrets resolvedSecre
 			stop()
 			return nil, err
 		}
-		p, err := m.startStdio(d, m.serverEnv(home, secrets.env), dir, m.sandboxPolicy(home, root))
+		p, err := m.startStdio(ctx, d, m.serverEnv(home, secrets.env), dir, m.sandboxPolicy(home, root))
 		if err != nil {
 			stop()
 			return nil, err
 		}
 		c.proc = p
-		transport = &sdk.IOTransport{Reader: p.stdout, Writer: p.stdin}
+		transport = &sdk.IOTransport{Reader: p.stdout(), Writer: p.stdin()}
 	case TransportStreamableHTTP:
 		t, rt, err := m.httpTransport(d, secrets.headers)
 		if err != nil {
@@ -233,9 +233,6 @@ func (c *conn) close() {
 		c.stop()
 		if c.session != nil {
 			_ = c.session.Close()
-		} else if c.proc != nil {
-			// The handshake failed: the transport was never taken over.
-			_ = c.proc.stdout.Close()
 		}
 		if c.proc != nil {
 			grace := c.m.opts.CloseGrace

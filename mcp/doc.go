@@ -6,7 +6,7 @@
 //
 // It sits in the tools layer: it imports the root vocabulary, policy,
 // urlpolicy, redact, core (declarations root), effect (definitions,
-// approvals) and process (start markers, group kill), and the official Go
+// approvals) and process (which runs the stdio servers), and the official Go
 // SDK (github.com/modelcontextprotocol/go-sdk). The composition root is
 // its only importer.
 //
@@ -113,15 +113,16 @@
 //
 // stdio: the command runs with exactly Options.BaseEnv (the allowlisted
 // Host variables), HOME set to the server's private home (0700) and the
-// declared variables; in the declared cwd or the workspace; leading its
-// own session and process group, forked from one locked OS thread with
-// SIGKILL as parent-death signal. Closing gives it CloseGrace after stdin
-// closes, then terminates its group and session (SIGTERM, SIGKILL, only
-// while its start marker still matches), reaps it and its orphans, and
-// appends the first 12,000 characters of its stderr, redacted, to
-// <LogDir>/mcp-stderr.log (0600). Stderr is drained all along, so a noisy
-// server never blocks. Linux only: elsewhere stdio servers fail with
-// EUNSUPPORTED.
+// declared variables; in the declared cwd or the workspace; as a server of
+// the process manager (Options.Processes, the Host's own): leading its own
+// session and process group, forked from one locked OS thread with
+// SIGKILL as parent-death signal, its tree tracked, killed and reaped by
+// that manager, which also drains its stderr. Closing gives it CloseGrace
+// after stdin closes, then the manager terminates its tree (SIGTERM,
+// SIGKILL) and reaps it; a server that exits on its own has its tree
+// reaped at once. The first 12,000 characters of its stderr, redacted,
+// are appended to <LogDir>/mcp-stderr.log (0600). Linux only: elsewhere
+// stdio servers fail with EUNSUPPORTED.
 //
 // streamable_http: before the connect approval the URL gets the URL
 // policy's literal check only (nothing is sent, not even a DNS query);
@@ -133,11 +134,14 @@
 // # Concurrency and failure modes
 //
 // Manager is safe for concurrent use. It owns every goroutine it starts
-// (connection watchers, closers, process waiters, stderr drains) and Close
-// waits for them; the SDK owns the goroutines inside a client session.
+// (connection watchers, closers) and Close waits for them; the process
+// manager owns the servers' processes and the goroutines that watch them
+// and drain their stderr; the SDK owns the goroutines inside a client
+// session.
 // Closing a connection cancels its calls first, so a hung call never holds
-// up a close. Known limits: a stdio server's descendant that leaves the
-// server's session escapes the group kill; a server that answers
+// up a close. Known limits: an unsandboxed stdio server's descendant that
+// leaves the server's session and is orphaned before the process manager
+// sees it escapes (see package process); a server that answers
 // tools/list slowly delays its own discovery only; a call that times out
 // is reported as a failed call (the effect runtime's timed_out status is
 // reserved for its own deadline).

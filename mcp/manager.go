@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/process"
 	"github.com/demiurge/demiurge/sandbox"
 	"github.com/demiurge/demiurge/urlpolicy"
 )
@@ -50,8 +51,13 @@ type Options struct {
 	// NegativeTTL is how long a failed server is not retried; default 30 s.
 	NegativeTTL time.Duration
 	// CloseGrace is how long a stdio server has to exit after its stdin is
-	// closed before its process group is terminated; default 2 s.
+	// closed before its process tree is terminated; default 2 s.
 	CloseGrace time.Duration
+	// Processes runs the stdio servers. The Host passes its own, so that
+	// one manager owns (and reaps) every child of the Host and closes
+	// after this Manager. Nil: NewManager starts a private one, which
+	// Close closes.
+	Processes *process.Manager
 	// Logger receives lifecycle warnings, never argument, environment or
 	// header values. Default: discard.
 	Logger *slog.Logger
@@ -66,9 +72,11 @@ type Manager struct {
 	opts      Options
 	log       *slog.Logger
 	sem       chan struct{} // one token per discovery in progress
-	spawner   *spawner
+	procs     *process.Manager
+	procsErr  error // why there is no process manager (procs nil)
+	ownProcs  bool  // procs is private: Close closes it
 	stderrLog *stderrLog
-	wg        sync.WaitGroup // owned goroutines: closers, session watchers, process waiters
+	wg        sync.WaitGroup // owned goroutines: closers, session watchers
 
 	mu       sync.Mutex // guards closed, scopes, homeBase
 	closed   bool
@@ -99,21 +107,29 @@ func NewManager(opts Options) *Manager {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Manager{
+	m := &Manager{
 		opts:      opts,
 		log:       log,
 		sem:       make(chan struct{}, opts.MaxConcurrentConnects),
-		spawner:   newSpawner(),
+		procs:     opts.Processes,
 		stderrLog: &stderrLog{dir: opts.LogDir},
 		scopes:    make(map[scopeKey]*scope),
 	}
+	if m.procs == nil {
+		// Where processes cannot be owned (not Linux) stdio servers are
+		// refused anyway; procsErr says why.
+		m.procs, m.procsErr = process.NewManager(process.ManagerOptions{Logger: log})
+		m.ownProcs = m.procsErr == nil
+	}
+	return m
 }
 
 // Close evicts every scope, cancels preparations in progress, closes every
-// connection (stdio process trees ended and reaped) and waits for the
-// goroutines the Manager owns. When ctx ends first it returns ETIMEOUT;
-// the shutdown still completes in the background. Closing twice is
-// harmless. Definitions after Close contribute no tools.
+// connection (stdio process trees ended and reaped), waits for the
+// goroutines the Manager owns and closes a private process manager. When
+// ctx ends first it returns ETIMEOUT; the shutdown still completes in the
+// background. Closing twice is harmless. Definitions after Close
+// contribute no tools.
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
 	already := m.closed
@@ -128,7 +144,11 @@ func (m *Manager) Close(ctx context.Context) error {
 	go func() {
 		m.wg.Wait()
 		if !already {
-			m.spawner.close()
+			if m.ownProcs {
+				if err := m.procs.Close(context.Background()); err != nil {
+					m.log.Warn("mcp: process manager close", "error", demiurge.ErrorMessage(err))
+				}
+			}
 			m.mu.Lock()
 			base := m.homeBase
 			m.mu.Unlock()

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,42 +23,27 @@ const (
 	StderrLogName = "mcp-stderr.log"
 )
 
-// stderrCapture drains one server's stderr into a bounded head buffer.
+// stderrCapture keeps the head of one server's stderr. The process
+// manager drains the pipe into it, so the server never blocks on a full
+// pipe however much it writes.
 type stderrCapture struct {
-	r    io.ReadCloser
-	done chan struct{} // closed when the drain goroutine has returned
-
 	mu        sync.Mutex // guards head, truncated
 	head      []byte
 	truncated bool
 }
 
-func newStderrCapture(r io.ReadCloser) *stderrCapture {
-	return &stderrCapture{r: r, done: make(chan struct{})}
-}
-
-// drain reads until EOF or until the pipe is closed under it. It is run by
-// a goroutine the Manager owns.
-func (c *stderrCapture) drain() {
-	defer close(c.done)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := c.r.Read(buf)
-		if n > 0 {
-			c.mu.Lock()
-			room := stderrKeepBytes - len(c.head)
-			if room > 0 {
-				c.head = append(c.head, buf[:min(n, room)]...)
-			}
-			if n > room {
-				c.truncated = true
-			}
-			c.mu.Unlock()
-		}
-		if err != nil {
-			return
-		}
+// Write keeps what still fits and drops the rest; it never fails.
+func (c *stderrCapture) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	room := stderrKeepBytes - len(c.head)
+	if room > 0 {
+		c.head = append(c.head, p[:min(len(p), room)]...)
 	}
+	if len(p) > room {
+		c.truncated = true
+	}
+	return len(p), nil
 }
 
 // text returns the captured characters (at most 12,000, invalid UTF-8

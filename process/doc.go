@@ -6,8 +6,9 @@
 // reused a pid.
 //
 // It is an adapter: it imports only the root vocabulary, redact and the
-// standard library (with golang.org/x/sys). The terminal tool and the
-// background task worker are its callers.
+// standard library (with golang.org/x/sys). The terminal tool, the
+// background task worker and the MCP runtime (stdio servers) are its
+// callers.
 //
 // # Identity
 //
@@ -63,6 +64,25 @@
 // never any other child of the Host, so no exit status is stolen from a
 // Wait elsewhere.
 //
+// # Servers
+//
+//	srv, err := m.StartServer(ctx, process.ServerSpec{Argv: argv, Env: env, Stderr: sink, Sandbox: box})
+//	// talk over srv.Stdin() and srv.Stdout(); <-srv.Exited() when it died
+//	err = srv.Stop(ctx, grace)
+//
+// A server is a long-lived child started the same way (new session,
+// parent-death signal, spawner thread, sandbox), whose stdin and stdout
+// pipes the caller keeps; stderr is drained into the caller's bounded
+// sink. Its environment is exactly ServerSpec.Env, without TreeEnv, so
+// its tree is found by ancestry, group and session: at every stop and, as
+// long as only servers run, on every tenth tracker tick (a scan of /proc
+// costs milliseconds, which an idle server must not pay ten times a
+// second for the Host's life); a sandboxed server needs no periodic scan,
+// as its descendants cannot leave its PID namespace. When its process exits on its own the rest
+// of its tree is terminated and reaped at once. Stop closes stdin, gives
+// the server grace to exit, terminates what is left, reaps it and closes
+// the pipes; Manager.Close stops every server without grace.
+//
 // # Output
 //
 // Both pipes are drained concurrently until EOF, so a command never blocks
@@ -117,4 +137,8 @@
 //   - After a Host restart, KillGroupIfSame finds the group and session of
 //     the recorded process only; its setsid descendants cannot be
 //     attributed from another process.
+//   - A server's descendant that left its session and whose parent exited
+//     before the next scan (up to a second) escapes attribution when the
+//     server runs unsandboxed; a sandboxed server's whole tree dies with
+//     its PID namespace.
 package process

@@ -4,9 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/demiurge/demiurge"
@@ -60,7 +58,7 @@ type Manager struct {
 
 	mu     sync.Mutex // guards closed, live
 	closed bool
-	live   map[*Handle]struct{}
+	live   map[owned]struct{}
 
 	wg       sync.WaitGroup // one per admitted start and per supervising goroutine
 	closeOne sync.Once
@@ -88,7 +86,7 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 		log:       opts.Logger,
 		killGrace: opts.KillGrace,
 		waitDelay: defaultWaitDelay,
-		live:      make(map[*Handle]struct{}),
+		live:      make(map[owned]struct{}),
 		shutdown:  make(chan struct{}),
 	}
 	if m.log == nil {
@@ -101,15 +99,16 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 	return m, nil
 }
 
-// Close stops admission (Run and Start then fail with EUNAVAILABLE),
-// terminates every live tree (SIGTERM, KillGrace, SIGKILL), reaps them and
+// Close stops admission (Run, Start and StartServer then fail with
+// EUNAVAILABLE), terminates every live tree, servers included, at once
+// (SIGTERM, KillGrace, SIGKILL), reaps them and
 // waits until everything the Manager started has finished. When ctx ends
 // first Close returns its error; the shutdown still completes in the
 // background. Closing twice is harmless.
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
 	m.closed = true
-	live := make([]*Handle, 0, len(m.live))
+	live := make([]owned, 0, len(m.live))
 	for h := range m.live {
 		live = append(live, h)
 	}
@@ -143,8 +142,12 @@ func (m *Manager) admit() bool {
 	return true
 }
 
-// register records a live handle; a Close that ran in between cancels it.
-func (m *Manager) register(h *Handle) {
+// owned is what Close ends: a command's Handle or a Server.
+type owned interface{ requestCancel() }
+
+// register records a live command or server; a Close that ran in between
+// cancels it.
+func (m *Manager) register(h owned) {
 	m.mu.Lock()
 	closed := m.closed
 	m.live[h] = struct{}{}
@@ -154,7 +157,7 @@ func (m *Manager) register(h *Handle) {
 	}
 }
 
-func (m *Manager) unregister(h *Handle) {
+func (m *Manager) unregister(h owned) {
 	m.mu.Lock()
 	delete(m.live, h)
 	m.mu.Unlock()
@@ -205,16 +208,7 @@ func (m *Manager) start(ctx context.Context, spec Spec, foreground bool) (*Handl
 	if err != nil {
 		return nil, err
 	}
-	if spec.Dir != "" {
-		// fork/exec reports a bad directory as if the executable were missing.
-		if fi, err := os.Stat(spec.Dir); err != nil || !fi.IsDir() {
-			if err == nil {
-				err = syscall.ENOTDIR
-			}
-			return nil, demiurge.WrapError(demiurge.ENOTFOUND, err, "working directory %s: %s", spec.Dir, reason(err))
-		}
-	}
-	resolved, err := lookPath(spec.Argv[0], spec.Dir, spec.Env)
+	resolved, err := resolve(spec.Argv[0], spec.Dir, spec.Env)
 	if err != nil {
 		return nil, err
 	}

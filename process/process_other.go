@@ -23,7 +23,8 @@ type sysState struct{}
 func (s *sysState) start(*Manager) {}
 func (s *sysState) stop()          {}
 
-func (m *Manager) spawn(Spec, string, bool) (*Handle, error) { return nil, errUnsupported }
+func (m *Manager) spawn(Spec, string, bool) (*Handle, error)       { return nil, errUnsupported }
+func (m *Manager) spawnServer(ServerSpec, string) (*Server, error) { return nil, errUnsupported }
 
 // KillGroupIfSame is unsupported: without a start marker a reused pid
 // cannot be told from the recorded process, and signalling it is refused.

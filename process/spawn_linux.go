@@ -51,9 +51,8 @@ type spawned struct {
 	launch     *sandbox.Launch // nil for an unsandboxed command
 }
 
-// spawn starts the command in a new session (so in its own process group,
-// without a controlling terminal), with SIGKILL as its parent-death signal,
-// and hands it to a supervising goroutine.
+// spawn starts the command (see launch) and hands it to a supervising
+// goroutine.
 func (m *Manager) spawn(spec Spec, resolved string, foreground bool) (*Handle, error) {
 	spawnID := demiurge.NewID("proc")
 	if m.spawnHook != nil {
@@ -75,80 +74,20 @@ func (m *Manager) spawn(spec Spec, resolved string, foreground bool) (*Handle, e
 		Dir:    spec.Dir,
 		Stdout: w[0],
 		Stderr: w[1],
-		SysProcAttr: &syscall.SysProcAttr{
-			Setsid:    true,
-			Pdeathsig: syscall.SIGKILL,
-		},
 	}
-	var launch *sandbox.Launch
-	if spec.Sandbox != nil {
-		var err error
-		if launch, err = sandbox.Wrap(cmd, *spec.Sandbox); err != nil {
-			closeAll(r[:], w[:])
-			return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "%v", err)
-		}
-	}
-	s := &m.sys
-	// The leader is registered before any scan can see it: its environment
-	// carries the tree's TreeEnv value, and a scan must never take it for
-	// an adopted orphan (and one day reap it).
-	s.mu.Lock()
-	err := s.onSpawner(cmd.Start)
-	var leader procEntry
-	if err == nil {
-		var ok bool
-		if leader, ok = readProcStat(cmd.Process.Pid, s.buf); ok {
-			s.leaders[leader.pid] = leader.start
-		}
-	}
-	s.mu.Unlock()
-	started := time.Now()
-	closeAll(nil, w[:])
+	l, err := m.launch(cmd, spec.Sandbox, w[:]...)
 	if err != nil {
 		closeAll(r[:], nil)
-		if launch != nil {
-			launch.Abort()
-		}
-		code := demiurge.EINTERNAL
-		if os.IsNotExist(err) || os.IsPermission(err) {
-			code = demiurge.ENOTFOUND
-		}
-		return nil, demiurge.WrapError(code, err, "start %s: %v", resolved, err)
+		return nil, err
 	}
-	pid := cmd.Process.Pid
-	// abandon ends a started process the Manager will not own: its group
-	// is still its own (it is not reaped yet), so killing it is safe.
-	abandon := func() {
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-		if launch != nil {
-			launch.Exit()
-		}
-		closeAll(r[:], nil)
-		s.mu.Lock()
-		delete(s.leaders, pid)
-		s.mu.Unlock()
-	}
-	if launch != nil {
-		if err := launch.Started(); err != nil {
-			// The sandbox was not built: the command never ran.
-			abandon()
-			return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "%v", err)
-		}
-	}
-	marker, merr := StartMarker(pid)
-	if leader.pid == 0 || merr != nil {
-		// An unidentifiable process cannot be owned.
-		abandon()
-		return nil, demiurge.WrapError(demiurge.EINTERNAL, merr, "process %d started but its start marker cannot be read", pid)
-	}
+	started, pid := l.at, l.pid
 
 	h := newHandle(spawnID)
-	h.pid, h.marker = pid, marker
+	h.pid, h.marker = pid, l.marker
 	p := &spawned{
 		h: h, cmd: cmd, spec: spec, resolved: resolved, started: started, foreground: foreground,
-		pipes: r, launch: launch,
-		tree: &tree{cookie: spawnID, leader: pid, leaderStart: leader.start, members: make(map[int]member), sandboxed: launch != nil},
+		pipes: r, launch: l.launch,
+		tree: &tree{cookie: spawnID, leader: pid, leaderStart: l.start, members: make(map[int]member), sandboxed: l.launch != nil},
 	}
 	var outArt, errArt *artifactFile
 	p.artDir, outArt, errArt = m.openArtifacts(spec.SessionID, spawnID)
@@ -161,10 +100,92 @@ func (m *Manager) spawn(spec Spec, resolved string, foreground bool) (*Handle, e
 	}
 	p.drains[0] = newDrain("stdout", r[0], spec, outArt, p.artFailed)
 	p.drains[1] = newDrain("stderr", r[1], spec, errArt, p.artFailed)
-	s.addTree(p.tree)
+	m.sys.addTree(p.tree)
 	m.register(h)
 	go m.supervise(p)
 	return h, nil
+}
+
+// leader is a started process the Manager now owns: the leader of its
+// own session and process group.
+type leader struct {
+	pid    int
+	start  uint64    // field 22 of its stat line
+	at     time.Time // when it was started
+	marker string
+	launch *sandbox.Launch // nil when unsandboxed
+}
+
+// launch starts cmd in a new session (so in its own process group, without
+// a controlling terminal) with SIGKILL as its parent-death signal, from the
+// spawner thread, inside box when set, and identifies it. childEnds are
+// the pipe ends cmd inherits; launch closes the Host's copies once the
+// child has them. On error nothing of the command is left running and the
+// caller closes its own pipe ends.
+func (m *Manager) launch(cmd *exec.Cmd, box *sandbox.Policy, childEnds ...*os.File) (leader, error) {
+	resolved := cmd.Path
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	var launch *sandbox.Launch
+	if box != nil {
+		var err error
+		if launch, err = sandbox.Wrap(cmd, *box); err != nil {
+			closeAll(childEnds, nil)
+			return leader{}, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "%v", err)
+		}
+	}
+	s := &m.sys
+	// The leader is registered before any scan can see it: a scan must
+	// never take it for an adopted orphan of another tree (and one day
+	// reap it).
+	s.mu.Lock()
+	err := s.onSpawner(cmd.Start)
+	var e procEntry
+	if err == nil {
+		var ok bool
+		if e, ok = readProcStat(cmd.Process.Pid, s.buf); ok {
+			s.leaders[e.pid] = e.start
+		}
+	}
+	s.mu.Unlock()
+	at := time.Now()
+	closeAll(childEnds, nil)
+	if err != nil {
+		if launch != nil {
+			launch.Abort()
+		}
+		code := demiurge.EINTERNAL
+		if os.IsNotExist(err) || os.IsPermission(err) {
+			code = demiurge.ENOTFOUND
+		}
+		return leader{}, demiurge.WrapError(code, err, "start %s: %v", resolved, err)
+	}
+	pid := cmd.Process.Pid
+	// abandon ends a started process the Manager will not own: its group
+	// is still its own (it is not reaped yet), so killing it is safe.
+	abandon := func() {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		if launch != nil {
+			launch.Exit()
+		}
+		s.mu.Lock()
+		delete(s.leaders, pid)
+		s.mu.Unlock()
+	}
+	if launch != nil {
+		if err := launch.Started(); err != nil {
+			// The sandbox was not built: the command never ran.
+			abandon()
+			return leader{}, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "%v", err)
+		}
+	}
+	marker, merr := StartMarker(pid)
+	if e.pid == 0 || merr != nil {
+		// An unidentifiable process cannot be owned.
+		abandon()
+		return leader{}, demiurge.WrapError(demiurge.EINTERNAL, merr, "process %d started but its start marker cannot be read", pid)
+	}
+	return leader{pid: pid, start: e.start, at: at, marker: marker, launch: launch}, nil
 }
 
 // growPipe enlarges a pipe to 1 MiB where the system allows it: fewer

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/demiurge/demiurge"
@@ -115,18 +116,8 @@ type Result struct {
 
 // normalize checks spec and fills defaults. It returns a copy.
 func (s Spec) normalize() (Spec, error) {
-	if len(s.Argv) == 0 || s.Argv[0] == "" {
-		return s, demiurge.Errorf(demiurge.EINVALID, "process spec: argv is empty")
-	}
-	for i, a := range s.Argv {
-		if strings.IndexByte(a, 0) >= 0 {
-			return s, demiurge.Errorf(demiurge.EINVALID, "process spec: argv[%d] contains a NUL byte", i)
-		}
-	}
-	for i, e := range s.Env {
-		if strings.IndexByte(e, 0) >= 0 || !strings.Contains(e, "=") {
-			return s, demiurge.Errorf(demiurge.EINVALID, "process spec: env[%d] is not NAME=value without NUL bytes", i)
-		}
+	if err := checkCommand(s.Argv, s.Env); err != nil {
+		return s, err
 	}
 	if s.Timeout < 0 {
 		return s, demiurge.Errorf(demiurge.EINVALID, "process spec: negative timeout %s", s.Timeout)
@@ -136,6 +127,39 @@ func (s Spec) normalize() (Spec, error) {
 	}
 	s.Argv = append([]string(nil), s.Argv...)
 	return s, nil
+}
+
+// checkCommand checks a command line and its environment: what exec(2)
+// could not pass on is refused before anything starts.
+func checkCommand(argv, env []string) error {
+	if len(argv) == 0 || argv[0] == "" {
+		return demiurge.Errorf(demiurge.EINVALID, "process spec: argv is empty")
+	}
+	for i, a := range argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return demiurge.Errorf(demiurge.EINVALID, "process spec: argv[%d] contains a NUL byte", i)
+		}
+	}
+	for i, e := range env {
+		if strings.IndexByte(e, 0) >= 0 || !strings.Contains(e, "=") {
+			return demiurge.Errorf(demiurge.EINVALID, "process spec: env[%d] is not NAME=value without NUL bytes", i)
+		}
+	}
+	return nil
+}
+
+// resolve checks the working directory and finds the executable.
+func resolve(argv0, dir string, env []string) (string, error) {
+	if dir != "" {
+		// fork/exec reports a bad directory as if the executable were missing.
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			if err == nil {
+				err = syscall.ENOTDIR
+			}
+			return "", demiurge.WrapError(demiurge.ENOTFOUND, err, "working directory %s: %s", dir, reason(err))
+		}
+	}
+	return lookPath(argv0, dir, env)
 }
 
 // envWithTree returns env without any TreeEnv entry, plus TreeEnv=spawnID.
@@ -178,7 +202,9 @@ func lookPath(argv0, dir string, env []string) (string, error) {
 			}
 			p = filepath.Join(base, p)
 		}
-		if err := checkExecutable(p); err != nil {
+		if err := checkExecutable(p); os.IsNotExist(err) {
+			return "", demiurge.WrapError(demiurge.ENOTFOUND, err, "executable %s not found", argv0)
+		} else if err != nil {
 			return "", demiurge.WrapError(demiurge.ENOTFOUND, err, "executable %s: %s", argv0, reason(err))
 		}
 		return filepath.Clean(p), nil

@@ -22,18 +22,21 @@ import (
 //     start time in the same reading);
 //   - or it is a child of the Host itself (an orphan adopted by the Host,
 //     a subreaper) whose environment carries this tree's TreeEnv value and
-//     which started after the leader.
+//     which started after the leader (commands only: a server has none).
 //
 // Members are recorded with their start times, so a member that dies and
 // whose pid is reused is dropped, never confused with the newcomer.
 type tree struct {
-	cookie      string // the spawn id, the TreeEnv value
+	cookie      string // the spawn id, the TreeEnv value; "" for a server
 	leader      int
 	leaderStart uint64
 	members     map[int]member // guarded by sysState.mu
 	// sandboxed trees are led by the sandbox helper, PID 1 of their PID
 	// namespace: killing it kills every member at once.
 	sandboxed bool
+	// server trees live as long as their owner wants; they are
+	// re-examined every serverTrackEvery ticks only (see tracker).
+	server bool
 }
 
 type member struct {
@@ -104,6 +107,14 @@ func (s *sysState) onSpawner(f func() error) error {
 	return <-done
 }
 
+// serverTrackEvery is how many tracker ticks pass between two scans
+// while only unsandboxed servers run: a scan reads every process's stat
+// line (about 2 ms for a hundred processes), which a command pays for the
+// seconds it runs but an idle server would pay for as long as the Host
+// lives. A sandboxed server needs none: its descendants cannot leave its
+// PID namespace, whose init (the sandbox helper) reaps them.
+const serverTrackEvery = 10
+
 // tracker re-examines the live trees periodically: descendants are
 // recorded while their ancestry is still visible, and adopted members
 // that exited are reaped while their command still runs.
@@ -111,13 +122,13 @@ func (s *sysState) tracker(m *Manager) {
 	defer s.wg.Done()
 	tick := time.NewTicker(trackInterval)
 	defer tick.Stop()
-	for {
+	for n := 1; ; n++ {
 		select {
 		case <-s.stopCh:
 			return
 		case <-tick.C:
 			s.mu.Lock()
-			if len(s.trees) > 0 {
+			if s.trackDueLocked(n) {
 				if err := scanProcs(s.tab, s.buf); err != nil {
 					m.log.Warn("process: /proc scan failed", "err", err)
 				} else {
@@ -131,6 +142,21 @@ func (s *sysState) tracker(m *Manager) {
 			s.mu.Unlock()
 		}
 	}
+}
+
+// trackDueLocked reports whether tick n scans: always while a command
+// runs, every serverTrackEvery ticks while an unsandboxed server does.
+func (s *sysState) trackDueLocked(n int) bool {
+	due := false
+	for t := range s.trees {
+		switch {
+		case !t.server:
+			return true
+		case !t.sandboxed && n%serverTrackEvery == 0:
+			due = true
+		}
+	}
+	return due
 }
 
 func (s *sysState) addTree(t *tree) {
@@ -215,7 +241,7 @@ func (s *sysState) attributeLocked(t *tree) {
 				continue // a leader of this Manager is never a member
 			}
 			if anchor(e.ppid) || anchor(e.pgrp) || anchor(e.sid) ||
-				(e.ppid == s.self && e.state != 'Z' && e.start >= t.leaderStart && s.cookieLocked(e) == t.cookie) {
+				(t.cookie != "" && e.ppid == s.self && e.state != 'Z' && e.start >= t.leaderStart && s.cookieLocked(e) == t.cookie) {
 				t.members[pid] = member{start: e.start, pgrp: e.pgrp}
 				changed = true
 			}

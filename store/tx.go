@@ -33,13 +33,23 @@ type wtx struct {
 // connection and commits it. On SQLITE_BUSY/LOCKED the whole transaction is
 // rolled back and retried (writeAttempts in all, backoff 25ms·2^n plus up to
 // 10ms jitter), so fn must not keep effects outside the transaction.
+//
+// ctx is honoured before each attempt, but an attempt once begun runs to
+// its end: cancelling a transaction mid-flight makes database/sql discard
+// the writer connection, which SQLite cannot free while a statement of it
+// is unfinalized, so its files would stay open for the life of the
+// process. A write transaction is short; the busy timeout bounds its wait.
 func (db *DB) write(ctx context.Context, fn func(t *wtx) error) error {
 	return db.retryBusy(ctx, func() error {
-		tx, err := db.writer.BeginTx(ctx, nil)
+		if ctx.Err() != nil {
+			return ctxError(ctx, "runtime database write")
+		}
+		wctx := context.WithoutCancel(ctx)
+		tx, err := db.writer.BeginTx(wctx, nil)
 		if err != nil {
 			return err
 		}
-		t := &wtx{ctx: ctx, db: db, tx: tx, now: db.now().UTC(), stmts: map[string]*sql.Stmt{}}
+		t := &wtx{ctx: wctx, db: db, tx: tx, now: db.now().UTC(), stmts: map[string]*sql.Stmt{}}
 		if err := fn(t); err != nil {
 			tx.Rollback()
 			return err

@@ -53,6 +53,7 @@ type AgentSpawner interface {
 type Execution struct {
 	d     Deps
 	queue *sessionQueue
+	adm   *admission
 
 	mu     sync.Mutex // guards active
 	active map[string]*activeTurn
@@ -72,7 +73,7 @@ func New(d Deps) *Execution {
 	if d.HistoryLimit <= 0 {
 		d.HistoryLimit = 200
 	}
-	return &Execution{d: d, queue: newSessionQueue(), active: map[string]*activeTurn{}}
+	return &Execution{d: d, queue: newSessionQueue(), adm: newAdmission(), active: map[string]*activeTurn{}}
 }
 
 // errTurnCancelled is the cancellation recorded for a cancelled turn.
@@ -82,7 +83,13 @@ var errTurnCancelled = demiurge.Errorf(demiurge.ECANCELED, "turn cancelled")
 // request is invalid, the core cannot be loaded or the session cannot be
 // resolved; once a turn has started every failure is reported in the Result
 // (Outcome failed or cancelled) and the turn has exactly one terminal event.
+// After Close it fails with EUNAVAILABLE.
 func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
+	ctx, leave, err := x.adm.enter(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	defer leave()
 	if strings.TrimSpace(req.Text) == "" {
 		return Result{}, demiurge.Errorf(demiurge.EINVALID, "turn text is empty")
 	}

@@ -33,36 +33,38 @@ const benchRound = 20
 // call makes fresh ids, so batches never collide.
 func benchBatch(sessionID string) []demiurge.Event {
 	evs := make([]demiurge.Event, 0, BenchBatchSize)
-	add := func(agg, id, typ string, p map[string]any) {
-		evs = append(evs, demiurge.Event{AggregateType: agg, AggregateID: id, Type: typ, Payload: rawJSON(p),
-			Actor: map[string]any{"actor": "host.turn"}})
+	add := func(agg, id string, p demiurge.EventPayload) {
+		ev := demiurge.NewEvent(agg, id, p)
+		ev.Actor = map[string]any{"actor": "host.turn"}
+		evs = append(evs, ev)
 	}
+	yes := true
 	msg := func(turnID, role, text string) {
-		add(demiurge.AggMessage, demiurge.NewID("msg"), demiurge.EvMessagePersisted, map[string]any{
-			"session_id": sessionID, "turn_id": turnID, "role": role,
-			"content": map[string]any{"text": text, "kind": "message", "model_visible": true, "channel": "cli"},
+		add(demiurge.AggMessage, demiurge.NewID("msg"), demiurge.MessagePersistedPayload{
+			SessionID: sessionID, TurnID: turnID, Role: role,
+			Content: &demiurge.MessageBody{Text: text, Kind: "message", ModelVisible: &yes, Channel: "cli"},
 		})
 	}
 	for len(evs) < BenchBatchSize {
 		turnID, callID, deliveryID := demiurge.NewID("turn"), demiurge.NewID("call"), demiurge.NewID("delivery")
-		add(demiurge.AggTurn, turnID, demiurge.EvTurnStarted, map[string]any{
-			"session_id": sessionID, "core_id": "assistant", "core_revision": "rev1", "host_id": "host_bench"})
+		add(demiurge.AggTurn, turnID, demiurge.TurnStartedPayload{
+			SessionID: sessionID, CoreID: "assistant", CoreRevision: "rev1", HostID: "host_bench"})
 		msg(turnID, demiurge.RoleUser, "please list the files in the workspace and summarise them")
-		add(demiurge.AggToolCall, callID, demiurge.EvToolCallStarted, map[string]any{
-			"turn_id": turnID, "step_id": turnID + "_step_1", "tool_name": "list_files", "args": map[string]any{"path": "."}})
-		add(demiurge.AggToolCall, callID, demiurge.EvToolCallCompleted, map[string]any{
-			"result": map[string]any{"content": "a.go\nb.go\nREADME.md", "is_error": false}})
+		add(demiurge.AggToolCall, callID, demiurge.ToolCallStartedPayload{
+			TurnID: turnID, StepID: turnID + "_step_1", ToolName: "list_files", Args: map[string]any{"path": "."}})
+		add(demiurge.AggToolCall, callID, demiurge.ToolCallCompletedPayload{
+			Result: map[string]any{"content": "a.go\nb.go\nREADME.md", "is_error": false}})
 		msg(turnID, demiurge.RoleTool, "a.go\nb.go\nREADME.md")
 		msg(turnID, demiurge.RoleAssistant, "The workspace holds two Go files and a README.")
-		add(demiurge.AggArtifact, demiurge.NewID("artifact"), demiurge.EvArtifactStored, map[string]any{
-			"owner_turn_id": turnID, "kind": "text", "uri": "artifacts/" + turnID + ".txt"})
-		add(demiurge.AggDelivery, deliveryID, demiurge.EvDeliveryQueued, map[string]any{
-			"owner_turn_id": turnID, "channel": "cli", "target": map[string]any{"session_id": sessionID},
-			"payload": map[string]any{"text": "The workspace holds two Go files and a README."}})
-		add(demiurge.AggWork, deliveryID, demiurge.EvWorkEnqueued, map[string]any{
-			"kind": demiurge.WorkKindDeliverySend, "owner_session_id": sessionID, "owner_turn_id": turnID,
-			"payload": map[string]any{"delivery_id": deliveryID}})
-		add(demiurge.AggTurn, turnID, demiurge.EvTurnCompleted, map[string]any{"result_ref": "msg"})
+		add(demiurge.AggArtifact, demiurge.NewID("artifact"), demiurge.ArtifactStoredPayload{
+			OwnerTurnID: turnID, Kind: "text", URI: "artifacts/" + turnID + ".txt"})
+		add(demiurge.AggDelivery, deliveryID, demiurge.DeliveryQueuedPayload{
+			OwnerTurnID: turnID, Channel: "cli", Target: map[string]any{"session_id": sessionID},
+			Payload: map[string]any{"text": "The workspace holds two Go files and a README."}})
+		add(demiurge.AggWork, deliveryID, demiurge.WorkEnqueuedPayload{
+			Kind: demiurge.WorkKindDeliverySend, OwnerSessionID: sessionID, OwnerTurnID: turnID,
+			Payload: map[string]any{"delivery_id": deliveryID}})
+		add(demiurge.AggTurn, turnID, demiurge.TurnCompletedPayload{ResultRef: "msg"})
 	}
 	return evs[:BenchBatchSize]
 }
@@ -103,7 +105,8 @@ func (r *rawInserter) close() {
 	r.db.Close()
 }
 
-// insert writes events in one transaction, encoded as Append encodes them.
+// insert writes events in one transaction, with the payloads NewEvent
+// encoded, as Append stores them.
 func (r *rawInserter) insert(ctx context.Context, events []demiurge.Event, key string) error {
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -121,9 +124,12 @@ func (r *rawInserter) insert(ctx context.Context, events []demiurge.Event, key s
 		if err != nil {
 			return err
 		}
-		body, err := json.Marshal(e.Payload)
-		if err != nil {
+		if err := e.EncodeErr(); err != nil {
 			return err
+		}
+		body := e.Payload
+		if len(body) == 0 {
+			body = json.RawMessage("{}")
 		}
 		if _, err := stmt.ExecContext(ctx, demiurge.NewID("evt"), e.AggregateType, e.AggregateID, e.Type, now, string(actor), string(body), idem); err != nil {
 			return err
@@ -226,17 +232,9 @@ func MeasureAppendRatio(ctx context.Context, dir string, batches int) (ratio flo
 // benchSession creates the session the benchmark batches write to.
 func benchSession(ctx context.Context, db *store.DB) (string, error) {
 	id := demiurge.NewID("session")
-	_, err := db.Append(ctx, []demiurge.Event{{AggregateType: demiurge.AggSession, AggregateID: id,
-		Type: demiurge.EvSessionCreated, Payload: rawJSON(map[string]any{
-			"core_id": "assistant", "channel": "cli", "conversation_key": "cli:bench:" + id,
-			"owner": map[string]any{"kind": demiurge.AuthorityOperator, "principal_id": demiurge.OperatorPrincipalID},
-		})}}, "", nil)
+	_, err := db.Append(ctx, []demiurge.Event{demiurge.NewEvent(demiurge.AggSession, id, demiurge.SessionCreatedPayload{
+		CoreID: "assistant", Channel: "cli", SessionTarget: demiurge.SessionTarget{ConversationKey: "cli:bench:" + id},
+		Owner: &demiurge.SessionOwnerPayload{Kind: demiurge.AuthorityOperator, PrincipalID: demiurge.OperatorPrincipalID},
+	})}, "", nil)
 	return id, err
-}
-
-// rawJSON is p encoded as an event payload; the benchmark's payloads are
-// plain maps, which always encode.
-func rawJSON(p map[string]any) json.RawMessage {
-	b, _ := json.Marshal(p)
-	return b
 }

@@ -3,7 +3,6 @@ package taskbench
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -48,8 +47,8 @@ func MeasureLogScaling(ctx context.Context, dir string) (ratio float64, rows int
 	defer db.Close()
 	run := func(n int) (string, time.Duration, error) {
 		id := demiurge.NewID("task")
-		if _, err := db.Append(ctx, []demiurge.Event{{AggregateType: demiurge.AggTask, AggregateID: id,
-			Type: demiurge.EvTaskSubmitted, Payload: json.RawMessage(`{"kind":"terminal.exec"}`)}}, "", nil); err != nil {
+		if _, err := db.Append(ctx, []demiurge.Event{demiurge.NewEvent(demiurge.AggTask, id,
+			demiurge.TaskSubmittedPayload{Kind: "terminal.exec"})}, "", nil); err != nil {
 			return "", 0, err
 		}
 		start := time.Now()
