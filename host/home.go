@@ -124,7 +124,10 @@ func InitDatabase(ctx context.Context, home Home) (created bool, err error) {
 }
 
 // writeFileAtomic writes data to path (0600) through a temporary file and a
-// rename, so a failed write leaves the previous content intact.
+// rename, so a failed write leaves the previous content intact. It does not
+// sync: it creates config.yaml of a fresh home, which, like the templates
+// beside it (core.InstallTemplates), init writes again if a power failure
+// cut it short.
 func writeFileAtomic(path string, data []byte) error {
 	if err := writeTemp(path, data); err != nil {
 		return demiurge.WrapError(demiurge.ECONFIG, err, "write %s: %v", path, err)
@@ -143,9 +146,6 @@ func writeTemp(path string, data []byte) error {
 		return err
 	}
 	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
 		return err
 	}
 	if err := tmp.Close(); err != nil {

@@ -230,7 +230,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if err := h.startTasks(ctx, &deps); err != nil {
 		return nil, err
 	}
-	h.catalogs.builtins = deps
+	h.catalogs.builtins, h.catalogs.cache = deps, &catalogCache{}
 	if h.scheduler, err = h.newScheduler(h.timezone); err != nil {
 		return nil, err
 	}

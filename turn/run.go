@@ -28,6 +28,9 @@ type turnRun struct {
 
 	calls      []ToolCallSummary
 	deliveries []DeliverySummary
+	// pending are the events recorded since the turn's last write
+	// (journal.go).
+	pending []demiurge.EventBatch
 }
 
 type turnOutput struct {
@@ -60,12 +63,14 @@ func (t *turnRun) run(ctx context.Context) (turnOutput, error) {
 		return turnOutput{}, err
 	}
 	if strings.TrimSpace(in.PersistedUserText) != "" {
-		if _, err := t.x.d.Sessions.AppendMessage(ctx, session.MessageInput{
+		b, _, err := t.x.d.Sessions.Message(session.MessageInput{
 			SessionID: t.session.ID, TurnID: t.turnID, Role: demiurge.RoleUser, Text: in.PersistedUserText,
 			Visible: true, ModelVisible: true, Channel: t.req.Channel, Source: "local",
-		}); err != nil {
+		})
+		if err != nil {
 			return turnOutput{}, err
 		}
+		t.record(b)
 	}
 
 	cat, err := t.x.d.Catalogs.Prepare(ctx, t.snap, t.tc)
@@ -130,22 +135,23 @@ func (t *turnRun) turnInfo(userInput string) slot.TurnInfo {
 }
 
 // enqueueIntents records delivery intents in the outbox and dispatches them
-// to the turn's route at once. A failed dispatch never fails the turn.
+// to the turn's route at once; the turn's recorded events ride with the
+// first. A failed dispatch never fails the turn.
 func (t *turnRun) enqueueIntents(ctx context.Context, intents []slot.Intent) error {
 	red := t.tc.Secrets.Redactor()
 	for _, in := range intents {
 		in = redactIntent(in, red)
 		text := fallbackText(in.Blocks)
-		id, err := t.x.d.Deliveries.Enqueue(ctx, delivery.Intent{
+		id, status, err := t.x.d.Deliveries.Send(ctx, delivery.Intent{
 			SessionID: t.session.ID, TurnID: t.turnID, Channel: t.req.Channel,
 			ConversationKey: t.req.ConversationKey, Kind: in.Kind,
 			Blocks: toDeliveryBlocks(in.Blocks), Visible: in.Visible, HistoryPolicy: in.HistoryPolicy,
 			HistoryText: in.HistoryText, FailureHistoryText: in.FailureHistoryText, Metadata: in.Metadata,
-		})
-		if err != nil {
-			return err
+		}, t.pending)
+		if id == "" {
+			return err // not recorded: the intent or the store failed
 		}
-		status, err := t.x.d.Deliveries.Dispatch(ctx, id)
+		t.pending = nil
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -215,6 +221,10 @@ func (t *turnRun) agents() slot.AgentSpawner {
 type slotAgents struct{ t *turnRun }
 
 func (a slotAgents) Spawn(ctx context.Context, slotPath string, args map[string]any) (map[string]any, error) {
+	// The child may read this session: it sees what the turn recorded.
+	if err := a.t.flush(ctx); err != nil {
+		return nil, err
+	}
 	return a.t.x.d.Agents.SpawnFromSlot(ctx, a.t.tc, slotPath, args)
 }
 
@@ -256,6 +266,9 @@ type sessionHistory struct{ t *turnRun }
 func (h sessionHistory) RecentMessages(ctx context.Context, limit int, roles []string) ([]demiurge.Message, error) {
 	if limit <= 0 {
 		return nil, nil
+	}
+	if err := h.t.flush(ctx); err != nil {
+		return nil, err
 	}
 	msgs, err := h.t.x.d.Sessions.History(ctx, h.t.session.ID, limit)
 	if err != nil || len(roles) == 0 {
