@@ -55,3 +55,7 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
+
+// The metaschemas are compiled on first use, not at package init
+// (third_party/jsonschema/README.md).
+replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema

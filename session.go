@@ -1,5 +1,7 @@
 package demiurge
 
+import "context"
+
 // SessionRequest says which session an interaction runs in: a fresh one
 // (New), a named one (SessionID), or the one bound to the conversation
 // (Channel, ConversationKey).
@@ -52,3 +54,9 @@ type TurnStart struct {
 	CoreRevision string
 	HostID       string
 }
+
+// CommitBatches writes batches in one transaction, each as an Append would,
+// all or nothing (the store's AppendBatches, or a store operation that does
+// more in the same transaction). The session runtime ends a turn through
+// one, so a turn's last events and its terminal event commit together.
+type CommitBatches func(ctx context.Context, batches []EventBatch) ([][]Event, error)

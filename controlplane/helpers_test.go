@@ -2,28 +2,17 @@ package controlplane_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/controlplane"
-	"github.com/demiurge/demiurge/process"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
 
-func openDB(t *testing.T) *store.DB {
-	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "runtime.sqlite3"), store.Options{ProcessAlive: process.Alive})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 func newCP(t *testing.T) (*controlplane.ControlPlane, *store.DB) {
-	db := openDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	return controlplane.New(db, controlplane.Options{Now: func() time.Time { return time.Now().UTC() }}), db
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/controlplane"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 )
 
 func TestModelViewShape(t *testing.T) {
@@ -112,7 +113,7 @@ func TestLogLinesAndTail(t *testing.T) {
 // Retention: reads never return more than MaxLogLines, and always end with
 // the newest line; the operator tail stays within TailChars.
 func TestLogRetentionAndCharBound(t *testing.T) {
-	db := openDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	cp := controlplane.New(db, controlplane.Options{MaxLogLines: 5})
 	ctx := context.Background()
 	id := submit(t, cp, demiurge.TaskKindTerminalExec, demiurge.TaskOrigin{}).ID

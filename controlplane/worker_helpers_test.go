@@ -11,7 +11,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/controlplane"
-	"github.com/demiurge/demiurge/process"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
 
@@ -106,16 +106,6 @@ type rig struct {
 	gates *gates
 }
 
-func openPath(t *testing.T, path string) *store.DB {
-	t.Helper()
-	db, err := store.Open(context.Background(), path, store.Options{ProcessAlive: process.Alive})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 func dbPath(t *testing.T) string { return filepath.Join(t.TempDir(), "runtime.sqlite3") }
 
 // newRig opens path as a separate Host process would (its own connection
@@ -123,7 +113,7 @@ func dbPath(t *testing.T) string { return filepath.Join(t.TempDir(), "runtime.sq
 // bound to modeRunner. onComplete may be nil.
 func newRig(t *testing.T, path string, opts controlplane.WorkerOptions, onComplete func(context.Context, controlplane.Completion) error) *rig {
 	t.Helper()
-	db := openPath(t, path)
+	db := demiurgetest.MustOpenPath(t, path, store.Options{})
 	host, err := db.StartHost(context.Background(), store.HostInfo{})
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,24 @@ func Load(dir string) (*Core, error) {
 	if err != nil {
 		return nil, err
 	}
+	return l.load()
+}
+
+// LoadSaved is Load for a checkout of a revision the core repository
+// saved: one that passed its core_load gate, which is Load. It checks
+// everything Load checks except that authored input schemas compile (the
+// gate compiled them), so that a turn of a process that calls no authored
+// tool compiles no JSON Schema.
+func LoadSaved(dir string) (*Core, error) {
+	l, err := newLoader(dir)
+	if err != nil {
+		return nil, err
+	}
+	l.saved = true
+	return l.load()
+}
+
+func (l *loader) load() (*Core, error) {
 	manifestPath := filepath.Join(l.dir, "agent.yaml")
 	data, err := l.read(manifestPath, yamlx.MaxBytes)
 	if errors.Is(err, fs.ErrNotExist) {

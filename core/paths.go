@@ -26,6 +26,7 @@ type loader struct {
 	real  string // dir with symlinks resolved, for containment checks
 	shown string // how messages name dir: "agents/<id>" under an agents dir, else dir
 	id    string // the directory name
+	saved bool   // a saved revision: schemas are not compiled again (LoadSaved)
 }
 
 func newLoader(dir string) (*loader, error) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	gosync "sync"
 
 	"github.com/demiurge/demiurge"
 )
@@ -58,6 +59,8 @@ func InstallTemplates(agentsDir, which string, overwrite bool) error {
 	if err := os.MkdirAll(agentsDir, 0o700); err != nil {
 		return demiurge.WrapError(demiurge.EINTERNAL, err, "create %s: %s", agentsDir, demiurge.IOReason(err))
 	}
+	var staged stagedFiles
+	defer staged.discard()
 	for _, root := range roots {
 		err := fs.WalkDir(tfs, root, func(name string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -72,18 +75,36 @@ func InstallTemplates(agentsDir, which string, overwrite bool) error {
 			if err != nil {
 				return err
 			}
-			return writeTemplateFile(dest, data, overwrite)
+			return staged.stage(dest, data, overwrite)
 		})
 		if err != nil {
 			return demiurge.WrapError(demiurge.EINTERNAL, err, "install %s template into %s: %s", which, agentsDir, demiurge.IOReason(err))
 		}
 	}
+	if err := staged.commit(overwrite); err != nil {
+		return demiurge.WrapError(demiurge.EINTERNAL, err, "install %s template into %s: %s", which, agentsDir, demiurge.IOReason(err))
+	}
 	return nil
 }
 
-// writeTemplateFile writes data to dest atomically with mode 0600, unless
-// dest exists and overwrite is false.
-func writeTemplateFile(dest string, data []byte, overwrite bool) error {
+// stagedFiles are template files written to temporary files beside their
+// destinations, each renamed into place once all of them are written, so a
+// crash never leaves a file half-written. Files that replace others (a
+// refresh) are synced to disk first, together rather than one after the
+// other: a sync is milliseconds, and a core has a few dozen files. Files
+// of a fresh install are not: nothing is lost if a power failure cuts
+// them short, `demiurge init --refresh` writes them again, and syncing
+// them would cost a first run more than the rest of it.
+type stagedFiles []stagedFile
+
+type stagedFile struct {
+	tmp  *os.File
+	dest string
+}
+
+// stage writes data to a temporary file for dest (mode 0600), unless dest
+// exists and overwrite is false.
+func (s *stagedFiles) stage(dest string, data []byte, overwrite bool) error {
 	if _, err := os.Lstat(dest); err == nil && !overwrite {
 		return nil
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -93,24 +114,46 @@ func writeTemplateFile(dest string, data []byte, overwrite bool) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name()) // no-op once renamed
+	*s = append(*s, stagedFile{tmp: tmp, dest: dest})
 	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
 		return err
 	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+	_, err = tmp.Write(data)
+	return err
+}
+
+// commit syncs every staged file when sync is set (concurrently), then
+// renames each into place, in the order staged.
+func (s *stagedFiles) commit(sync bool) error {
+	errs := make([]error, len(*s))
+	if sync {
+		var wg gosync.WaitGroup
+		for i, f := range *s {
+			wg.Go(func() { errs[i] = f.tmp.Sync() })
+		}
+		wg.Wait()
+	}
+	for i, f := range *s {
+		errs[i] = errors.Join(errs[i], f.tmp.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), dest); err != nil {
-		return fmt.Errorf("rename into place: %w", err)
+	for len(*s) > 0 {
+		f := (*s)[0]
+		if err := os.Rename(f.tmp.Name(), f.dest); err != nil {
+			return fmt.Errorf("rename into place: %w", err)
+		}
+		*s = (*s)[1:]
 	}
 	return nil
+}
+
+// discard removes the temporary files not renamed into place.
+func (s *stagedFiles) discard() {
+	for _, f := range *s {
+		f.tmp.Close()
+		os.Remove(f.tmp.Name())
+	}
+	*s = nil
 }

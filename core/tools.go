@@ -141,7 +141,7 @@ func (l *loader) loadTool(name, dir, manifest string) (AuthoredTool, error) {
 	}
 	if len(t.InputSchema) == 0 {
 		t.InputSchema = map[string]any{"type": "object", "properties": map[string]any{}}
-	} else if problem := checkToolSchema(t.InputSchema); problem != "" {
+	} else if problem := checkToolSchema(t.InputSchema, !l.saved); problem != "" {
 		return AuthoredTool{}, doc.Errorf(doc.Line("input_schema"), "invalid input_schema: %s", problem)
 	}
 	t.ModulePath, t.Function, err = l.entrypoint(doc, f.Entrypoint, "module:execute", dir)
@@ -159,11 +159,14 @@ func (refuseLoader) Load(string) (any, error) {
 }
 
 // checkToolSchema checks that a tool's input_schema is a JSON Schema for an
-// object (what providers require of tool parameters) that compiles. It
-// returns the problem, or "".
-func checkToolSchema(schema map[string]any) string {
+// object (what providers require of tool parameters) that compiles, unless
+// compile is false. It returns the problem, or "".
+func checkToolSchema(schema map[string]any, compile bool) string {
 	if t, _ := schema["type"].(string); t != "object" {
 		return `the top level must have type: object`
+	}
+	if !compile {
+		return ""
 	}
 	raw, err := json.Marshal(schema)
 	if err != nil {

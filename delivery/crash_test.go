@@ -11,6 +11,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/delivery"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/process"
 	"github.com/demiurge/demiurge/store"
 )
@@ -30,7 +31,7 @@ func (crashingRoute) Deliver(context.Context, demiurge.Outbound) error {
 // enqueues one delivery and dies inside the route.
 func crashChild(t *testing.T, path string) {
 	ctx := context.Background()
-	db := MustOpenPath(t, path, store.Options{})
+	db := demiurgetest.MustOpenPath(t, path, store.Options{})
 	marker, _ := process.StartMarker(os.Getpid())
 	host, err := db.StartHost(ctx, store.HostInfo{StartMarker: marker})
 	if err != nil {
@@ -60,7 +61,7 @@ func TestCrashMidSendBecomesUnknown(t *testing.T) {
 		t.Fatalf("crash child: %v, want exit status 3; output:\n%s", err, out)
 	}
 
-	db := MustOpenPath(t, path, store.Options{})
+	db := demiurgetest.MustOpenPath(t, path, store.Options{})
 	sending, err := db.Deliveries(ctx, demiurge.DeliveryFilter{Status: demiurge.DeliverySending})
 	if err != nil || len(sending) != 1 {
 		t.Fatalf("sending deliveries after the crash=%d (%v), want 1", len(sending), err)
@@ -122,7 +123,7 @@ func TestCrashMidSendBecomesUnknown(t *testing.T) {
 // meanwhile) keeps that record: the late outcome is not written over it.
 func TestLateOutcomeKeepsReconciledRecord(t *testing.T) {
 	ctx := context.Background()
-	f := newFixtureWith(t, MustOpenDB(t), delivery.Options{HostID: "host_gone"}) // a Host no one registered
+	f := newFixtureWith(t, demiurgetest.MustOpenDB(t), delivery.Options{HostID: "host_gone"}) // a Host no one registered
 	route := &hangingRoute{release: make(chan struct{})}
 	f.router.Bind(f.sessionID, route)
 	id := f.enqueue(t, f.intent("late", demiurge.HistoryTransient))

@@ -36,10 +36,23 @@ func (rt *Runtime) Enqueue(ctx context.Context, in demiurge.DeliveryIntent) (str
 		}
 		return "", err
 	}
+	id, b, err := rt.intentBatch(n)
+	if err != nil {
+		return "", err
+	}
+	if _, err := rt.st.Append(ctx, b.Events, b.IdempotencyKey, nil); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// intentBatch is the batch that records the validated intent n under a
+// new delivery id.
+func (rt *Runtime) intentBatch(n normalized) (string, demiurge.EventBatch, error) {
 	id := demiurge.NewID("delivery")
 	blocks, err := blocksPayload(n.blocks)
 	if err != nil {
-		return "", err
+		return "", demiurge.EventBatch{}, err
 	}
 	var events []demiurge.Event
 	messageID := ""
@@ -97,10 +110,7 @@ func (rt *Runtime) Enqueue(ctx context.Context, in demiurge.DeliveryIntent) (str
 			Payload:        map[string]any{"delivery_id": id, "message_id": messageID},
 		}),
 	)
-	if _, err := rt.st.Append(ctx, events, key, nil); err != nil {
-		return "", err
-	}
-	return id, nil
+	return id, demiurge.EventBatch{Events: events, IdempotencyKey: key}, nil
 }
 
 // historyContent is the content of the transcript message of a delivery:

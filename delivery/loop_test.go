@@ -8,6 +8,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/delivery"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 )
 
 // runLoop runs rt.Run until the test ends (or stop is called) and checks
@@ -59,7 +60,7 @@ func loopOptions() delivery.Options {
 // A transient failure in Dispatch is picked up by the retry loop and sent.
 func TestRunRetriesUntilSent(t *testing.T) {
 	ctx := context.Background()
-	f := newFixtureWith(t, MustOpenDB(t), loopOptions())
+	f := newFixtureWith(t, demiurgetest.MustOpenDB(t), loopOptions())
 	offline := demiurge.Errorf(demiurge.EUNAVAILABLE, "chat adapter offline")
 	route := &scriptedRoute{errs: []error{offline, offline}}
 	f.router.Bind(f.sessionID, route)
@@ -83,7 +84,7 @@ func TestRunRetriesUntilSent(t *testing.T) {
 func TestRunTakesUpUndispatchedDeliveries(t *testing.T) {
 	opts := loopOptions()
 	opts.Handoff = time.Millisecond
-	f := newFixtureWith(t, MustOpenDB(t), opts)
+	f := newFixtureWith(t, demiurgetest.MustOpenDB(t), opts)
 	unrouted := f.enqueue(t, f.intent("nobody listens", demiurge.HistoryTransient))
 	stop := runLoop(t, f.rt)
 	d := waitStatus(t, f, unrouted, demiurge.DeliveryUnrouted)
@@ -108,7 +109,7 @@ func TestRunTakesUpUndispatchedDeliveries(t *testing.T) {
 // enqueued it: the loop leaves it alone.
 func TestRunLeavesFreshDeliveriesToTheEnqueuer(t *testing.T) {
 	ctx := context.Background()
-	f := newFixtureWith(t, MustOpenDB(t), loopOptions()) // Handoff: 1h
+	f := newFixtureWith(t, demiurgetest.MustOpenDB(t), loopOptions()) // Handoff: 1h
 	route := &recordingRoute{}
 	f.router.Bind(f.sessionID, route)
 	id := f.enqueue(t, f.intent("mine", demiurge.HistoryTransient))
@@ -127,7 +128,7 @@ func TestRunLeavesFreshDeliveriesToTheEnqueuer(t *testing.T) {
 func TestRunStopRecordsInterruptedSend(t *testing.T) {
 	opts := loopOptions()
 	opts.Handoff = time.Millisecond
-	f := newFixtureWith(t, MustOpenDB(t), opts)
+	f := newFixtureWith(t, demiurgetest.MustOpenDB(t), opts)
 	route := &recordingRoute{block: true, entered: make(chan struct{})}
 	f.router.Bind(f.sessionID, route)
 	id := f.enqueue(t, f.intent("slow", demiurge.HistoryTransient))
@@ -148,7 +149,7 @@ func TestDispatchAndRunRaceSendsOnce(t *testing.T) {
 	ctx := context.Background()
 	opts := loopOptions()
 	opts.Handoff = time.Nanosecond
-	f := newFixtureWith(t, MustOpenDB(t), opts)
+	f := newFixtureWith(t, demiurgetest.MustOpenDB(t), opts)
 	route := &recordingRoute{}
 	f.router.Bind(f.sessionID, route)
 	const rounds = 5

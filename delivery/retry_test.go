@@ -11,30 +11,9 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/delivery"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
-
-// testClock is an adjustable clock shared by the store and the Runtime.
-type testClock struct {
-	mu  sync.Mutex // guards now
-	now time.Time
-}
-
-func newClock() *testClock {
-	return &testClock{now: time.Now().UTC().Truncate(time.Millisecond)}
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 // scriptedRoute answers its calls with errs in turn, then nil.
 type scriptedRoute struct {
@@ -62,9 +41,9 @@ func (r *scriptedRoute) count() int {
 }
 
 // newClockFixture is a fixture whose store and Runtime read clock.
-func newClockFixture(tb testing.TB, clock *testClock, opts delivery.Options) *fixture {
+func newClockFixture(tb testing.TB, clock *demiurgetest.Clock, opts delivery.Options) *fixture {
 	tb.Helper()
-	db := MustOpenPath(tb, filepath.Join(tb.TempDir(), "runtime.sqlite3"), store.Options{Now: clock.Now})
+	db := demiurgetest.MustOpenPath(tb, filepath.Join(tb.TempDir(), "runtime.sqlite3"), store.Options{Now: clock.Now})
 	opts.Now = clock.Now
 	return newFixtureWith(tb, db, opts)
 }
@@ -93,7 +72,7 @@ func TestTransient(t *testing.T) {
 // on a later attempt, once.
 func TestDispatchTransientRetriedThenSent(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock()
+	clock := demiurgetest.NewClock(time.Now().UTC().Truncate(time.Millisecond))
 	f := newClockFixture(t, clock, delivery.Options{HostID: "host_test", RetryBase: time.Minute, RetryMax: 10 * time.Minute})
 	route := &scriptedRoute{errs: []error{
 		demiurge.Errorf(demiurge.EUNAVAILABLE, "chat adapter offline"),
@@ -171,7 +150,7 @@ func TestDispatchTransientRetriedThenSent(t *testing.T) {
 // After MaxAttempts transient failures the delivery fails for good.
 func TestDispatchTransientExhausted(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock()
+	clock := demiurgetest.NewClock(time.Now().UTC().Truncate(time.Millisecond))
 	f := newClockFixture(t, clock, delivery.Options{MaxAttempts: 3, RetryBase: time.Second})
 	offline := demiurge.Errorf(demiurge.EUNAVAILABLE, "chat adapter offline")
 	route := &scriptedRoute{errs: []error{offline, offline, offline, offline}}

@@ -21,6 +21,9 @@ type Store interface {
 	// a claim of ClaimDueWork) and moves it and the outbox row to sending
 	// in one transaction; started reports whether it did.
 	StartDeliverySend(ctx context.Context, deliveryID, claimID, ownerID, hostID string, lease time.Duration) (demiurge.Delivery, demiurge.WorkItem, bool, error)
+	// AppendBatches appends batches in one transaction, each as Append
+	// would, all or nothing.
+	AppendBatches(ctx context.Context, batches []demiurge.EventBatch) ([][]demiurge.Event, error)
 	// FinishDeliverySend records the outcome (sent, unrouted, failed,
 	// unknown, or queued for a retry at retryAt) of a started send in one
 	// transaction; ECONFLICT when claimID no longer holds it.

@@ -3,44 +3,19 @@ package delivery_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/delivery"
-	"github.com/demiurge/demiurge/process"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/session"
 	"github.com/demiurge/demiurge/store"
 )
 
 // The real RuntimeStore satisfies the port the delivery runtime declares.
 var _ delivery.Store = (*store.DB)(nil)
-
-func MustOpenDB(tb testing.TB) *store.DB {
-	tb.Helper()
-	return MustOpenPath(tb, filepath.Join(tb.TempDir(), "runtime.sqlite3"), store.Options{})
-}
-
-// MustOpenPath opens the database at path (processes of this machine are
-// asked whether they live) and closes it when the test ends.
-func MustOpenPath(tb testing.TB, path string, o store.Options) *store.DB {
-	tb.Helper()
-	if o.ProcessAlive == nil {
-		o.ProcessAlive = process.Alive
-	}
-	db, err := store.Open(context.Background(), path, o)
-	if err != nil {
-		tb.Fatalf("open store: %v", err)
-	}
-	tb.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			tb.Errorf("close store: %v", err)
-		}
-	})
-	return db
-}
 
 // fixture is a store with one session and one running turn.
 type fixture struct {
@@ -54,7 +29,7 @@ type fixture struct {
 
 func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
-	return newFixtureWith(tb, MustOpenDB(tb), delivery.Options{HostID: "host_test"})
+	return newFixtureWith(tb, demiurgetest.MustOpenDB(tb), delivery.Options{HostID: "host_test"})
 }
 
 // newFixtureWith is newFixture over db, with a Runtime configured by opts.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/delivery"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 )
 
 // hangingRoute never answers until released, and ignores its context.
@@ -52,7 +53,7 @@ func terminalEvents(tb testing.TB, f *fixture, id string) []string {
 func TestDispatchHangingRouteTimesOut(t *testing.T) {
 	ctx := context.Background()
 	const timeout = 150 * time.Millisecond
-	f := newFixtureWith(t, MustOpenDB(t), delivery.Options{HostID: "host_test", SendTimeout: timeout})
+	f := newFixtureWith(t, demiurgetest.MustOpenDB(t), delivery.Options{HostID: "host_test", SendTimeout: timeout})
 	route := &hangingRoute{release: make(chan struct{})}
 	released := false
 	release := func() {
@@ -116,7 +117,7 @@ func TestDispatchHangingRouteTimesOut(t *testing.T) {
 // and not retried.
 func TestDispatchTimeoutOfCooperativeRoute(t *testing.T) {
 	ctx := context.Background()
-	f := newFixtureWith(t, MustOpenDB(t), delivery.Options{SendTimeout: 50 * time.Millisecond})
+	f := newFixtureWith(t, demiurgetest.MustOpenDB(t), delivery.Options{SendTimeout: 50 * time.Millisecond})
 	route := &recordingRoute{block: true, entered: make(chan struct{})}
 	f.router.Bind(f.sessionID, route)
 	id := f.enqueue(t, f.intent("slow", demiurge.HistoryTransient))

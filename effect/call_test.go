@@ -7,6 +7,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 )
 
 // recheckAdapter prepares calls that count their phases; refuse makes the
@@ -55,14 +56,14 @@ func TestRecheckAfterApproval(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			a := &recheckAdapter{refuse: tt.refuse}
-			ap := &fixedApprover{decision: effect.DecisionAllowOnce}
+			ap := demiurgetest.NewApprover(effect.DecisionAllowOnce)
 			rt := effect.NewRuntime(effect.Options{Approvals: effect.NewApprovalRuntime(effect.ApprovalOptions{})})
 			tc := turnCtx()
 			tc.Approver, tc.SessionID, tc.Scope = ap, "s1", demiurge.OperatorScope("s1")
 			res := call(t, rt, mustCatalog(t, effect.Definition{Name: "t", Source: "builtin", ApprovalPolicy: tt.policy, Adapter: a}), "t", tc)
-			if res.Status != tt.status || a.prepared != 1 || a.rechecked != tt.rechecked || a.ran != tt.ran || int(ap.asked.Load()) != tt.prompt {
+			if res.Status != tt.status || a.prepared != 1 || a.rechecked != tt.rechecked || a.ran != tt.ran || ap.Asked() != tt.prompt {
 				t.Fatalf("status %s prepared %d rechecked %d ran %d asked %d, want %s 1 %d %d %d (%s)",
-					res.Status, a.prepared, a.rechecked, a.ran, ap.asked.Load(), tt.status, tt.rechecked, tt.ran, tt.prompt, res.ModelView)
+					res.Status, a.prepared, a.rechecked, a.ran, ap.Asked(), tt.status, tt.rechecked, tt.ran, tt.prompt, res.ModelView)
 			}
 			if tt.refuse && (res.ExecutionStarted || res.ModelView != "cwd changed while the operator decided") {
 				t.Fatalf("a recheck refusal started or lost its message: %+v", res)

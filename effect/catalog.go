@@ -2,6 +2,8 @@ package effect
 
 import (
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/demiurge/demiurge"
 )
@@ -12,6 +14,7 @@ type Catalog struct {
 	revision string
 	entries  []*Entry
 	byName   map[string]*Entry
+	defs     func() []demiurge.ToolSpec // made once: a catalog serves every step of many turns
 }
 
 // NewCatalog binds defs to one core revision. A name defined twice fails with
@@ -31,6 +34,13 @@ func NewCatalog(coreID, revision string, defs []Definition) (*Catalog, error) {
 		c.byName[e.Name] = e
 		c.entries = append(c.entries, e)
 	}
+	c.defs = sync.OnceValue(func() []demiurge.ToolSpec {
+		out := make([]demiurge.ToolSpec, 0, len(c.entries))
+		for _, e := range c.entries {
+			out = append(out, demiurge.ToolSpec{Name: e.Name, Description: e.Description, InputSchema: e.Schema()})
+		}
+		return out
+	})
 	return c, nil
 }
 
@@ -43,14 +53,9 @@ func (c *Catalog) Revision() string { return c.revision }
 // Entries returns the entries in catalog order. The slice is a copy.
 func (c *Catalog) Entries() []*Entry { return append([]*Entry(nil), c.entries...) }
 
-// Definitions returns the provider tool definitions, one per entry.
-func (c *Catalog) Definitions() []demiurge.ToolSpec {
-	out := make([]demiurge.ToolSpec, 0, len(c.entries))
-	for _, e := range c.entries {
-		out = append(out, demiurge.ToolSpec{Name: e.Name, Description: e.Description, InputSchema: e.Schema()})
-	}
-	return out
-}
+// Definitions returns the provider tool definitions, one per entry. The
+// slice is a copy; the schemas are shared by every caller and read only.
+func (c *Catalog) Definitions() []demiurge.ToolSpec { return slices.Clone(c.defs()) }
 
 // Has reports whether the catalog offers name.
 func (c *Catalog) Has(name string) bool {

@@ -38,9 +38,13 @@ type Entry struct {
 	ModelOutputPolicy string
 	DisplayPolicy     string
 
-	schema    []byte             // canonical JSON; copied out on every read
-	validator *jsonschema.Schema // compiled once per distinct schema
-	adapter   Adapter
+	schema  []byte // canonical JSON; copied out on every read
+	adapter Adapter
+	// validator is compiled once per distinct schema: at Bind for MCP
+	// entries; on the first call for builtin and authored ones, whose
+	// schemas are the Host's own or were compiled when their core revision
+	// was saved (a process that calls no tool compiles none).
+	validator func() *jsonschema.Schema
 }
 
 // Schema returns a detached copy of the entry's input schema.
@@ -112,7 +116,7 @@ func (d Definition) Bind(coreID, revision string) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	validator, err := compileSchema(raw)
+	validator, err := schemaValidator(raw, d.Source != SourceMCP)
 	if err != nil {
 		return nil, err
 	}
@@ -126,11 +130,7 @@ func (d Definition) Bind(coreID, revision string) (*Entry, error) {
 		DisplayPolicy:     cmp.Or(d.DisplayPolicy, "summary"),
 		schema:            raw, validator: validator, adapter: d.Adapter,
 	}
-	if e.AdapterKey == "" {
-		e.AdapterKey = e.Source + ":" + e.Name
-	}
-	if e.Provenance == "" {
-		e.Provenance = e.AdapterKey
-	}
+	e.AdapterKey = cmp.Or(e.AdapterKey, e.Source+":"+e.Name)
+	e.Provenance = cmp.Or(e.Provenance, e.AdapterKey)
 	return e, nil
 }

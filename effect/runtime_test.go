@@ -10,6 +10,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/policy"
 	"github.com/demiurge/demiurge/redact"
 )
@@ -21,16 +22,6 @@ func (a *countingAdapter) Prepare(context.Context, effect.Invocation) (effect.Ca
 		a.calls.Add(1)
 		return effect.Outcome{Content: "ran", ExecutionStarted: true}, nil
 	}), nil
-}
-
-type fixedApprover struct {
-	decision string
-	asked    atomic.Int32
-}
-
-func (a *fixedApprover) Approve(ctx context.Context, req effect.ApprovalRequest) (string, error) {
-	a.asked.Add(1)
-	return a.decision, nil
 }
 
 func turnCtx(grants ...string) effect.TurnContext {
@@ -100,14 +91,14 @@ func TestApproverDecisions(t *testing.T) {
 		// A fresh runtime per case: an "always" answer is remembered.
 		rt := effect.NewRuntime(effect.Options{Approvals: effect.NewApprovalRuntime(effect.ApprovalOptions{})})
 		a := &countingAdapter{}
-		ap := &fixedApprover{decision: tt.decision}
+		ap := demiurgetest.NewApprover(tt.decision)
 		tc := turnCtx()
 		tc.Approver = ap
 		tc.SessionID, tc.Scope = "s1", demiurge.OperatorScope("s1")
 		cat := mustCatalog(t, effect.Definition{Name: "t", Source: "builtin", ApprovalPolicy: "prompt", Adapter: a})
 		call(t, rt, cat, "t", tc)
-		if a.calls.Load() != tt.runs || ap.asked.Load() != 1 {
-			t.Errorf("decision %q: runs=%d asked=%d, want runs=%d asked=1", tt.decision, a.calls.Load(), ap.asked.Load(), tt.runs)
+		if a.calls.Load() != tt.runs || ap.Asked() != 1 {
+			t.Errorf("decision %q: runs=%d asked=%d, want runs=%d asked=1", tt.decision, a.calls.Load(), ap.Asked(), tt.runs)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package effect
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"strings"
@@ -40,6 +41,37 @@ func compileSchema(raw []byte) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
+// schemaValidator returns the compiled form of raw, compiling it now or,
+// when lazy, on first use. A lazy schema that does not compile validates
+// nothing: every call is refused with the compile error.
+func schemaValidator(raw []byte, lazy bool) (func() *jsonschema.Schema, error) {
+	if !lazy {
+		s, err := compileSchema(raw)
+		if err != nil {
+			return nil, err
+		}
+		return func() *jsonschema.Schema { return s }, nil
+	}
+	return sync.OnceValue(func() *jsonschema.Schema {
+		s, err := compileSchema(raw)
+		if err != nil {
+			return refusingSchema(err)
+		}
+		return s
+	}), nil
+}
+
+// refusingSchema is a schema no value satisfies, for a lazily compiled
+// schema that did not compile after all (a builtin's is a build defect the
+// tests catch; an authored one passed its core's gates).
+func refusingSchema(err error) *jsonschema.Schema {
+	s, cerr := compileSchema([]byte(`false`))
+	if cerr != nil {
+		panic(fmt.Sprintf("effect: compile the refusing schema: %v (after %v)", cerr, err))
+	}
+	return s
+}
+
 type refusingLoader struct{}
 
 func (refusingLoader) Load(url string) (any, error) {
@@ -52,7 +84,7 @@ func (refusingLoader) Load(url string) (any, error) {
 // <tool>: <the schema's reasons>". The messenger gets a copy of args, so
 // nothing it does reaches what the caller records.
 func argumentError(e *Entry, args map[string]any) string {
-	msg := validateArgs(e.validator, args)
+	msg := validateArgs(e.validator(), args)
 	if msg == "" {
 		return ""
 	}
@@ -81,9 +113,7 @@ func validateArgs(s *jsonschema.Schema, args map[string]any) string {
 			continue
 		}
 		loc := u.InstanceLocation
-		if loc == "" {
-			loc = "/"
-		}
+		loc = cmp.Or(loc, "/")
 		parts = append(parts, fmt.Sprintf("at %s: %s", loc, u.Error.String()))
 		if len(parts) == 3 {
 			break

@@ -34,6 +34,8 @@ type catalogs struct {
 	// decls keeps each core's parsed MCP declarations for the revision
 	// they were read at, so a turn does not parse them again.
 	decls *declCache
+	// cache keeps each core's definitions and plain catalog per revision.
+	cache *catalogCache
 	// audit records the MCP servers a turn could not use.
 	audit func(ctx context.Context, events []demiurge.Event, key string, expected *demiurge.Expected) ([]demiurge.Event, error)
 }
@@ -44,17 +46,39 @@ func (c catalogs) Prepare(ctx context.Context, snap turn.Snapshot, tc effect.Tur
 	if c.mcp != nil && tc.TurnID != "" {
 		mcpDefs = c.mcpDefinitions(ctx, snap, tc)
 	}
-	return effect.Prepare(effect.Sources{
+	plain := len(mcpDefs) == 0 && tc.ToolPolicy == nil
+	hit, ok := c.cache.get(snap.Core.ID, snap.Revision)
+	if ok && plain && hit.catalog != nil {
+		return hit.catalog, nil
+	}
+	if !ok {
+		hit = cachedCatalog{
+			revision: snap.Revision,
+			builtins: builtin.Definitions(m.Tools.Toolsets, c.builtins),
+			authored: authored.Definitions(snap.Core, c.starlark, authored.Options{}),
+		}
+	}
+	cat, err := effect.Prepare(effect.Sources{
 		MCP:            mcpDefs,
 		CoreID:         snap.Core.ID,
 		Revision:       snap.Revision,
-		Builtins:       builtin.Definitions(m.Tools.Toolsets, c.builtins),
-		Authored:       authored.Definitions(snap.Core, c.starlark, authored.Options{}),
+		Builtins:       hit.builtins,
+		Authored:       hit.authored,
 		Metadata:       overrides(m.Tools.Metadata),
 		CoreApproval:   approvalConfig(m.Approval),
 		GlobalApproval: c.global,
 		ToolPolicy:     tc.ToolPolicy,
 	})
+	if err != nil {
+		return nil, err
+	}
+	if plain {
+		hit.catalog = cat
+	}
+	if !ok || plain {
+		c.cache.put(snap.Core.ID, hit)
+	}
+	return cat, nil
 }
 
 // mcpDefinitions connects (or reuses) the core's MCP servers for this turn.
@@ -154,9 +178,9 @@ func overrides(md map[string]core.ToolMetadata) map[string]policy.Override {
 func (h *Host) builtinDeps() builtin.Deps {
 	loader := h.cores
 	return builtin.Deps{
-		Home:     h.Home.Dir,
-		Sessions: h.Sessions,
-		CoreDir:  h.Home.CoreDir,
+		Home:     h.home.Dir,
+		Sessions: h.sessions,
+		CoreDir:  h.home.CoreDir,
 		SkillsDir: func(coreID string) string {
 			snap, err := loader.Load(context.Background(), coreID)
 			if err != nil {
@@ -168,11 +192,11 @@ func (h *Host) builtinDeps() builtin.Deps {
 			_, err := core.Load(dir)
 			return err
 		},
-		Processes:     h.Processes,
-		ArtifactLimit: h.Config.Limits.artifactLimit(),
+		Processes:     h.processes,
+		ArtifactLimit: h.config.Limits.artifactLimit(),
 		PrivateHome: func(sessionID string) string {
 			sum := sha256.Sum256([]byte(sessionID))
-			return filepath.Join(h.Home.PrivateDir(), "terminal-home", hex.EncodeToString(sum[:16]))
+			return filepath.Join(h.home.PrivateDir(), "terminal-home", hex.EncodeToString(sum[:16]))
 		},
 	}
 }

@@ -34,4 +34,13 @@
 //  8. the heartbeat lease, released only once nothing of this Host runs;
 //  9. the store;
 //  10. the log file, last, so every step above can still log.
+//
+// # API
+//
+// The Host's subsystems are unexported: a front end (the CLI, a channel)
+// runs turns with Run and reads and acts through methods (sessions, turns,
+// tasks, schedules, MCP servers, evolution), the operator's reads in the
+// operator scope. Doctor and InitHome work on a home without opening a
+// Host, for the repair and health commands that must work while the Host
+// cannot open.
 package host

@@ -20,15 +20,15 @@ const evolverCore = "evolver"
 // openRepo opens the core repository for this Host: a promotion or
 // rollback it makes drops the cached approvals of the cores it changed.
 func (h *Host) openRepo(ctx context.Context) error {
-	repo, err := OpenRepo(ctx, h.Home.Dir, func(cores []string) {
-		if h.Approvals == nil {
+	repo, err := OpenRepo(ctx, h.home.Dir, func(cores []string) {
+		if h.approvals == nil {
 			return
 		}
 		for _, c := range cores {
-			h.Approvals.InvalidateCore(c)
+			h.approvals.InvalidateCore(c)
 		}
 	})
-	h.Repo = repo
+	h.repo = repo
 	return err
 }
 
@@ -66,11 +66,11 @@ func (h *Host) EvolveStart(ctx context.Context, coreID, goal string, opts Evolve
 	if _, err := h.cores.Load(ctx, coreID); err != nil {
 		return nil, err
 	}
-	run, err := h.Repo.StartRun(ctx, coreID, goal, corerepo.StartOptions{SourceTurnID: opts.SourceTurnID})
+	run, err := h.repo.StartRun(ctx, coreID, goal, corerepo.StartOptions{SourceTurnID: opts.SourceTurnID})
 	if err != nil {
 		return nil, err
 	}
-	res, err := h.Turns.Run(ctx, turn.Request{
+	res, err := h.turns.Run(ctx, turn.Request{
 		CoreID: evolverCore, Text: evolverPrompt(run), NewSession: true,
 		Workspace: run.AgentsDir, Approver: evolverApprover{}, ProtectedNames: coregate.DependencyFiles(),
 	})

@@ -29,7 +29,7 @@ func (e coreEvolution) StartBackground(ctx context.Context, tc effect.TurnContex
 		policy = "silent"
 	}
 	scope := "evolve:" + coreID
-	task, err := e.h.Tasks.Submit(ctx, demiurge.TaskSpec{
+	task, err := e.h.tasks.Submit(ctx, demiurge.TaskSpec{
 		Kind: demiurge.TaskKindEvolverRun,
 		Payload: map[string]any{
 			"owner_session_id": tc.SessionID, "owner_turn_id": tc.TurnID, "core_id": coreID,
@@ -42,7 +42,7 @@ func (e coreEvolution) StartBackground(ctx context.Context, tc effect.TurnContex
 }
 
 func (e coreEvolution) Review(ctx context.Context, runID, reason string) (any, bool, error) {
-	r, err := e.h.Repo.Review(ctx, runID, corerepo.ReviewOptions{Reason: reason})
+	r, err := e.h.repo.Review(ctx, runID, corerepo.ReviewOptions{Reason: reason})
 	if err != nil {
 		return nil, false, err
 	}
@@ -71,7 +71,7 @@ func modelReview(r *corerepo.Review) *corerepo.Review {
 }
 
 func (e coreEvolution) Promote(ctx context.Context, runID, reason string) (any, bool, error) {
-	r, err := e.h.Repo.Promote(ctx, runID, corerepo.PromoteOptions{Reason: reason})
+	r, err := e.h.repo.Promote(ctx, runID, corerepo.PromoteOptions{Reason: reason})
 	if err != nil {
 		return nil, false, err
 	}
@@ -84,14 +84,14 @@ func (e coreEvolution) Promote(ctx context.Context, runID, reason string) (any, 
 }
 
 func (e coreEvolution) Discard(ctx context.Context, runID string) error {
-	return e.h.Repo.DiscardRun(ctx, runID)
+	return e.h.repo.DiscardRun(ctx, runID)
 }
 
 func (e coreEvolution) Rollback(ctx context.Context, target, reason string) (string, error) {
 	if target == "" {
 		target = "previous"
 	}
-	r, err := e.h.Repo.Rollback(ctx, target, reason)
+	r, err := e.h.repo.Rollback(ctx, target, reason)
 	if err != nil {
 		return "", err
 	}

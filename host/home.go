@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/core"
+	"github.com/demiurge/demiurge/store"
 )
 
 // Home is the layout of a runtime home.
@@ -91,8 +93,41 @@ func Init(dir, refresh string) (InitReport, error) {
 	return rep, nil
 }
 
+// InitHome resolves a runtime home to an absolute path and creates what is
+// missing of it (Init without a refresh), for the commands that work on a
+// home without opening the whole Host.
+func InitHome(home string) (Home, error) {
+	dir, err := filepath.Abs(home)
+	if err != nil {
+		return Home{}, demiurge.WrapError(demiurge.ECONFIG, err, "runtime home %q: %v", home, err)
+	}
+	if _, err := Init(dir, ""); err != nil {
+		return Home{}, err
+	}
+	return Home{Dir: dir}, nil
+}
+
+// InitDatabase creates (or migrates) the runtime database of home:
+// store.Open creates it 0600 in WAL mode with the current schema, and
+// refuses a file that is not ours. created reports whether the file was
+// missing.
+func InitDatabase(ctx context.Context, home Home) (created bool, err error) {
+	_, statErr := os.Stat(home.DBPath())
+	db, err := store.Open(ctx, home.DBPath(), store.Options{})
+	if err != nil {
+		return false, err
+	}
+	if err := db.Close(); err != nil {
+		return false, err
+	}
+	return errors.Is(statErr, fs.ErrNotExist), nil
+}
+
 // writeFileAtomic writes data to path (0600) through a temporary file and a
-// rename, so a failed write leaves the previous content intact.
+// rename, so a failed write leaves the previous content intact. It does not
+// sync: it creates config.yaml of a fresh home, which, like the templates
+// beside it (core.InstallTemplates), init writes again if a power failure
+// cut it short.
 func writeFileAtomic(path string, data []byte) error {
 	if err := writeTemp(path, data); err != nil {
 		return demiurge.WrapError(demiurge.ECONFIG, err, "write %s: %v", path, err)
@@ -111,9 +146,6 @@ func writeTemp(path string, data []byte) error {
 		return err
 	}
 	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
 		return err
 	}
 	if err := tmp.Close(); err != nil {

@@ -49,29 +49,29 @@ type Options struct {
 	failAfter func(step string) error
 }
 
-// Host is one running Host process over a runtime home.
+// Host is one running Host process over a runtime home. Its subsystems
+// are its own: callers (the CLI, channels) reach them through its methods.
 type Host struct {
-	Home      Home
-	Config    Config
-	Store     *store.DB
-	Sessions  *session.Runtime
-	Router    *delivery.Router
-	Turns     *turn.Execution
-	Approvals *effect.ApprovalRuntime
-	Processes *process.Manager
-	Reconcile store.ReconcileReport
-	// Control is the task ledger; Tasks the live worker that runs this
+	home      Home
+	config    Config
+	store     *store.DB
+	sessions  *session.Runtime
+	router    *delivery.Router
+	turns     *turn.Execution
+	approvals *effect.ApprovalRuntime
+	processes *process.Manager
+	// control is the task ledger; tasks the live worker that runs this
 	// Host's background tasks.
-	Control *controlplane.ControlPlane
-	Tasks   *controlplane.Worker
-	// Scheduler fires the cores' schedules; its loop runs only where
+	control *controlplane.ControlPlane
+	tasks   *controlplane.Worker
+	// scheduler fires the cores' schedules; its loop runs only where
 	// StartScheduler is called (serve, chat).
-	Scheduler *schedule.Scheduler
-	Timezone  schedule.Timezone
-	// Repo is the core repository: every revision of the agents tree.
-	Repo *corerepo.Repo
-	// MCP holds the connections to the cores' MCP servers.
-	MCP *mcp.Manager
+	scheduler *schedule.Scheduler
+	timezone  schedule.Timezone
+	// repo is the core repository: every revision of the agents tree.
+	repo *corerepo.Repo
+	// mcp holds the connections to the cores' MCP servers.
+	mcp *mcp.Manager
 
 	lease    *store.Host
 	catalogs *catalogs
@@ -104,7 +104,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if _, err := Init(dir, ""); err != nil {
 		return nil, err
 	}
-	h := &Host{Home: Home{Dir: dir}, closers: &closeStack{failAfter: opts.failAfter}}
+	h := &Host{home: Home{Dir: dir}, closers: &closeStack{failAfter: opts.failAfter}}
 	defer func() {
 		if err != nil {
 			// The step's error is the one to report; closing what was
@@ -115,31 +115,31 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if err := h.openRepo(ctx); err != nil {
 		return nil, err
 	}
-	h.cores = newCoreLoader(h.Home, h.Repo)
-	if h.Config, err = LoadConfig(h.Home.ConfigPath()); err != nil {
+	h.cores = newCoreLoader(h.home, h.repo)
+	if h.config, err = LoadConfig(h.home.ConfigPath()); err != nil {
 		return nil, err
 	}
-	provs := &providers{cfg: h.Config.Providers, fakeScript: opts.FakeScript, getenv: opts.Getenv}
+	provs := &providers{cfg: h.config.Providers, fakeScript: opts.FakeScript, getenv: opts.Getenv}
 	if opts.Logger == nil {
 		var logFile *os.File
-		if opts.Logger, logFile, err = openLog(h.Home, provs.Secrets); err != nil {
+		if opts.Logger, logFile, err = openLog(h.home, provs.Secrets); err != nil {
 			return nil, err
 		}
 		if err := h.closers.opened("log", 0, func(context.Context) error { return logFile.Close() }); err != nil {
 			return nil, err
 		}
 	}
-	global, err := core.LoadGlobal(filepath.Join(h.Home.AgentsDir(), "agent.yaml"))
+	global, err := core.LoadGlobal(filepath.Join(h.home.AgentsDir(), "agent.yaml"))
 	if err != nil {
 		return nil, err
 	}
 	h.logger = opts.Logger
 	provs.fallback = fallbackModel{provider: global.Model.Provider, model: global.Model.ModelName}
 
-	if h.Store, err = store.Open(ctx, h.Home.DBPath(), store.Options{Logger: opts.Logger, ProcessAlive: process.Alive}); err != nil {
+	if h.store, err = store.Open(ctx, h.home.DBPath(), store.Options{Logger: opts.Logger, ProcessAlive: process.Alive}); err != nil {
 		return nil, err
 	}
-	if err := h.closers.opened("store", 0, func(context.Context) error { return h.Store.Close() }); err != nil {
+	if err := h.closers.opened("store", 0, func(context.Context) error { return h.store.Close() }); err != nil {
 		return nil, err
 	}
 	if err := h.startLease(ctx); err != nil {
@@ -148,47 +148,47 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if err := h.closers.opened("lease", 5*time.Second, h.lease.Close); err != nil {
 		return nil, err
 	}
-	if h.Reconcile, err = h.reconcile(ctx); err != nil {
+	if _, err = h.reconcile(ctx); err != nil {
 		return nil, err
 	}
 
-	if h.Timezone, err = schedule.ResolveTimezone(opts.Timezone, opts.Getenv("DEMIURGE_TIMEZONE"), h.Config.Runtime.Timezone); err != nil {
+	if h.timezone, err = schedule.ResolveTimezone(opts.Timezone, opts.Getenv("DEMIURGE_TIMEZONE"), h.config.Runtime.Timezone); err != nil {
 		return nil, err
 	}
-	h.Sessions = session.NewRuntime(h.Store, session.Options{})
-	h.Router = delivery.NewRouter()
-	if h.Processes, err = process.NewManager(process.ManagerOptions{ArtifactRoot: h.Home.ArtifactsDir(), Logger: opts.Logger}); err != nil {
+	h.sessions = session.NewRuntime(h.store, session.Options{})
+	h.router = delivery.NewRouter()
+	if h.processes, err = process.NewManager(process.ManagerOptions{ArtifactRoot: h.home.ArtifactsDir(), Logger: opts.Logger}); err != nil {
 		return nil, err
 	}
-	if err := h.closers.opened("processes", 5*time.Second, h.Processes.Close); err != nil {
+	if err := h.closers.opened("processes", 5*time.Second, h.processes.Close); err != nil {
 		return nil, err
 	}
-	h.Approvals = effect.NewApprovalRuntime(effect.ApprovalOptions{})
-	if err := h.closers.opened("approvals", 5*time.Second, h.Approvals.Shutdown); err != nil {
+	h.approvals = effect.NewApprovalRuntime(effect.ApprovalOptions{})
+	if err := h.closers.opened("approvals", 5*time.Second, h.approvals.Shutdown); err != nil {
 		return nil, err
 	}
-	interp := starlark.NewRuntime(starlark.Options{MemoryLimit: h.Config.Limits.authoredMemoryLimit()})
+	interp := starlark.NewRuntime(starlark.Options{MemoryLimit: h.config.Limits.authoredMemoryLimit()})
 	deps := h.builtinDeps()
-	deps.Getenv, deps.URLPolicy, deps.Timezone = opts.Getenv, opts.URLPolicy, h.Timezone
-	deps.Sandbox = SandboxProfile(h.Home, h.Config, opts.Getenv)
-	h.MCP = mcp.NewManager(mcp.Options{
+	deps.Getenv, deps.URLPolicy, deps.Timezone = opts.Getenv, opts.URLPolicy, h.timezone
+	deps.Sandbox = SandboxProfile(h.home, h.config, opts.Getenv)
+	h.mcp = mcp.NewManager(mcp.Options{
 		URLPolicy: opts.URLPolicy,
 		BaseEnv:   func() []string { return terminal.AllowlistedEnv(os.Environ()) },
 		Getenv:    opts.Getenv,
 		PrivateHome: func(server string) string {
-			return filepath.Join(h.Home.PrivateDir(), "mcp-home", server)
+			return filepath.Join(h.home.PrivateDir(), "mcp-home", server)
 		},
 		Sandbox:   deps.Sandbox,
-		LogDir:    filepath.Join(h.Home.LogsDir(), "mcp"),
-		Processes: h.Processes,
+		LogDir:    filepath.Join(h.home.LogsDir(), "mcp"),
+		Processes: h.processes,
 		Logger:    opts.Logger,
 	})
-	if err := h.closers.opened("mcp", 5*time.Second, h.MCP.Close); err != nil {
+	if err := h.closers.opened("mcp", 5*time.Second, h.mcp.Close); err != nil {
 		return nil, err
 	}
-	h.catalogs = &catalogs{starlark: interp, global: approvalConfig(global.Approval), mcp: h.MCP, approvals: h.Approvals, logger: opts.Logger, audit: h.Store.Append,
+	h.catalogs = &catalogs{starlark: interp, global: approvalConfig(global.Approval), mcp: h.mcp, approvals: h.approvals, logger: opts.Logger, audit: h.store.Append,
 		decls: &declCache{cores: map[string]cachedDecls{}}}
-	h.delivery = delivery.NewRuntime(h.Store, h.Router, delivery.Options{HostID: h.lease.ID(), Logger: opts.Logger})
+	h.delivery = delivery.NewRuntime(h.store, h.router, delivery.Options{HostID: h.lease.ID(), Logger: opts.Logger})
 	loops := newLoops()
 	loops.goRun(h.recoveryLoop)
 	loops.goRun(func(ctx context.Context) {
@@ -206,23 +206,23 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		return nil, err
 	}
 	h.children = h.newDelegation()
-	h.Turns = turn.New(turn.Deps{
+	h.turns = turn.New(turn.Deps{
 		Agents:     h.children,
-		Store:      h.Store,
-		Sessions:   h.Sessions,
+		Store:      h.store,
+		Sessions:   h.sessions,
 		Deliveries: h.delivery,
-		Router:     h.Router,
+		Router:     h.router,
 		Slots:      slot.NewRuntime(interp, slot.Options{}),
 		Cores:      h.cores,
 		Providers:  provs,
 		Catalogs:   h.catalogs,
-		Effects:    effect.NewRuntime(effect.Options{Approvals: h.Approvals}),
+		Effects:    effect.NewRuntime(effect.Options{Approvals: h.approvals}),
 		HostID:     h.lease.ID(),
 		Logger:     opts.Logger,
 
-		MaxToolCallsPerStep: h.Config.Limits.ToolCallsPerStep,
+		MaxToolCallsPerStep: h.config.Limits.ToolCallsPerStep,
 	})
-	if err := h.closers.opened("turns", 10*time.Second, h.Turns.Close); err != nil {
+	if err := h.closers.opened("turns", 10*time.Second, h.turns.Close); err != nil {
 		return nil, err
 	}
 	// The worker's task bodies run turns and use the catalog, so it starts
@@ -230,8 +230,8 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if err := h.startTasks(ctx, &deps); err != nil {
 		return nil, err
 	}
-	h.catalogs.builtins = deps
-	if h.Scheduler, err = h.newScheduler(h.Timezone); err != nil {
+	h.catalogs.builtins, h.catalogs.cache = deps, &catalogCache{}
+	if h.scheduler, err = h.newScheduler(h.timezone); err != nil {
 		return nil, err
 	}
 	h.schedLoop = newLoops()
@@ -248,7 +248,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 // before Close.
 func (h *Host) StartScheduler() {
 	h.schedLoop.goRun(func(ctx context.Context) {
-		if err := h.Scheduler.Run(ctx); err != nil && ctx.Err() == nil {
+		if err := h.scheduler.Run(ctx); err != nil && ctx.Err() == nil {
 			h.logger.Warn("scheduler stopped", "err", err)
 		}
 	})
@@ -261,7 +261,7 @@ func (h *Host) startLease(ctx context.Context) error {
 		marker = "" // platforms without start markers rely on the heartbeat alone
 	}
 	hostname, _ := os.Hostname()
-	h.lease, err = h.Store.StartHost(ctx, store.HostInfo{PID: pid, StartMarker: marker, Hostname: hostname})
+	h.lease, err = h.store.StartHost(ctx, store.HostInfo{PID: pid, StartMarker: marker, Hostname: hostname})
 	return err
 }
 
@@ -269,16 +269,16 @@ func (h *Host) startLease(ctx context.Context) error {
 // configured default core, and the local CLI conversation for that core.
 func (h *Host) Run(ctx context.Context, req turn.Request) (turn.Result, error) {
 	if req.CoreID == "" {
-		req.CoreID = h.Config.Runtime.DefaultCore
+		req.CoreID = h.config.Runtime.DefaultCore
 	}
 	if req.Channel == "" {
 		conv := session.CLIConversationKey(req.CoreID)
 		req.Channel, req.ConversationKey = conv.Channel, conv.Key
 	}
 	if req.Workspace == "" {
-		req.Workspace = h.Home.WorkspaceDir()
+		req.Workspace = h.home.WorkspaceDir()
 	}
-	return h.Turns.Run(ctx, req)
+	return h.turns.Run(ctx, req)
 }
 
 // Close closes what Open opened, in reverse order (see the package doc):
@@ -299,7 +299,7 @@ func (h *Host) LoadCore(ctx context.Context, coreID string) (turn.Snapshot, erro
 // Catalog prepares the catalog a turn of coreID would see now.
 func (h *Host) Catalog(ctx context.Context, coreID string) (*effect.Catalog, turn.Snapshot, error) {
 	if coreID == "" {
-		coreID = h.Config.Runtime.DefaultCore
+		coreID = h.config.Runtime.DefaultCore
 	}
 	snap, err := h.LoadCore(ctx, coreID)
 	if err != nil {
@@ -312,8 +312,8 @@ func (h *Host) Catalog(ctx context.Context, coreID string) (*effect.Catalog, tur
 // ForgetSession drops what this Host holds for a session the operator
 // switched away from: its cached approvals and its MCP connections.
 func (h *Host) ForgetSession(sessionID string) {
-	h.Approvals.InvalidateSession(sessionID)
-	if err := h.MCP.EvictSession(context.Background(), sessionID); err != nil {
+	h.approvals.InvalidateSession(sessionID)
+	if err := h.mcp.EvictSession(context.Background(), sessionID); err != nil {
 		h.logger.Warn("evict MCP session", "session_id", sessionID, "err", err)
 	}
 }

@@ -74,7 +74,7 @@ func TestConcurrentSessionsSerialisedTurns(t *testing.T) {
 	}
 
 	for i, id := range ids {
-		msgs, err := h.Sessions.Transcript(ctx, id, 1000)
+		msgs, err := h.Transcript(ctx, id, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestConcurrentSessionsSerialisedTurns(t *testing.T) {
 			}
 		}
 	}
-	assertTurnsSerialised(t, h.Store)
+	assertTurnsSerialised(t, host.StoreOf(h))
 }
 
 func assertTurnsSerialised(t *testing.T, db *store.DB) {
@@ -171,24 +171,24 @@ func TestCancelRunningTurnIsTerminalOnce(t *testing.T) {
 	id := <-admitted
 	<-arrived
 	foreign := demiurge.PrincipalScope{PrincipalID: "principal:conversation:x:y", Authority: demiurge.AuthorityConversation, Channel: "x", ConversationKey: "x:y", SessionID: "session_other", AllowedSessionIDs: []string{"session_other"}}
-	if got := h.Turns.Cancel(id, foreign); got != "not_found" {
+	if got := h.CancelTurn(id, foreign); got != "not_found" {
 		t.Fatalf("foreign cancel = %q, want not_found", got)
 	}
-	if got := h.Turns.Cancel(id, demiurge.OperatorScope("")); got != string(demiurge.TurnCancelled) {
+	if got := h.CancelTurn(id, demiurge.OperatorScope("")); got != string(demiurge.TurnCancelled) {
 		t.Fatalf("operator cancel = %q", got)
 	}
 	res := <-done
 	if res.Outcome != turn.OutcomeCancelled || res.Error == nil || res.Error.Message != "turn cancelled" {
 		t.Fatalf("result %+v", res)
 	}
-	tr, err := h.Store.Turn(context.Background(), id)
+	tr, err := host.StoreOf(h).Turn(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tr.Status != demiurge.TurnCancelled {
 		t.Fatalf("stored status %q", tr.Status)
 	}
-	if got := h.Turns.Cancel(id, demiurge.OperatorScope("")); got != "not_found" {
+	if got := h.CancelTurn(id, demiurge.OperatorScope("")); got != "not_found" {
 		t.Fatalf("cancel after the end = %q", got)
 	}
 }
@@ -202,7 +202,7 @@ func TestDeliveryWithoutLiveRouteIsUnrouted(t *testing.T) {
 	if len(res.Deliveries) != 1 || res.Deliveries[0].Status != demiurge.DeliveryUnrouted {
 		t.Fatalf("deliveries %+v, want one unrouted", res.Deliveries)
 	}
-	d, err := h.Store.Delivery(context.Background(), res.Deliveries[0].DeliveryID)
+	d, err := host.StoreOf(h).Delivery(context.Background(), res.Deliveries[0].DeliveryID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestDeliveryWithoutLiveRouteIsUnrouted(t *testing.T) {
 		t.Fatalf("outbox row %+v", d)
 	}
 	// The reply is still in the transcript: history does not depend on a route.
-	msgs, err := h.Sessions.Transcript(context.Background(), res.SessionID, 10)
+	msgs, err := h.Transcript(context.Background(), res.SessionID, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

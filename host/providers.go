@@ -20,6 +20,9 @@ type providers struct {
 	fakeScript string
 	getenv     func(string) string
 
+	// fakes keeps each fake script one sequence for the Host's life.
+	fakes provider.Fakes
+
 	mu    sync.Mutex // guards cache
 	cache map[string]demiurge.Provider
 }
@@ -30,7 +33,7 @@ func (p *providers) Resolve(_ context.Context, c turn.ProviderChoice) (demiurge.
 	in := provider.ResolveInput{
 		Flag: c.Flag, Model: c.Model, CoreProvider: c.CoreProvider, CoreModel: c.CoreModel,
 		FallbackProvider: p.fallback.provider, FallbackModel: p.fallback.model,
-		Config: p.cfg, Getenv: p.getenv, FakeScript: p.fakeScript,
+		Config: p.cfg, Getenv: p.getenv, FakeScript: p.fakeScript, Fakes: &p.fakes,
 	}
 	prov, res, err := provider.Resolve(in)
 	if err != nil {

@@ -18,7 +18,7 @@ const recoveryInterval = 10 * time.Second
 // if, its recorded start marker still names a live process. Nothing is run
 // again.
 func (h *Host) reconcile(ctx context.Context) (store.ReconcileReport, error) {
-	rep, err := h.Store.Reconcile(ctx, h.lease.ID())
+	rep, err := h.store.Reconcile(ctx, h.lease.ID())
 	if err != nil {
 		return rep, err
 	}

@@ -21,7 +21,7 @@ import (
 // system scope.
 func (h *Host) newScheduler(tz schedule.Timezone) (*schedule.Scheduler, error) {
 	return schedule.New(schedule.Options{
-		Store:    h.Store,
+		Store:    h.store,
 		Cores:    h.coreSchedules,
 		Fire:     h.fireSchedule,
 		Location: tz.Location,
@@ -32,16 +32,16 @@ func (h *Host) newScheduler(tz schedule.Timezone) (*schedule.Scheduler, error) {
 
 // coreSchedules lists the schedules of every core in the home.
 func (h *Host) coreSchedules(ctx context.Context) ([]schedule.CoreSchedules, error) {
-	entries, err := os.ReadDir(h.Home.AgentsDir())
+	entries, err := os.ReadDir(h.home.AgentsDir())
 	if err != nil {
-		return nil, demiurge.WrapError(demiurge.ECONFIG, err, "read %s: %v", h.Home.AgentsDir(), err)
+		return nil, demiurge.WrapError(demiurge.ECONFIG, err, "read %s: %v", h.home.AgentsDir(), err)
 	}
 	var out []schedule.CoreSchedules
 	for _, e := range entries {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(h.Home.CoreDir(e.Name()), "agent.yaml")); err != nil {
+		if _, err := os.Stat(filepath.Join(h.home.CoreDir(e.Name()), "agent.yaml")); err != nil {
 			continue
 		}
 		cs := schedule.CoreSchedules{CoreID: e.Name()}
@@ -65,21 +65,21 @@ func (h *Host) fireSchedule(ctx context.Context, occ schedule.Occurrence) error 
 		"schedule_id": occ.ScheduleID, "prompt": occ.Schedule.Prompt,
 		"input_slots": occ.Schedule.Slots.Input, "output_slots": occ.Schedule.Slots.Output,
 	}
-	task, err := h.Tasks.Submit(ctx, demiurge.TaskSpec{
+	task, err := h.tasks.Submit(ctx, demiurge.TaskSpec{
 		Kind: demiurge.TaskKindScheduleFire, Payload: payload, IdempotencyKey: occ.IdempotencyKey(),
 	}, demiurge.TaskOrigin{Actor: "host.scheduler", CoreID: occ.CoreID})
 	if err != nil {
 		return err
 	}
 	id := task.ID
-	task, err = h.Tasks.Wait(ctx, id)
+	task, err = h.tasks.Wait(ctx, id)
 	if err != nil {
 		if ctx.Err() != nil {
 			// The scheduler gave up on this run (it is stopping, or the
 			// claim was lost): the run must not go on unrecorded.
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
-			if _, cerr := h.Tasks.Cancel(cctx, id, "schedule run cancelled"); cerr != nil {
+			if _, cerr := h.tasks.Cancel(cctx, id, "schedule run cancelled"); cerr != nil {
 				h.logger.Warn("cancel abandoned schedule run", "task_id", id, "err", cerr)
 			}
 		}
@@ -112,10 +112,10 @@ func (h *Host) runScheduled(ctx context.Context, task demiurge.Task, hd *control
 	if in != nil || out != nil {
 		deleg = &turn.Delegation{InputSlots: in, OutputSlots: out, UseBootstrap: true, TaskID: task.ID}
 	}
-	res, err := h.Turns.Run(ctx, turn.Request{
+	res, err := h.turns.Run(ctx, turn.Request{
 		CoreID: coreID, Text: prompt, NewSession: true, NewSessionID: sessionID,
 		Channel: "schedule", ConversationKey: sessionID,
-		Scope: scope, Workspace: h.Home.WorkspaceDir(), Delegation: deleg,
+		Scope: scope, Workspace: h.home.WorkspaceDir(), Delegation: deleg,
 	})
 	if err != nil {
 		return demiurge.TaskResult{}, err
@@ -156,3 +156,16 @@ func stringList(v any) []string {
 	}
 	return nil
 }
+
+// ListSchedules lists every core's schedules with their next and last run.
+func (h *Host) ListSchedules(ctx context.Context) ([]schedule.Status, error) {
+	return h.scheduler.List(ctx)
+}
+
+// RunSchedule runs a schedule of a core now and waits for the run.
+func (h *Host) RunSchedule(ctx context.Context, coreID, scheduleID string) (schedule.Run, error) {
+	return h.scheduler.RunNow(ctx, coreID, scheduleID)
+}
+
+// Timezone is the zone the schedules' cron expressions are read in.
+func (h *Host) Timezone() schedule.Timezone { return h.timezone }

@@ -24,7 +24,7 @@ type taskControl struct{ h *Host }
 var _ tasks.Control = taskControl{}
 
 func (c taskControl) owned(ctx context.Context, scope demiurge.PrincipalScope, id string) (demiurge.Task, error) {
-	t, err := c.h.Control.Get(ctx, scope, id)
+	t, err := c.h.control.Get(ctx, scope, id)
 	if err != nil {
 		return t, err
 	}
@@ -35,7 +35,7 @@ func (c taskControl) owned(ctx context.Context, scope demiurge.PrincipalScope, i
 }
 
 func (c taskControl) view(ctx context.Context, t demiurge.Task) (map[string]any, error) {
-	summary, err := c.h.Control.Summary(ctx, t)
+	summary, err := c.h.control.Summary(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func (c taskControl) List(ctx context.Context, scope demiurge.PrincipalScope, se
 	if sessionID == "" || (scope.Authority != demiurge.AuthorityOperator && !scope.Allows(sessionID)) {
 		return nil, nil
 	}
-	tasks, err := c.h.Store.ListTasks(ctx, demiurge.TaskFilter{OwnerSessionID: sessionID, Kind: kind, Limit: demiurge.MaxTaskLimit})
+	tasks, err := c.h.store.ListTasks(ctx, demiurge.TaskFilter{OwnerSessionID: sessionID, Kind: kind, Limit: demiurge.MaxTaskLimit})
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func (c taskControl) Cancel(ctx context.Context, scope demiurge.PrincipalScope, 
 	if _, err := c.owned(ctx, scope, id); err != nil {
 		return nil, err
 	}
-	t, err := c.h.Tasks.Cancel(ctx, id, "task cancelled")
+	t, err := c.h.tasks.Cancel(ctx, id, "task cancelled")
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (c taskControl) Yield(ctx context.Context, scope demiurge.PrincipalScope, i
 	if demiurge.TaskTerminal(t.Status) || t.Status == demiurge.TaskBlocked {
 		// Already in a completion status: nothing to wait for; the caller
 		// takes the result, so the notice is consumed.
-		if cerr := c.h.Tasks.ConsumeCompletion(ctx, id); cerr != nil {
+		if cerr := c.h.tasks.ConsumeCompletion(ctx, id); cerr != nil {
 			c.h.logger.Warn("consume task completion", "task_id", id, "err", cerr)
 		}
 		v, err := c.view(ctx, t)
@@ -102,7 +102,7 @@ func (c taskControl) Yield(ctx context.Context, scope demiurge.PrincipalScope, i
 	defer cancel()
 	// The caller takes the result: the completion notice is consumed so
 	// the session does not get it a second time.
-	t, _, err = c.h.Tasks.WaitConsume(wctx, id)
+	t, _, err = c.h.tasks.WaitConsume(wctx, id)
 	timedOut := false
 	switch {
 	case err == nil:
@@ -110,7 +110,7 @@ func (c taskControl) Yield(ctx context.Context, scope demiurge.PrincipalScope, i
 		return nil, false, ctx.Err()
 	case errors.Is(wctx.Err(), context.DeadlineExceeded):
 		timedOut = true
-		if t, err = c.h.Store.Task(ctx, id); err != nil {
+		if t, err = c.h.store.Task(ctx, id); err != nil {
 			return nil, false, err
 		}
 	default:

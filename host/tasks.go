@@ -22,29 +22,29 @@ import (
 // bodies (background terminal, child agents), wires the model-facing task
 // tools into deps, and starts the worker.
 func (h *Host) startTasks(ctx context.Context, deps *builtin.Deps) error {
-	h.Control = controlplane.New(h.Store, controlplane.Options{})
-	h.Tasks = controlplane.NewWorker(h.Control, h.Store, controlplane.WorkerOptions{HostID: h.lease.ID(), Logger: h.logger})
+	h.control = controlplane.New(h.store, controlplane.Options{})
+	h.tasks = controlplane.NewWorker(h.control, h.store, controlplane.WorkerOptions{HostID: h.lease.ID(), Logger: h.logger})
 
-	terminals := terminal.NewTasks(deps.Terminal(), h.Tasks)
-	h.Tasks.Handle(demiurge.TaskKindTerminalExec, terminals.Run)
+	terminals := terminal.NewTasks(deps.Terminal(), h.tasks)
+	h.tasks.Handle(demiurge.TaskKindTerminalExec, terminals.Run)
 
 	children := h.children
-	h.Tasks.Handle(demiurge.TaskKindAgentSpawn, func(ctx context.Context, t demiurge.Task, th *controlplane.Handle) (demiurge.TaskResult, error) {
+	h.tasks.Handle(demiurge.TaskKindAgentSpawn, func(ctx context.Context, t demiurge.Task, th *controlplane.Handle) (demiurge.TaskResult, error) {
 		return children.Run(ctx, t, th)
 	})
-	h.Tasks.Handle(demiurge.TaskKindScheduleFire, h.runScheduled)
-	h.Tasks.Handle(demiurge.TaskKindEvolverRun, h.runEvolver)
+	h.tasks.Handle(demiurge.TaskKindScheduleFire, h.runScheduled)
+	h.tasks.Handle(demiurge.TaskKindEvolverRun, h.runEvolver)
 
 	deps.TerminalTasks, deps.Tasks, deps.Delegator = terminals, taskControl{h}, children
 	deps.Evolution = coreEvolution{h}
-	h.Tasks.OnCompletion(h.deliverCompletion)
+	h.tasks.OnCompletion(h.deliverCompletion)
 	// Task admission closes first of all but the scheduler: active tasks
 	// are cancelled and drained before the turns and processes they use
 	// go away.
-	if err := h.closers.opened("tasks", 10*time.Second, h.Tasks.Close); err != nil {
+	if err := h.closers.opened("tasks", 10*time.Second, h.tasks.Close); err != nil {
 		return err
 	}
-	return h.Tasks.Start(ctx)
+	return h.tasks.Start(ctx)
 }
 
 // newDelegation builds the child-agent service. It is made before the
@@ -53,19 +53,19 @@ func (h *Host) startTasks(ctx context.Context, deps *builtin.Deps) error {
 func (h *Host) newDelegation() *delegation.Service {
 	return delegation.New(delegation.Deps{
 		Submit: func(ctx context.Context, spec demiurge.TaskSpec, src demiurge.TaskOrigin) (demiurge.Task, error) {
-			return h.Tasks.Submit(ctx, spec, src)
+			return h.tasks.Submit(ctx, spec, src)
 		},
-		Tasks: h.Store.ListTasks,
+		Tasks: h.store.ListTasks,
 		LoadCore: func(ctx context.Context, id string) (*core.Core, error) {
 			snap, err := h.cores.Load(ctx, id)
 			return snap.Core, err
 		},
 		VisibleTools: h.visibleTools,
 		History: func(ctx context.Context, sessionID string, limit int) ([]demiurge.Message, error) {
-			return h.Sessions.History(ctx, sessionID, limit)
+			return h.sessions.History(ctx, sessionID, limit)
 		},
 		RunChild: h.runChild,
-		Audit:    h.Store.Append,
+		Audit:    h.store.Append,
 	})
 }
 
@@ -90,7 +90,7 @@ func (h *Host) visibleTools(ctx context.Context, c *core.Core) ([]string, bool, 
 // child's delegated scope, on the channel "agent", with the resolved
 // slots and tool policy. Its deliveries stay in the child session.
 func (h *Host) runChild(ctx context.Context, c delegation.ChildTurn) (delegation.ChildResult, error) {
-	res, err := h.Turns.Run(ctx, turn.Request{
+	res, err := h.turns.Run(ctx, turn.Request{
 		CoreID: c.CoreID, Text: c.Goal,
 		NewSession: true, NewSessionID: c.SessionID,
 		Channel: "agent", ConversationKey: c.SessionID,
@@ -104,7 +104,7 @@ func (h *Host) runChild(ctx context.Context, c delegation.ChildTurn) (delegation
 		},
 	})
 	// The child's scope ends with its turn: its MCP connections close.
-	if eerr := h.MCP.EvictScope(context.WithoutCancel(ctx), c.SessionID, c.TaskID); eerr != nil {
+	if eerr := h.mcp.EvictScope(context.WithoutCancel(ctx), c.SessionID, c.TaskID); eerr != nil {
 		h.logger.Warn("evict child MCP scope", "task_id", c.TaskID, "err", eerr)
 	}
 	if err != nil {
@@ -131,7 +131,7 @@ func (h *Host) deliverCompletion(ctx context.Context, c controlplane.Completion)
 	if c.SessionID == "" {
 		return nil
 	}
-	_, err := h.Sessions.AppendMessage(ctx, demiurge.MessageInput{
+	_, err := h.sessions.AppendMessage(ctx, demiurge.MessageInput{
 		SessionID: c.SessionID, TurnID: c.Task.OwnerTurnID, Role: demiurge.RoleUser,
 		Text: completionText(c), Visible: true, ModelVisible: true, Channel: "system", Source: "background_task",
 		Metadata: map[string]any{
@@ -180,7 +180,7 @@ func sourceTool(c controlplane.Completion) string {
 func (h *Host) WaitTasks(ctx context.Context) error {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
-	for len(h.Tasks.Active()) > 0 {
+	for len(h.tasks.Active()) > 0 {
 		select {
 		case <-ctx.Done():
 			return demiurge.WrapError(demiurge.ECANCELED, ctx.Err(), "waiting for tasks: %v", ctx.Err())
@@ -194,8 +194,8 @@ func (h *Host) WaitTasks(ctx context.Context) error {
 // cancelled (or as whatever it reached first).
 func (h *Host) CancelTasks(ctx context.Context) error {
 	var errs []error
-	for _, id := range h.Tasks.Active() {
-		if _, err := h.Tasks.Cancel(ctx, id, "task cancelled: the run that started it exited"); err != nil {
+	for _, id := range h.tasks.Active() {
+		if _, err := h.tasks.Cancel(ctx, id, "task cancelled: the run that started it exited"); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -207,7 +207,7 @@ func (h *Host) TurnTasks(ctx context.Context, sessionID, turnID string) ([]demiu
 	if sessionID == "" || turnID == "" {
 		return nil, nil
 	}
-	all, err := h.Store.ListTasks(ctx, demiurge.TaskFilter{OwnerSessionID: sessionID, Limit: demiurge.MaxTaskLimit})
+	all, err := h.store.ListTasks(ctx, demiurge.TaskFilter{OwnerSessionID: sessionID, Limit: demiurge.MaxTaskLimit})
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/mcp"
 	"github.com/demiurge/demiurge/policy"
 )
@@ -77,23 +78,23 @@ func TestApprovalGate(t *testing.T) {
 	}
 	// The operator answers; "always allow for this session" covers the
 	// same declaration version only.
-	ap := &recordingApprover{answer: effect.DecisionAllowSession}
+	ap := demiurgetest.NewApprover(effect.DecisionAllowSession)
 	tc.Approver = ap
 	r := req(policy.Prompt)
 	r.Turn = tc
 	if err := gate(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
-	if err := gate(context.Background(), r); err != nil || len(ap.reqs) != 1 {
-		t.Fatalf("session grant: %v, asked %d", err, len(ap.reqs))
+	if err := gate(context.Background(), r); err != nil || ap.Asked() != 1 {
+		t.Fatalf("session grant: %v, asked %d", err, ap.Asked())
 	}
-	q := ap.reqs[0]
+	q := ap.Requests()[0]
 	if q.Action != "mcp.connect" || q.Capability != "mcp.connect:gh" || q.Risk != "high" || q.Target != "agent/mcp/gh.yaml" || q.Summary != "Connect and discover MCP server gh" {
 		t.Fatalf("question %+v", q)
 	}
 	r.RuleKey = "mcp.connect:gh:other-fingerprint"
-	if err := gate(context.Background(), r); err != nil || len(ap.reqs) != 2 {
-		t.Fatalf("changed declaration: %v, asked %d", err, len(ap.reqs))
+	if err := gate(context.Background(), r); err != nil || ap.Asked() != 2 {
+		t.Fatalf("changed declaration: %v, asked %d", err, ap.Asked())
 	}
 	// deny is final.
 	r.Policy = policy.Deny

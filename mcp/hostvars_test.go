@@ -10,6 +10,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/mcp"
 	"github.com/demiurge/demiurge/policy"
 )
@@ -113,17 +114,17 @@ func TestCredentialVariableNeedsExactGrant(t *testing.T) {
 	// With the exact grant: the approval names the variable, the server
 	// gets the value, and every view of the turn redacts it.
 	rt := effect.NewApprovalRuntime(effect.ApprovalOptions{})
-	ap := &recordingApprover{answer: effect.DecisionAllowOnce}
+	ap := demiurgetest.NewApprover(effect.DecisionAllowOnce)
 	tc := e.turn(sessionID(), "mcp.connect:x", "mcp.call:x", "secret.bind:AWS_SECRET_ACCESS_KEY")
 	tc.Approver = ap
 	defs, sts := e.prepare(context.Background(), tc, mcp.ApprovalGate(rt), d)
 	if st := status(t, sts, "x"); st.State != mcp.StateConnected {
 		t.Fatalf("granted: %+v", st)
 	}
-	if len(ap.reqs) != 1 {
-		t.Fatalf("asked %d times", len(ap.reqs))
+	if ap.Asked() != 1 {
+		t.Fatalf("asked %d times", ap.Asked())
 	}
-	q := ap.reqs[0]
+	q := ap.Requests()[0]
 	notes := strings.Join(q.Notes, "\n")
 	if !strings.Contains(notes, "exports Host variable AWS_SECRET_ACCESS_KEY into env LOG_LEVEL (looks like a credential; granted by secret.bind:AWS_SECRET_ACCESS_KEY)") ||
 		!strings.Contains(notes, "exports Host variable APP_REGION into env REGION") {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/mcp"
 )
 
@@ -81,7 +82,7 @@ func TestCallApprovalIsTheResolvedEntrys(t *testing.T) {
 	e := newEnv(t)
 	d, _ := e.stdioDecl("demo", "approval_policy: prompt\nrisk: high\n")
 	tc := e.turn(sessionID(), "mcp.connect:demo", "mcp.call:demo")
-	ap := &recordingApprover{answer: effect.DecisionDeny}
+	ap := demiurgetest.NewApprover(effect.DecisionDeny)
 	tc.Approver = ap
 	defs, _ := e.prepare(context.Background(), tc, newGate().fn, d)
 	cat, err := effect.Prepare(effect.Sources{CoreID: tc.CoreID, Revision: tc.CoreRevision, MCP: defs})
@@ -94,23 +95,13 @@ func TestCallApprovalIsTheResolvedEntrys(t *testing.T) {
 	if res.Status != demiurge.EffectDenied || res.ModelView != "approval denied: Call MCP tool demo/echo" || res.ExecutionStarted {
 		t.Fatalf("result %+v", res)
 	}
-	if len(ap.reqs) != 1 {
-		t.Fatalf("approver asked %d times", len(ap.reqs))
+	if ap.Asked() != 1 {
+		t.Fatalf("approver asked %d times", ap.Asked())
 	}
-	r := ap.reqs[0]
+	r := ap.Requests()[0]
 	if r.Action != "mcp.call" || r.Target != "demo/echo" || r.Risk != "high" || r.Capability != "mcp.call:demo" || r.Tool != "demo__echo" {
 		t.Fatalf("approval request %+v", r)
 	}
-}
-
-type recordingApprover struct {
-	answer string
-	reqs   []effect.ApprovalRequest
-}
-
-func (a *recordingApprover) Approve(_ context.Context, r effect.ApprovalRequest) (string, error) {
-	a.reqs = append(a.reqs, r)
-	return a.answer, nil
 }
 
 func TestConnectDeniedSpawnsNothing(t *testing.T) {

@@ -21,6 +21,9 @@ type ResolveInput struct {
 	Getenv                          func(string) string
 	// FakeScript is the --fake-script path; "" means no script.
 	FakeScript string
+	// Fakes are the scripted fakes this resolution shares with others (nil:
+	// none, the script starts afresh).
+	Fakes *Fakes
 	// HTTPClient, when not nil, replaces Options.HTTPClient.
 	HTTPClient *http.Client
 	// Options tune timeouts and retries of the HTTP providers.
@@ -47,9 +50,8 @@ type Resolved struct {
 // key is the first of its variables that is set. A custom profile's key is
 // the variable api_key_env names, else api_key.
 //
-// The fake provider is cached per script path for the life of the process:
-// every Resolve with the same FakeScript returns the same *Fake, so the
-// script is consumed in order across turns and cores.
+// Every Resolve with the same Fakes and FakeScript returns the same *Fake,
+// so the script is consumed in order across turns and cores.
 //
 // Errors: EINVALID "unknown provider profile: <id>"; ECONFIG for a missing
 // key ("provider openai: API key missing; set OPENAI_API_KEY"), a bad URL,
@@ -68,7 +70,7 @@ func Resolve(in ResolveInput) (demiurge.Provider, Resolved, error) {
 	}
 	if builtin == nil && custom == nil {
 		model = cmp.Or(model, FakeModel)
-		f, err := fakeFor(in.FakeScript)
+		f, err := in.Fakes.fakeFor(in.FakeScript)
 		if err != nil {
 			return nil, Resolved{}, err
 		}
@@ -158,37 +160,45 @@ func shownURL(base string) string {
 	return strings.TrimRight(u.String(), "/")
 }
 
-// fakes caches one *Fake per script path for the life of the process: the
-// script is a process-wide sequence (the CLI contract), however many times a
-// provider is resolved.
-var fakes struct {
+// Fakes holds one *Fake per script path. A Host keeps one for its life:
+// its script is a process-wide sequence (the CLI contract), however many times a
+// provider is resolved. The zero value is ready to use.
+type Fakes struct {
 	mu     sync.Mutex // guards byPath
 	byPath map[string]*Fake
 }
 
-// fakeFor returns the process's Fake for script ("" = no script: a fresh,
-// stateless Fake). A script that fails to load is not cached.
-func fakeFor(script string) (*Fake, error) {
+// fakeFor returns the Fake of script ("" = no script: a fresh, stateless
+// Fake), the one cached in c when c is not nil. A script that fails to
+// load is not cached.
+func (c *Fakes) fakeFor(script string) (*Fake, error) {
 	if strings.TrimSpace(script) == "" {
 		return NewFake(nil), nil
+	}
+	if c == nil {
+		items, err := LoadFakeScript(script)
+		if err != nil {
+			return nil, err
+		}
+		return NewFake(items), nil
 	}
 	key, err := filepath.Abs(script)
 	if err != nil {
 		key = filepath.Clean(script)
 	}
-	fakes.mu.Lock()
-	defer fakes.mu.Unlock()
-	if f, ok := fakes.byPath[key]; ok {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f, ok := c.byPath[key]; ok {
 		return f, nil
 	}
 	items, err := LoadFakeScript(script)
 	if err != nil {
 		return nil, err
 	}
-	if fakes.byPath == nil {
-		fakes.byPath = map[string]*Fake{}
+	if c.byPath == nil {
+		c.byPath = map[string]*Fake{}
 	}
 	f := NewFake(items)
-	fakes.byPath[key] = f
+	c.byPath[key] = f
 	return f, nil
 }

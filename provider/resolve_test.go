@@ -172,12 +172,13 @@ func TestResolveSharesTheFakeScript(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`[{"content":"first"},{"content":"second"}]`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p1, _, err := Resolve(ResolveInput{FakeScript: path})
+	fakes := &Fakes{}
+	p1, _, err := Resolve(ResolveInput{FakeScript: path, Fakes: fakes})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The same file by another spelling of its path, as a second core would.
-	p2, _, err := Resolve(ResolveInput{Flag: "fake", FakeScript: filepath.Join(dir, ".", "script.json")})
+	p2, _, err := Resolve(ResolveInput{Flag: "fake", FakeScript: filepath.Join(dir, ".", "script.json"), Fakes: fakes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +198,7 @@ func TestResolveSharesTheFakeScript(t *testing.T) {
 	}
 
 	// No script: a stateless fake each time.
-	p3, _, err := Resolve(ResolveInput{})
+	p3, _, err := Resolve(ResolveInput{Fakes: fakes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,12 +212,13 @@ func TestResolveBadFakeScriptIsNotCached(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`[{"contents":"typo"}]`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := Resolve(ResolveInput{FakeScript: path})
+	fakes := &Fakes{}
+	_, _, err := Resolve(ResolveInput{FakeScript: path, Fakes: fakes})
 	checkErr(t, err, demiurge.ECONFIG, `fake script `+path+`: responses[0]: unknown key(s) "contents"`)
 	if err := os.WriteFile(path, []byte(`[{"content":"fixed"}]`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p, _, err := Resolve(ResolveInput{FakeScript: path})
+	p, _, err := Resolve(ResolveInput{FakeScript: path, Fakes: fakes})
 	if err != nil {
 		t.Fatal(err)
 	}

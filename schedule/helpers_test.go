@@ -9,42 +9,13 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/core"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/schedule"
 	"github.com/demiurge/demiurge/store"
 )
 
-// clock is the injected clock the store and the scheduler share.
-type clock struct {
-	mu sync.Mutex // guards t
-	t  time.Time
-}
-
-func newClock(t time.Time) *clock { return &clock{t: t} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-
 // at returns 2025-03-10 (a Monday) at hh:mm:ss UTC.
 func at(hh, mm, ss int) time.Time { return time.Date(2025, 3, 10, hh, mm, ss, 0, time.UTC) }
-
-func openDB(t *testing.T, path string, clk *clock) *store.DB {
-	t.Helper()
-	db, err := store.Open(context.Background(), path, store.Options{Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
 
 func mustSchedule(t *testing.T, id, cron string, enabled bool) core.Schedule {
 	t.Helper()
@@ -102,19 +73,20 @@ func (f *fires) got() []schedule.Occurrence {
 	return append([]schedule.Occurrence(nil), f.list...)
 }
 
-// rig is one Host: a store handle, a scheduler and its hooks.
+// rig is one Host: a store handle, a scheduler and its hooks; the store
+// and the scheduler share the clock.
 type rig struct {
 	t     *testing.T
-	clk   *clock
+	clk   *demiurgetest.Clock
 	db    *store.DB
 	s     *schedule.Scheduler
 	cores *cores
 	fires *fires
 }
 
-func newRig(t *testing.T, path string, clk *clock, cs *cores, fire schedule.FireFunc, opts ...func(*schedule.Options)) *rig {
+func newRig(t *testing.T, path string, clk *demiurgetest.Clock, cs *cores, fire schedule.FireFunc, opts ...func(*schedule.Options)) *rig {
 	t.Helper()
-	r := &rig{t: t, clk: clk, db: openDB(t, path, clk), cores: cs, fires: &fires{}}
+	r := &rig{t: t, clk: clk, db: demiurgetest.MustOpenPath(t, path, store.Options{Now: clk.Now}), cores: cs, fires: &fires{}}
 	if fire == nil {
 		fire = r.fires.hook
 	}

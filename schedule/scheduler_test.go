@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/schedule"
 )
 
@@ -23,7 +24,7 @@ func TestNewRequiresHooks(t *testing.T) {
 func TestFirstPassEnqueuesNextOccurrence(t *testing.T) {
 	cs := &cores{}
 	cs.set(one("demo", mustSchedule(t, "hourly", "0 * * * *", true), mustSchedule(t, "off", "0 * * * *", false)))
-	r := newRig(t, dbPath(t), newClock(at(10, 30, 0)), cs, nil)
+	r := newRig(t, dbPath(t), demiurgetest.NewClock(at(10, 30, 0)), cs, nil)
 
 	rep := r.tick(at(10, 30, 0))
 	if rep.Enqueued != 1 || rep.Fired != 0 {
@@ -49,7 +50,7 @@ func TestFirstPassEnqueuesNextOccurrence(t *testing.T) {
 func TestDueOccurrenceFiresOnce(t *testing.T) {
 	cs := &cores{}
 	cs.set(one("demo", mustSchedule(t, "hourly", "0 * * * *", true)))
-	r := newRig(t, dbPath(t), newClock(at(10, 30, 0)), cs, nil)
+	r := newRig(t, dbPath(t), demiurgetest.NewClock(at(10, 30, 0)), cs, nil)
 	r.tick(at(10, 30, 0))
 
 	rep := r.tick(at(11, 0, 5))
@@ -96,7 +97,7 @@ func TestMissedOccurrencesCollapseIntoOneRun(t *testing.T) {
 	cs := &cores{}
 	cs.set(one("demo", mustSchedule(t, "hourly", "0 * * * *", true)))
 	path := dbPath(t)
-	clk := newClock(at(10, 30, 0))
+	clk := demiurgetest.NewClock(at(10, 30, 0))
 	first := newRig(t, path, clk, cs, nil)
 	first.tick(at(10, 30, 0)) // 11:00 enqueued, then the Host stops
 
@@ -135,7 +136,7 @@ func TestMissedOccurrencesCollapseIntoOneRun(t *testing.T) {
 func TestCollapseAfterLongOutage(t *testing.T) {
 	cs := &cores{}
 	cs.set(one("demo", mustSchedule(t, "minutely", "* * * * *", true)))
-	r := newRig(t, dbPath(t), newClock(at(10, 0, 30)), cs, nil)
+	r := newRig(t, dbPath(t), demiurgetest.NewClock(at(10, 0, 30)), cs, nil)
 	r.tick(at(10, 0, 30)) // 10:01 enqueued
 
 	later := at(10, 0, 30).AddDate(1, 0, 0).Add(17 * time.Second)
@@ -157,7 +158,7 @@ func TestExpiredClaims(t *testing.T) {
 	ctx := context.Background()
 	cs := &cores{}
 	cs.set(one("demo", mustSchedule(t, "hourly", "0 * * * *", true)))
-	clk := newClock(at(10, 30, 0))
+	clk := demiurgetest.NewClock(at(10, 30, 0))
 	r := newRig(t, dbPath(t), clk, cs, nil)
 	r.tick(at(10, 30, 0))
 
@@ -215,7 +216,7 @@ func TestRunIsNeverStartedTwice(t *testing.T) {
 	cs := &cores{}
 	cs.set(one("demo", mustSchedule(t, "hourly", "0 * * * *", true)))
 	path := dbPath(t)
-	clk := newClock(at(10, 30, 0))
+	clk := demiurgetest.NewClock(at(10, 30, 0))
 	release := make(chan struct{})
 	started := make(chan schedule.Occurrence, 1)
 	var calls sync.WaitGroup
@@ -258,7 +259,7 @@ func TestTwoHostsFireOnce(t *testing.T) {
 	cs := &cores{}
 	cs.set(one("demo", mustSchedule(t, "hourly", "0 * * * *", true), mustSchedule(t, "half", "30 * * * *", true)))
 	path := dbPath(t)
-	clk := newClock(at(10, 15, 0))
+	clk := demiurgetest.NewClock(at(10, 15, 0))
 	var mu sync.Mutex
 	var all []schedule.Occurrence
 	record := func(_ context.Context, o schedule.Occurrence) error {
@@ -325,7 +326,7 @@ func TestTwoHostsFireOnce(t *testing.T) {
 func TestDisabledScheduleDoesNotFire(t *testing.T) {
 	cs := &cores{}
 	cs.set(one("demo", mustSchedule(t, "hourly", "0 * * * *", true)))
-	r := newRig(t, dbPath(t), newClock(at(10, 30, 0)), cs, nil)
+	r := newRig(t, dbPath(t), demiurgetest.NewClock(at(10, 30, 0)), cs, nil)
 	r.tick(at(10, 30, 0))
 
 	cs.set(one("demo", mustSchedule(t, "hourly", "0 * * * *", false)))
@@ -361,7 +362,7 @@ func TestDisabledScheduleDoesNotFire(t *testing.T) {
 func TestChangedExpression(t *testing.T) {
 	cs := &cores{}
 	cs.set(one("demo", mustSchedule(t, "job", "0 * * * *", true)))
-	r := newRig(t, dbPath(t), newClock(at(10, 30, 0)), cs, nil)
+	r := newRig(t, dbPath(t), demiurgetest.NewClock(at(10, 30, 0)), cs, nil)
 	r.tick(at(10, 30, 0)) // 11:00
 
 	cs.set(one("demo", mustSchedule(t, "job", "45 * * * *", true)))
@@ -389,7 +390,7 @@ func TestChangedExpression(t *testing.T) {
 func TestFailedRun(t *testing.T) {
 	cs := &cores{}
 	cs.set(one("demo", mustSchedule(t, "hourly", "0 * * * *", true)))
-	r := newRig(t, dbPath(t), newClock(at(10, 30, 0)), cs, nil)
+	r := newRig(t, dbPath(t), demiurgetest.NewClock(at(10, 30, 0)), cs, nil)
 	r.fires.err = demiurge.Errorf(demiurge.EINVALID, "schedule run requested user input")
 	r.tick(at(10, 30, 0))
 	if rep := r.tick(at(11, 0, 1)); rep.Failed != 1 || rep.Succeeded != 0 {
@@ -420,7 +421,7 @@ func TestFailedRun(t *testing.T) {
 func TestPanickingFire(t *testing.T) {
 	cs := &cores{}
 	cs.set(one("demo", mustSchedule(t, "hourly", "0 * * * *", true)))
-	r := newRig(t, dbPath(t), newClock(at(10, 30, 0)), cs, func(context.Context, schedule.Occurrence) error { panic("boom") })
+	r := newRig(t, dbPath(t), demiurgetest.NewClock(at(10, 30, 0)), cs, func(context.Context, schedule.Occurrence) error { panic("boom") })
 	r.tick(at(10, 30, 0))
 	if rep := r.tick(at(11, 0, 1)); rep.Failed != 1 {
 		t.Fatalf("report = %+v", rep)
@@ -434,7 +435,7 @@ func TestPanickingFire(t *testing.T) {
 func TestCoreThatDoesNotLoadDefers(t *testing.T) {
 	cs := &cores{}
 	cs.set(one("demo", mustSchedule(t, "hourly", "0 * * * *", true)))
-	r := newRig(t, dbPath(t), newClock(at(10, 30, 0)), cs, nil)
+	r := newRig(t, dbPath(t), demiurgetest.NewClock(at(10, 30, 0)), cs, nil)
 	r.tick(at(10, 30, 0))
 
 	cs.set(schedule.CoreSchedules{CoreID: "demo", Err: demiurge.Errorf(demiurge.ECONFIG, "agents/demo/agent.yaml:3: bad")})
@@ -463,7 +464,7 @@ func TestCoreThatDoesNotLoadDefers(t *testing.T) {
 func TestRunNow(t *testing.T) {
 	cs := &cores{}
 	cs.set(one("demo", mustSchedule(t, "daily", "0 9 * * *", true), mustSchedule(t, "off", "0 9 * * *", false)))
-	clk := newClock(at(10, 30, 0))
+	clk := demiurgetest.NewClock(at(10, 30, 0))
 	r := newRig(t, dbPath(t), clk, cs, nil)
 	r.tick(at(10, 30, 0)) // tomorrow 09:00 enqueued
 
@@ -502,7 +503,7 @@ func TestRunNow(t *testing.T) {
 func TestList(t *testing.T) {
 	cs := &cores{}
 	cs.set(one("demo", mustSchedule(t, "hourly", "0 * * * *", true)), one("other", mustSchedule(t, "daily", "@daily", true)))
-	r := newRig(t, dbPath(t), newClock(at(10, 30, 0)), cs, nil)
+	r := newRig(t, dbPath(t), demiurgetest.NewClock(at(10, 30, 0)), cs, nil)
 	st := r.list()
 	if len(st) != 2 || !st["demo/hourly"].NextRun.Equal(at(11, 0, 0)) || st["demo/hourly"].LastStatus != "" {
 		t.Fatalf("list before any pass = %+v", st)
@@ -531,7 +532,7 @@ func TestRuntimeTimezone(t *testing.T) {
 	}
 	cs := &cores{}
 	cs.set(one("demo", mustSchedule(t, "morning", "0 9 * * *", true)))
-	r := newRig(t, dbPath(t), newClock(at(0, 0, 0).Add(-time.Hour)), cs, nil, func(o *schedule.Options) { o.Location = tokyo })
+	r := newRig(t, dbPath(t), demiurgetest.NewClock(at(0, 0, 0).Add(-time.Hour)), cs, nil, func(o *schedule.Options) { o.Location = tokyo })
 	r.tick(at(0, 0, 0).Add(-time.Hour)) // 09:00 Tokyo is 00:00 UTC
 	if rep := r.tick(at(0, 0, 1)); rep.Fired != 1 {
 		t.Fatalf("report = %+v", rep)
@@ -547,7 +548,7 @@ func TestRuntimeTimezone(t *testing.T) {
 func TestRunStopsAndWaits(t *testing.T) {
 	cs := &cores{}
 	cs.set(one("demo", mustSchedule(t, "hourly", "0 * * * *", true)))
-	clk := newClock(at(10, 30, 0))
+	clk := demiurgetest.NewClock(at(10, 30, 0))
 	started := make(chan struct{})
 	var returned sync.WaitGroup
 	returned.Add(1)

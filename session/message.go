@@ -12,18 +12,38 @@ import (
 // a missing session id or an unknown role, ENOTFOUND "session not found: <id>"
 // for a missing session.
 func (r *Runtime) AppendMessage(ctx context.Context, in demiurge.MessageInput) (demiurge.Message, error) {
+	b, msg, err := r.Message(in)
+	if err != nil {
+		return demiurge.Message{}, err
+	}
+	if _, err := r.session(ctx, in.SessionID); err != nil {
+		return demiurge.Message{}, err
+	}
+	stored, err := r.st.Append(ctx, b.Events, b.IdempotencyKey, nil)
+	if err != nil {
+		return demiurge.Message{}, err
+	}
+	if len(stored) > 0 {
+		// A repeated idempotency key returns the first message.
+		msg.ID, msg.Seq, msg.CreatedAt = stored[0].AggregateID, stored[0].Seq, stored[0].CreatedAt
+	}
+	return msg, nil
+}
+
+// Message is the batch AppendMessage appends and the message it records
+// (without its sequence), for a caller that writes the batch with others in
+// one transaction and vouches for the session (a turn, which holds it).
+// EINVALID for a missing session id or an unknown role.
+func (r *Runtime) Message(in demiurge.MessageInput) (demiurge.EventBatch, demiurge.Message, error) {
 	if in.SessionID == "" {
-		return demiurge.Message{}, demiurge.Errorf(demiurge.EINVALID, "message requires a session_id")
+		return demiurge.EventBatch{}, demiurge.Message{}, demiurge.Errorf(demiurge.EINVALID, "message requires a session_id")
 	}
 	switch in.Role {
 	case demiurge.RoleUser, demiurge.RoleAssistant, demiurge.RoleSystem, demiurge.RoleTool:
 	default:
-		return demiurge.Message{}, demiurge.Errorf(demiurge.EINVALID, "invalid message role %q: expected user, assistant, system or tool", in.Role)
+		return demiurge.EventBatch{}, demiurge.Message{}, demiurge.Errorf(demiurge.EINVALID, "invalid message role %q: expected user, assistant, system or tool", in.Role)
 	}
 	in.Kind = cmp.Or(in.Kind, "message")
-	if _, err := r.session(ctx, in.SessionID); err != nil {
-		return demiurge.Message{}, err
-	}
 	id := demiurge.NewID("msg")
 	content := demiurge.MessageContent{
 		Text:         in.Text,
@@ -34,14 +54,6 @@ func (r *Runtime) AppendMessage(ctx context.Context, in demiurge.MessageInput) (
 		Metadata:     in.Metadata,
 	}
 	ev := r.event(demiurge.AggMessage, id, messagePayload(id, in.SessionID, in.TurnID, in.Role, in.Visible, content))
-	stored, err := r.st.Append(ctx, []demiurge.Event{ev}, in.IdempotencyKey, nil)
-	if err != nil {
-		return demiurge.Message{}, err
-	}
-	if len(stored) > 0 && stored[0].AggregateID != id {
-		// A repeated idempotency key: the first message stands.
-		id = stored[0].AggregateID
-	}
 	msg := demiurge.Message{
 		ID:        id,
 		SessionID: in.SessionID,
@@ -51,11 +63,7 @@ func (r *Runtime) AppendMessage(ctx context.Context, in demiurge.MessageInput) (
 		Content:   content,
 		CreatedAt: ev.CreatedAt,
 	}
-	if len(stored) > 0 {
-		msg.Seq = stored[0].Seq
-		msg.CreatedAt = stored[0].CreatedAt
-	}
-	return msg, nil
+	return demiurge.EventBatch{Events: []demiurge.Event{ev}, IdempotencyKey: in.IdempotencyKey}, msg, nil
 }
 
 // messagePayload is the message.persisted payload of one message.

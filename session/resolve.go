@@ -128,6 +128,10 @@ func (r *Runtime) resume(ctx context.Context, s demiurge.Session, req demiurge.S
 	if rebind && req.ConversationKey != "" {
 		ev = r.event(demiurge.AggSession, s.ID, rebindPayload(req))
 	} else {
+		if holds(s, req) {
+			// Nothing to record: the session already carries every fact.
+			return s, false, nil
+		}
 		touch := false
 		ev = r.event(demiurge.AggSession, s.ID, demiurge.SessionResumedPayload{
 			Channel: req.Channel, SessionTarget: target(req), Touch: &touch,
@@ -138,6 +142,15 @@ func (r *Runtime) resume(ctx context.Context, s demiurge.Session, req demiurge.S
 	}
 	s, err := r.session(ctx, s.ID)
 	return s, false, err
+}
+
+// holds reports whether s already carries every non-empty fact of req, so
+// that resuming it would change nothing.
+func holds(s demiurge.Session, req demiurge.SessionRequest) bool {
+	same := func(want, have string) bool { return want == "" || want == have }
+	return same(req.CoreRevision, s.CoreRevision) && same(req.Channel, s.Channel) &&
+		same(req.ConversationKey, s.ConversationKey) && same(req.Workspace, s.Workspace) &&
+		same(req.Provider, s.Provider) && same(req.Model, s.Model)
 }
 
 // target carries the session facts of req; the store projects empty ones

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/session"
 	"github.com/demiurge/demiurge/store"
 )
@@ -301,7 +302,7 @@ func (s *racyStore) SessionBinding(ctx context.Context, core, channel, key strin
 
 func TestResolveBindingConflictReturnsWinner(t *testing.T) {
 	ctx := context.Background()
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	other := session.NewRuntime(db, session.Options{})
 	var winner demiurge.Session
 	rs := &racyStore{DB: db, before: func() {
@@ -335,7 +336,7 @@ func TestResolveBindingConflictReturnsWinner(t *testing.T) {
 
 func TestResolveConcurrentCreatorsAgree(t *testing.T) {
 	ctx := context.Background()
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	const n = 8
 	ids := make([]string, n)
 	errs := make([]error, n)

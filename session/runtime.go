@@ -13,6 +13,7 @@ import (
 // does not import the adapter).
 type Store interface {
 	Append(ctx context.Context, events []demiurge.Event, idempotencyKey string, expected *demiurge.Expected) ([]demiurge.Event, error)
+	AppendBatches(ctx context.Context, batches []demiurge.EventBatch) ([][]demiurge.Event, error)
 	Session(ctx context.Context, id string) (demiurge.Session, error)
 	SessionOwned(ctx context.Context, scope demiurge.PrincipalScope, id string) (demiurge.Session, error)
 	ListSessions(ctx context.Context, f demiurge.SessionFilter) ([]demiurge.Session, error)

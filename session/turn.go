@@ -10,16 +10,30 @@ import (
 // again is a no-op (idempotency key turn:<id>:started). Errors: EINVALID for
 // missing ids, ENOTFOUND for a missing session.
 func (r *Runtime) StartTurn(ctx context.Context, t demiurge.TurnStart) error {
-	if t.TurnID == "" || t.SessionID == "" {
-		return demiurge.Errorf(demiurge.EINVALID, "turn start requires turn_id and session_id")
+	b, err := r.TurnStarted(t)
+	if err != nil {
+		return err
 	}
 	if _, err := r.session(ctx, t.SessionID); err != nil {
 		return err
 	}
+	_, err = r.st.Append(ctx, b.Events, b.IdempotencyKey, nil)
+	return err
+}
+
+// TurnStarted is the batch StartTurn appends, for a caller that writes it
+// in a transaction of its own (the turn takes its session lease in the
+// same one) and vouches for the session. EINVALID for missing ids.
+func (r *Runtime) TurnStarted(t demiurge.TurnStart) (demiurge.EventBatch, error) {
+	if t.TurnID == "" || t.SessionID == "" {
+		return demiurge.EventBatch{}, demiurge.Errorf(demiurge.EINVALID, "turn start requires turn_id and session_id")
+	}
 	p := demiurge.TurnStartedPayload{SessionID: t.SessionID, Status: demiurge.TurnRunning,
 		CoreID: t.CoreID, CoreRevision: t.CoreRevision, HostID: t.HostID}
-	_, err := r.st.Append(ctx, []demiurge.Event{r.event(demiurge.AggTurn, t.TurnID, p)}, "turn:"+t.TurnID+":started", nil)
-	return err
+	return demiurge.EventBatch{
+		Events:         []demiurge.Event{r.event(demiurge.AggTurn, t.TurnID, p)},
+		IdempotencyKey: "turn:" + t.TurnID + ":started",
+	}, nil
 }
 
 // terminalEvent maps a terminal turn status to the event that records it.
@@ -55,9 +69,27 @@ func TerminalKey(turnID string) string { return "turn:" + turnID + ":terminal" }
 // terminal event appended under any other key (restart reconciliation's
 // turn.lost) is seen as well.
 func (r *Runtime) FinishTurn(ctx context.Context, turnID string, status demiurge.TurnStatus, errInfo *demiurge.ErrorInfo) error {
+	return r.FinishTurnWith(ctx, turnID, status, errInfo, nil, r.st.AppendBatches)
+}
+
+// FinishTurnWith is FinishTurn that writes first, the turn's events not yet
+// written, before the terminal event and through commit, so that they and
+// the terminal event are one transaction. first is written exactly once
+// whatever the outcome: with the terminal event, or alone when the turn has
+// already ended (or is not found), in which case the answer is the one
+// FinishTurn gives. commit is called with first alone when nothing else is
+// to be written, so that whatever else it does happens too.
+func (r *Runtime) FinishTurnWith(ctx context.Context, turnID string, status demiurge.TurnStatus, errInfo *demiurge.ErrorInfo, first []demiurge.EventBatch, commit demiurge.CommitBatches) error {
 	typ, ok := terminalEvent(status)
 	if !ok {
 		return demiurge.Errorf(demiurge.EINVALID, "invalid terminal turn status %q: expected completed, needs_user, failed, cancelled or lost", status)
+	}
+	// ended writes first alone when the turn's answer is already known.
+	ended := func(answer error) error {
+		if _, err := commit(ctx, first); err != nil {
+			return err
+		}
+		return answer
 	}
 	for attempt := 0; attempt < finishAttempts; attempt++ {
 		last, err := r.st.LastSeq(ctx, demiurge.AggTurn, turnID)
@@ -67,12 +99,12 @@ func (r *Runtime) FinishTurn(ctx context.Context, turnID string, status demiurge
 		t, err := r.st.Turn(ctx, turnID)
 		if err != nil {
 			if demiurge.ErrorCode(err) == demiurge.ENOTFOUND {
-				return demiurge.WrapError(demiurge.ENOTFOUND, err, "turn not found: %s", turnID)
+				return ended(demiurge.WrapError(demiurge.ENOTFOUND, err, "turn not found: %s", turnID))
 			}
 			return err
 		}
 		if demiurge.TurnTerminal(t.Status) {
-			return endedAs(t, status)
+			return ended(endedAs(t, status))
 		}
 		p, err := demiurge.TurnEnd{SessionID: t.SessionID, Status: status, Error: errInfo}.As(typ)
 		if err != nil {
@@ -80,21 +112,25 @@ func (r *Runtime) FinishTurn(ctx context.Context, turnID string, status demiurge
 		}
 		ev := r.event(demiurge.AggTurn, turnID, p)
 		ev.EventID = demiurge.NewID("evt")
-		stored, err := r.st.Append(ctx, []demiurge.Event{ev}, TerminalKey(turnID),
-			&demiurge.Expected{AggregateType: demiurge.AggTurn, AggregateID: turnID, LastSeq: last})
+		all := append(first[:len(first):len(first)], demiurge.EventBatch{
+			Events: []demiurge.Event{ev}, IdempotencyKey: TerminalKey(turnID),
+			Expected: &demiurge.Expected{AggregateType: demiurge.AggTurn, AggregateID: turnID, LastSeq: last},
+		})
+		stored, err := commit(ctx, all)
 		switch {
 		case demiurge.ErrorCode(err) == demiurge.ECONFLICT:
 			continue // the turn moved since it was read: look again
 		case err != nil:
 			return err
-		case len(stored) > 0 && stored[0].EventID != ev.EventID:
+		case len(stored[len(first)]) > 0 && stored[len(first)][0].EventID != ev.EventID:
 			// The key matched a terminal event another writer appended
-			// first: report what that one said.
+			// first (first is written): report what that one said.
+			first = nil
 			continue
 		}
 		return nil
 	}
-	return demiurge.Errorf(demiurge.ECONFLICT, "turn %s kept changing while it was being finished", turnID)
+	return ended(demiurge.Errorf(demiurge.ECONFLICT, "turn %s kept changing while it was being finished", turnID))
 }
 
 // finishAttempts bounds FinishTurn's re-reads when the turn keeps moving.

@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
 
 func TestAppendEmptyIsNoop(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	out, err := db.Append(context.Background(), nil, "k", nil)
 	if err != nil || out != nil {
 		t.Fatalf("Append(nil) = %v, %v; want nil, nil", out, err)
@@ -23,7 +24,7 @@ func TestAppendEmptyIsNoop(t *testing.T) {
 
 func TestAppendFillsEnvelope(t *testing.T) {
 	clock := newClock()
-	db := MustOpenDB(t, store.Options{Now: clock.Now})
+	db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 	own := time.Date(2025, 1, 2, 3, 4, 5, 6_000_000, time.FixedZone("x", 3600))
 	out := mustAppend(t, db, "batch-1",
 		ev("test", "a", "test.one", map[string]any{"b": 2, "a": 1}),
@@ -72,7 +73,7 @@ type htmlPayload struct {
 func (htmlPayload) Type() string { return "test.html" }
 
 func TestAppendIdempotent(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	first := mustAppend(t, db, "once", ev("test", "a", "test.one", map[string]any{"v": "first"}),
 		ev("test", "a", "test.two", nil))
@@ -98,7 +99,7 @@ func TestAppendIdempotent(t *testing.T) {
 }
 
 func TestAppendExpected(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	exp := &demiurge.Expected{AggregateType: "test", AggregateID: "a", LastSeq: 0}
 	out, err := db.Append(ctx, []demiurge.Event{ev("test", "a", "test.one", nil)}, "", exp)
@@ -126,7 +127,7 @@ func TestAppendExpected(t *testing.T) {
 }
 
 func TestAppendRejectsInvalidEvents(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	for _, e := range []demiurge.Event{
 		{AggregateType: "t", AggregateID: "a"},
 		{AggregateType: "t", Type: "x"},
@@ -145,7 +146,7 @@ func TestAppendRejectsInvalidEvents(t *testing.T) {
 
 // A projection failure rolls back the whole batch, events included.
 func TestAppendProjectionFailureRollsBack(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	_, err := db.Append(context.Background(), []demiurge.Event{
 		ev("test", "a", "test.one", nil),
 		ev(demiurge.AggSession, "session_bad", demiurge.EvSessionCreated, map[string]any{
@@ -161,7 +162,7 @@ func TestAppendProjectionFailureRollsBack(t *testing.T) {
 }
 
 func TestUnknownEventTypeStoredWithoutProjection(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	out := mustAppend(t, db, "", ev("custom", "c1", "custom.happened", map[string]any{"x": 1}))
 	got, err := db.Events(context.Background(), demiurge.EventFilter{Type: "custom.happened"})
 	if err != nil || len(got) != 1 || got[0].Seq != out[0].Seq {
@@ -170,7 +171,7 @@ func TestUnknownEventTypeStoredWithoutProjection(t *testing.T) {
 }
 
 func TestEventsCursorAndFilters(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	for i := range 30 {
 		agg := "a"

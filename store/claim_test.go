@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
 
@@ -33,7 +34,7 @@ func TestClaimWorkByStatus(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := newClock()
-			db := MustOpenDB(t, store.Options{Now: clock.Now})
+			db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 			ctx := context.Background()
 			before := enqueue(t, db, "work_1", demiurge.WorkKindDeliverySend)
 			if tt.to != "" {
@@ -92,7 +93,7 @@ func TestClaimWorkByStatus(t *testing.T) {
 // is gone only recovery moves it on, to unknown.
 func TestClaimWorkNeverResends(t *testing.T) {
 	clock := newClock()
-	db := MustOpenDB(t, store.Options{Now: clock.Now})
+	db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 	ctx := context.Background()
 	for _, id := range []string{"work_finished", "work_abandoned"} {
 		enqueue(t, db, id, demiurge.WorkKindDeliverySend)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 )
 
 func persist(id, sessionID, text string) demiurge.Event {
@@ -19,7 +20,7 @@ func cutoff(sessionID string, p map[string]any) demiurge.Event {
 // The projection fixes the Seq of the compaction cutoff message when the
 // cutoff is set and refuses a cutoff the session's transcript does not hold.
 func TestProjectCompactionCutoff(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	createSession(t, db, "session_c", map[string]any{"owner": operatorOwner()})
 	createSession(t, db, "session_other", map[string]any{"owner": operatorOwner()})
@@ -81,7 +82,7 @@ func TestProjectCompactionCutoff(t *testing.T) {
 
 // AfterSeq and BeforeSeq bound a message window on both sides.
 func TestRecentMessagesBetweenCursors(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	createSession(t, db, "session_w", map[string]any{"owner": operatorOwner()})
 	var seqs []int64

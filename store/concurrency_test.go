@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
 
@@ -51,7 +52,7 @@ func appendHelper() int {
 }
 
 func TestConcurrentAppendsOneHandle(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	const workers, each = 8, 40
 	var wg sync.WaitGroup
@@ -103,7 +104,7 @@ func TestConcurrentAppendsOneHandle(t *testing.T) {
 func TestExpectedGuardUnderContention(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "runtime.sqlite3")
-	dbs := []*store.DB{MustOpenPath(t, path, store.Options{}), MustOpenPath(t, path, store.Options{})}
+	dbs := []*store.DB{demiurgetest.MustOpenPath(t, path, store.Options{}), demiurgetest.MustOpenPath(t, path, store.Options{})}
 	ctx := context.Background()
 	const workers, each = 6, 15
 	var wg sync.WaitGroup
@@ -155,8 +156,8 @@ func db0Events(tb testing.TB, db *store.DB, aggType, aggID string) ([]demiurge.E
 // escapes, every batch lands once.
 func TestTwoHandlesAppendConcurrently(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	a := MustOpenPath(t, path, store.Options{})
-	b := MustOpenPath(t, path, store.Options{})
+	a := demiurgetest.MustOpenPath(t, path, store.Options{})
+	b := demiurgetest.MustOpenPath(t, path, store.Options{})
 	createSession(t, a, "session_shared", map[string]any{"owner": operatorOwner()})
 	ctx := context.Background()
 	const workers, each = 4, 30
@@ -194,7 +195,7 @@ func TestTwoHandlesAppendConcurrently(t *testing.T) {
 // once.
 func TestAppendsFromSeveralProcesses(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "runtime", "runtime.sqlite3")
-	db := MustOpenPath(t, path, store.Options{})
+	db := demiurgetest.MustOpenPath(t, path, store.Options{})
 	createSession(t, db, "session_shared", map[string]any{"owner": operatorOwner()})
 	const n = 40
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

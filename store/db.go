@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/demiurge/demiurge"
@@ -22,6 +23,10 @@ import (
 // than the original's 0.1 s because connections here are long-lived and
 // shared: the transaction-level retry (writeAttempts) sits on top of it.
 const busyTimeoutMS = 1000
+
+// walCheckpointPages is the size of the log, in pages, at which a commit
+// checkpoints it into the database (SQLite's wal_autocheckpoint).
+const walCheckpointPages = 256
 
 // Options configures Open. The zero value is usable.
 type Options struct {
@@ -43,9 +48,11 @@ type Options struct {
 // DB is an open runtime store. It is safe for concurrent use by many
 // goroutines, and several DBs (in one or several processes) may share a file.
 type DB struct {
-	path   string
-	writer *sql.DB // MaxOpenConns=1; every transaction is BEGIN IMMEDIATE
-	reader *sql.DB // query_only connections
+	path    string
+	writer  *sql.DB      // MaxOpenConns=1; every transaction is BEGIN IMMEDIATE
+	reader  *readPool    // query_only connections, statements prepared once
+	keeper  *sql.DB      // one read-only connection, closed last (keeper.go)
+	commits atomic.Int64 // write transactions committed (Commits)
 
 	now          func() time.Time
 	processAlive func(pid int, marker string) bool
@@ -92,7 +99,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	// Check ownership and version before anything can write to the file.
-	if err := (headerProbe{}).probe(ctx, abs); err != nil {
+	keeper, found, err := headerProbe{}.open(ctx, abs)
+	if err != nil {
 		return nil, err
 	}
 
@@ -101,6 +109,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		now:          opts.Now,
 		processAlive: opts.ProcessAlive,
 		log:          opts.Logger,
+		keeper:       keeper,
 		stmts:        map[string]*sql.Stmt{},
 		cols:         map[string]map[string]bool{},
 		hosts:        map[*Host]struct{}{},
@@ -112,10 +121,14 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeoutMS),
 		"_pragma=foreign_keys(1)",
 		"_pragma=cache_size(-16384)", // 16 MiB: projections touch many b-trees per batch
+		// The log outlives each process (keeper.go) and the next one reads
+		// it back at open: a log of 1 MiB keeps that under a millisecond.
+		fmt.Sprintf("_pragma=wal_autocheckpoint(%d)", walCheckpointPages),
 		"_journal_mode=WAL",
 		"_synchronous=NORMAL",
 	))
 	if err != nil {
+		db.Close()
 		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s failed", abs)
 	}
 	db.writer.SetMaxOpenConns(1)
@@ -123,24 +136,27 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	db.writer.SetConnMaxLifetime(0)
 	db.writer.SetConnMaxIdleTime(0)
 
-	if err := db.migrate(ctx); err != nil {
-		db.writer.Close()
-		return nil, err
+	if found.appID != ApplicationID || found.version != SchemaVersion() {
+		if err := db.migrate(ctx); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	if err := db.prepareAll(ctx); err != nil {
-		db.writer.Close()
+		db.Close()
 		return nil, err
 	}
 
-	db.reader, err = sql.Open("sqlite", dsn(abs,
+	reader, err := sql.Open("sqlite", dsn(abs,
 		fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeoutMS),
 		"_pragma=foreign_keys(1)",
 		"_pragma=query_only(1)",
 	))
 	if err != nil {
-		db.writer.Close()
+		db.Close()
 		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s failed", abs)
 	}
+	db.reader = newReadPool(reader)
 	db.reader.SetMaxOpenConns(opts.Readers)
 	db.reader.SetMaxIdleConns(opts.Readers)
 	if err := db.reader.PingContext(ctx); err != nil {
@@ -151,6 +167,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	db.keep(ctx)
 	return db, nil
 }
 
@@ -158,7 +175,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 func (db *DB) Path() string { return db.path }
 
 // Close stops the heartbeat of every Host still open on this DB (marking it
-// stopped), then closes both connection pools.
+// stopped), then closes the connection pools, the keeper last.
 func (db *DB) Close() error {
 	db.hostMu.Lock()
 	db.closed = true
@@ -185,6 +202,9 @@ func (db *DB) Close() error {
 	}
 	if db.writer != nil {
 		errs = append(errs, db.writer.Close())
+	}
+	if db.keeper != nil {
+		errs = append(errs, db.keeper.Close()) // last: see keeper.go
 	}
 	if err := errors.Join(errs...); err != nil {
 		return demiurge.WrapError(demiurge.EINTERNAL, err, "close runtime database %s failed", db.path)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
 
@@ -48,24 +49,24 @@ func TestStartDeliverySendDirect(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name    string
-		setup   func(t *testing.T, db *store.DB, clock *testClock, id string)
+		setup   func(t *testing.T, db *store.DB, clock *demiurgetest.Clock, id string)
 		started bool
 		status  string // outbox status afterwards
 	}{
-		{"queued in its handoff window", func(t *testing.T, db *store.DB, c *testClock, id string) {
+		{"queued in its handoff window", func(t *testing.T, db *store.DB, c *demiurgetest.Clock, id string) {
 			queueDelivery(t, db, id, true, c.Now().Add(time.Hour))
 		}, true, "sending"},
-		{"work item missing", func(t *testing.T, db *store.DB, c *testClock, id string) {
+		{"work item missing", func(t *testing.T, db *store.DB, c *demiurgetest.Clock, id string) {
 			queueDelivery(t, db, id, false, time.Time{})
 		}, true, "sending"},
-		{"retry not due", func(t *testing.T, db *store.DB, c *testClock, id string) {
+		{"retry not due", func(t *testing.T, db *store.DB, c *demiurgetest.Clock, id string) {
 			queueDelivery(t, db, id, true, time.Time{})
 			w, _, _ := db.ClaimWork(ctx, id, "w", time.Minute)
 			if _, err := db.TransitionWork(ctx, id, w.ClaimID, demiurge.WorkFailed, demiurge.WorkFields{RetryAt: c.Now().Add(time.Minute)}); err != nil {
 				t.Fatal(err)
 			}
 		}, false, "queued"},
-		{"retry due", func(t *testing.T, db *store.DB, c *testClock, id string) {
+		{"retry due", func(t *testing.T, db *store.DB, c *demiurgetest.Clock, id string) {
 			queueDelivery(t, db, id, true, time.Time{})
 			w, _, _ := db.ClaimWork(ctx, id, "w", time.Minute)
 			if _, err := db.TransitionWork(ctx, id, w.ClaimID, demiurge.WorkFailed, demiurge.WorkFields{RetryAt: c.Now().Add(time.Minute)}); err != nil {
@@ -73,22 +74,22 @@ func TestStartDeliverySendDirect(t *testing.T) {
 			}
 			c.Advance(time.Minute)
 		}, true, "sending"},
-		{"claimed under a live lease", func(t *testing.T, db *store.DB, c *testClock, id string) {
+		{"claimed under a live lease", func(t *testing.T, db *store.DB, c *demiurgetest.Clock, id string) {
 			queueDelivery(t, db, id, true, time.Time{})
 			db.ClaimWork(ctx, id, "w", time.Minute)
 		}, false, "queued"},
-		{"claim lapsed", func(t *testing.T, db *store.DB, c *testClock, id string) {
+		{"claim lapsed", func(t *testing.T, db *store.DB, c *demiurgetest.Clock, id string) {
 			queueDelivery(t, db, id, true, time.Time{})
 			db.ClaimWork(ctx, id, "w", time.Minute)
 			c.Advance(2 * time.Minute)
 		}, true, "sending"},
-		{"work sending", func(t *testing.T, db *store.DB, c *testClock, id string) {
+		{"work sending", func(t *testing.T, db *store.DB, c *demiurgetest.Clock, id string) {
 			queueDelivery(t, db, id, true, time.Time{})
 			w, _, _ := db.ClaimWork(ctx, id, "w", time.Millisecond)
 			db.TransitionWork(ctx, id, w.ClaimID, demiurge.WorkSending, demiurge.WorkFields{})
 			c.Advance(time.Hour)
 		}, false, "queued"},
-		{"outbox already sent", func(t *testing.T, db *store.DB, c *testClock, id string) {
+		{"outbox already sent", func(t *testing.T, db *store.DB, c *demiurgetest.Clock, id string) {
 			queueDelivery(t, db, id, true, time.Time{})
 			mustAppend(t, db, "", ev(demiurge.AggDelivery, id, demiurge.EvDeliverySent, nil))
 		}, false, "sent"},
@@ -96,7 +97,7 @@ func TestStartDeliverySendDirect(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := newClock()
-			db := MustOpenDB(t, store.Options{Now: clock.Now})
+			db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 			const id = "delivery_1"
 			tt.setup(t, db, clock, id)
 			before, _ := db.WorkItem(ctx, id)
@@ -146,7 +147,7 @@ func TestStartDeliverySendWithClaim(t *testing.T) {
 	}
 
 	t.Run("its claim starts it", func(t *testing.T) {
-		db := MustOpenDB(t)
+		db := demiurgetest.MustOpenDB(t)
 		queueDelivery(t, db, "delivery_1", true, time.Time{})
 		c := claimOne(t, db)
 		if _, _, ok, err := db.StartDeliverySend(ctx, "delivery_1", "claim_other", owner, "", time.Minute); err != nil || ok {
@@ -167,7 +168,7 @@ func TestStartDeliverySendWithClaim(t *testing.T) {
 	}
 	for _, tt := range settled {
 		t.Run("outbox "+tt.outbox, func(t *testing.T) {
-			db := MustOpenDB(t)
+			db := demiurgetest.MustOpenDB(t)
 			queueDelivery(t, db, "delivery_1", true, time.Time{})
 			mustAppend(t, db, "", ev(demiurge.AggDelivery, "delivery_1", "delivery."+tt.outbox, map[string]any{"last_error": "earlier"}))
 			c := claimOne(t, db)
@@ -185,7 +186,7 @@ func TestStartDeliverySendWithClaim(t *testing.T) {
 	}
 
 	t.Run("outbox row missing", func(t *testing.T) {
-		db := MustOpenDB(t)
+		db := demiurgetest.MustOpenDB(t)
 		enqueue(t, db, "delivery_ghost", demiurge.WorkKindDeliverySend)
 		c := claimOne(t, db)
 		_, _, ok, err := db.StartDeliverySend(ctx, "delivery_ghost", c.ClaimID, owner, "", time.Minute)
@@ -216,7 +217,7 @@ func TestFinishDeliverySend(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.status, func(t *testing.T) {
 			clock := newClock()
-			db := MustOpenDB(t, store.Options{Now: clock.Now})
+			db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 			queueDelivery(t, db, "delivery_1", true, time.Time{})
 			_, w, ok, err := db.StartDeliverySend(ctx, "delivery_1", "", "o", "", time.Minute)
 			if err != nil || !ok {
@@ -252,7 +253,7 @@ func TestFinishDeliverySend(t *testing.T) {
 	}
 
 	t.Run("bad outcomes write nothing", func(t *testing.T) {
-		db := MustOpenDB(t)
+		db := demiurgetest.MustOpenDB(t)
 		queueDelivery(t, db, "delivery_1", true, time.Time{})
 		_, w, _, _ := db.StartDeliverySend(ctx, "delivery_1", "", "o", "", time.Minute)
 		_, err := db.FinishDeliverySend(ctx, "delivery_1", w.ClaimID, "delivered", "", time.Time{})
@@ -269,7 +270,7 @@ func TestFinishDeliverySend(t *testing.T) {
 
 func TestDeliveryFailedAnnotatesMessage(t *testing.T) {
 	ctx := context.Background()
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	createSession(t, db, "session_1", map[string]any{"owner": operatorOwner()})
 	persist := func(id string, content map[string]any) {
 		mustAppend(t, db, "", ev(demiurge.AggMessage, id, demiurge.EvMessagePersisted, map[string]any{

@@ -4,69 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/process"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
 
-// testClock is an adjustable clock for Options.Now.
-type testClock struct {
-	mu  sync.Mutex // guards now
-	now time.Time
-}
-
-func newClock() *testClock {
-	return &testClock{now: time.Date(2026, 7, 4, 1, 0, 0, 0, time.UTC)}
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-// MustOpenDB opens a fresh runtime database in a temporary directory and
-// closes it when the test ends.
-func MustOpenDB(tb testing.TB, opts ...store.Options) *store.DB {
-	tb.Helper()
-	var o store.Options
-	if len(opts) > 0 {
-		o = opts[0]
-	}
-	return MustOpenPath(tb, filepath.Join(tb.TempDir(), "runtime", "runtime.sqlite3"), o)
-}
-
-// MustOpenPath opens the database at path and closes it when the test ends.
-func MustOpenPath(tb testing.TB, path string, o store.Options) *store.DB {
-	tb.Helper()
-	if o.ProcessAlive == nil {
-		o.ProcessAlive = process.Alive
-	}
-	db, err := store.Open(context.Background(), path, o)
-	if err != nil {
-		tb.Fatalf("Open(%s): %v", path, err)
-	}
-	tb.Cleanup(func() { MustCloseDB(tb, db) })
-	return db
-}
-
-// MustCloseDB closes db; closing twice is harmless for the cleanup path.
-func MustCloseDB(tb testing.TB, db *store.DB) {
-	tb.Helper()
-	if err := db.Close(); err != nil {
-		tb.Fatalf("Close: %v", err)
-	}
+// newClock is the store tests' manual clock, at 2026-07-04T01:00:00Z.
+func newClock() *demiurgetest.Clock {
+	return demiurgetest.NewClock(time.Date(2026, 7, 4, 1, 0, 0, 0, time.UTC))
 }
 
 // mustAppend appends events and fails the test on error.

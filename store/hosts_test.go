@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/process"
 	"github.com/demiurge/demiurge/store"
 )
@@ -65,7 +66,7 @@ func deadChild(tb testing.TB) (int, string) {
 }
 
 func TestHostLifecycle(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	h := startHost(t, db, store.HostInfo{})
 	if demiurge.IDPrefix(h.ID()) != "host" {
@@ -102,7 +103,7 @@ func TestHostHeartbeatRefreshesLease(t *testing.T) {
 		t.Skip("waits for one heartbeat interval")
 	}
 	clock := newClock()
-	db := MustOpenDB(t, store.Options{Now: clock.Now})
+	db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 	h := startHost(t, db, store.HostInfo{})
 	clock.Advance(time.Hour)
 	want := demiurge.FormatTime(clock.Now().Add(store.HostTTL))
@@ -130,9 +131,9 @@ func TestHostHeartbeatRefreshesLease(t *testing.T) {
 func TestReconcile(t *testing.T) {
 	clock := newClock()
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	db := MustOpenPath(t, path, store.Options{Now: clock.Now})
+	db := demiurgetest.MustOpenPath(t, path, store.Options{Now: clock.Now})
 	frozen := newClock() // a second handle whose clock stays behind
-	stale := MustOpenPath(t, path, store.Options{Now: frozen.Now})
+	stale := demiurgetest.MustOpenPath(t, path, store.Options{Now: frozen.Now})
 	ctx := context.Background()
 
 	a := startHost(t, db, store.HostInfo{})
@@ -252,7 +253,7 @@ func TestReconcile(t *testing.T) {
 
 // A host whose process died is gone at once: no waiting for its lease.
 func TestReconcileDeadProcessWithoutTTL(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	self := startHost(t, db, store.HostInfo{})
 	pid, marker := deadChild(t)
@@ -275,8 +276,8 @@ func TestReconcileDeadProcessWithoutTTL(t *testing.T) {
 // Two reconcilers at once append each lost marker exactly once.
 func TestConcurrentReconcilers(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	db1 := MustOpenPath(t, path, store.Options{})
-	db2 := MustOpenPath(t, path, store.Options{})
+	db1 := demiurgetest.MustOpenPath(t, path, store.Options{})
+	db2 := demiurgetest.MustOpenPath(t, path, store.Options{})
 	ctx := context.Background()
 	for i := range 20 {
 		startTurn(t, db1, "turn_"+itoa(i), "")
@@ -306,7 +307,7 @@ func TestConcurrentReconcilers(t *testing.T) {
 }
 
 func TestSessionLease(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	h := startHost(t, db, store.HostInfo{})
 	h2 := startHost(t, db, store.HostInfo{}) // another live Host (same process stands in for it)
@@ -369,7 +370,7 @@ func TestSessionLease(t *testing.T) {
 
 // A lease held by a gone host is taken over without waiting.
 func TestSessionLeaseTakeOverFromGoneHost(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	self := startHost(t, db, store.HostInfo{})
 	pid, marker := deadChild(t)

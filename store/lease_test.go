@@ -5,13 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
 
 // TestLeaseLeftoverOfOwnHostIsTakenOver: a lease whose release failed must
 // not block the same Host's next turn of the session forever.
 func TestLeaseLeftoverOfOwnHostIsTakenOver(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	h := startHost(t, db, store.HostInfo{})
 	ctx := context.Background()
 	if _, err := db.AcquireSessionLease(ctx, "session_x", "turn_a", h.ID()); err != nil {

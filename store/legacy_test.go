@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
 
@@ -30,7 +31,7 @@ func openLegacy(t *testing.T) *store.DB {
 	if err := os.WriteFile(path, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return MustOpenPath(t, path, store.Options{})
+	return demiurgetest.MustOpenPath(t, path, store.Options{})
 }
 
 // allEvents reads every event of db in seq order.
@@ -235,7 +236,7 @@ func emptyJSON(v any) bool {
 // comes out as the old build wrote it.
 func TestLegacyEventsReplay(t *testing.T) {
 	old := openLegacy(t)
-	fresh := MustOpenDB(t)
+	fresh := demiurgetest.MustOpenDB(t)
 	for _, e := range allEvents(t, old) {
 		e.Seq, e.IdempotencyKey = 0, ""
 		if _, err := fresh.Append(context.Background(), []demiurge.Event{e}, "", nil); err != nil {
@@ -360,7 +361,7 @@ func TestProjectionFromValueEqualsFromJSON(t *testing.T) {
 			DueAt: "2026-01-02T03:04:05Z", TaskID: "run_1"}),
 		demiurge.NewEvent(demiurge.AggArtifact, "artifact_1", demiurge.ArtifactStoredPayload{Kind: "file", URI: "u"}),
 	}
-	fromValue, fromJSON := MustOpenDB(t, store.Options{Now: newClock().Now}), MustOpenDB(t, store.Options{Now: newClock().Now})
+	fromValue, fromJSON := demiurgetest.MustOpenDB(t, store.Options{Now: newClock().Now}), demiurgetest.MustOpenDB(t, store.Options{Now: newClock().Now})
 	for _, e := range evs {
 		if e.Body() == nil {
 			t.Fatalf("%s: NewEvent kept no value", e.Type)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
 
@@ -32,7 +33,7 @@ func rawDB(tb testing.TB, path string) *sql.DB {
 func TestOpenFileModes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "home", "runtime")
 	path := filepath.Join(dir, "runtime.sqlite3")
-	db := MustOpenPath(t, path, store.Options{})
+	db := demiurgetest.MustOpenPath(t, path, store.Options{})
 	mustAppend(t, db, "", ev("test", "x", "test.event", nil))
 
 	st, err := os.Stat(dir)
@@ -54,7 +55,7 @@ func TestOpenFileModes(t *testing.T) {
 }
 
 func TestOpenSetsApplicationIDAndVersion(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	r := rawDB(t, db.Path())
 	var appID, version int64
 	var journal string
@@ -90,7 +91,7 @@ func TestReopenKeepsData(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db = MustOpenPath(t, path, store.Options{})
+	db = demiurgetest.MustOpenPath(t, path, store.Options{})
 	seq, err := db.LastSeq(ctx, "test", "x")
 	if err != nil || seq != 1 {
 		t.Fatalf("LastSeq after reopen = %d, %v; want 1", seq, err)
@@ -242,7 +243,7 @@ func TestConcurrentFirstOpenAcrossProcesses(t *testing.T) {
 		if len(failures) > 0 {
 			t.Fatalf("round %d: %v", round, failures)
 		}
-		db := MustOpenPath(t, path, store.Options{})
+		db := demiurgetest.MustOpenPath(t, path, store.Options{})
 		mustAppend(t, db, "", ev("test", "x", "test.event", nil))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
 
@@ -38,7 +39,7 @@ func headSeq(tb testing.TB, db *store.DB) int64 {
 }
 
 func TestSessionOwned(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	createSession(t, db, "session_mine", map[string]any{"owner": map[string]any{
 		"kind": "conversation", "principal_id": "principal:conversation:telegram:1", "channel": "telegram", "conversation_key": "telegram:dm:1"}})
@@ -105,7 +106,7 @@ func TestSessionOwned(t *testing.T) {
 }
 
 func TestListSessionsScope(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	createSession(t, db, "session_a", map[string]any{"owner": operatorOwner()})
 	createSession(t, db, "session_b", map[string]any{"core_id": "evolver", "owner": map[string]any{"kind": "conversation", "principal_id": "p2"}})

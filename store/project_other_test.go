@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
 
 func TestProjectTurns(t *testing.T) {
 	clock := newClock()
-	db := MustOpenDB(t, store.Options{Now: clock.Now})
+	db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 	ctx := context.Background()
 	start := func(id string) {
 		mustAppend(t, db, "", ev(demiurge.AggTurn, id, demiurge.EvTurnStarted, map[string]any{
@@ -57,7 +58,7 @@ func TestProjectTurns(t *testing.T) {
 }
 
 func TestProjectToolCalls(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	for i, typ := range []string{demiurge.EvToolCallCompleted, demiurge.EvToolCallFailed, demiurge.EvToolCallCompleted} {
 		id := "call_" + itoa(i)
@@ -84,7 +85,7 @@ func TestProjectToolCalls(t *testing.T) {
 
 func TestProjectDeliveries(t *testing.T) {
 	clock := newClock()
-	db := MustOpenDB(t, store.Options{Now: clock.Now})
+	db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 	ctx := context.Background()
 	mustAppend(t, db, "", ev(demiurge.AggDelivery, "delivery_1", demiurge.EvDeliveryQueued, map[string]any{
 		"owner_turn_id": "turn_1", "channel": "telegram", "target": map[string]any{"chat": 1},
@@ -136,7 +137,7 @@ func TestProjectDeliveries(t *testing.T) {
 
 func TestProjectWorkItems(t *testing.T) {
 	clock := newClock()
-	db := MustOpenDB(t, store.Options{Now: clock.Now})
+	db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 	ctx := context.Background()
 	next := clock.Now().Add(time.Hour)
 	mustAppend(t, db, "", ev(demiurge.AggWork, "work_1", demiurge.EvWorkEnqueued, map[string]any{
@@ -199,7 +200,7 @@ func TestProjectWorkItems(t *testing.T) {
 
 func TestProjectTasks(t *testing.T) {
 	clock := newClock()
-	db := MustOpenDB(t, store.Options{Now: clock.Now})
+	db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 	ctx := context.Background()
 	submit := func(id string) {
 		mustAppend(t, db, "", ev(demiurge.AggTask, id, demiurge.EvTaskSubmitted, map[string]any{
@@ -266,7 +267,7 @@ func TestProjectTasks(t *testing.T) {
 }
 
 func TestProjectArtifactsAndScheduler(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	mustAppend(t, db, "", ev(demiurge.AggArtifact, "artifact_1", demiurge.EvArtifactStored, map[string]any{
 		"owner_turn_id": "turn_1", "kind": "file", "uri": "artifacts/a.txt", "metadata": map[string]any{"bytes": 3}}))
 	a := row(t, db, "artifacts", map[string]any{"artifact_id": "artifact_1"})
@@ -310,7 +311,7 @@ func TestProjectArtifactsAndScheduler(t *testing.T) {
 
 // Audit and host events, and the task-completion pair, change no projection.
 func TestEventsOnlyTypes(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	tables := []string{"sessions", "turns", "messages", "tasks", "outbox", "runtime_work_items", "session_owners", "artifacts"}
 	before := map[string]int{}
 	for _, tb := range tables {

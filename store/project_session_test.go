@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
 
@@ -35,7 +36,7 @@ func count(tb testing.TB, db *store.DB, table string, where map[string]any) int 
 
 func TestProjectSessionCreated(t *testing.T) {
 	clock := newClock()
-	db := MustOpenDB(t, store.Options{Now: clock.Now})
+	db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 	ctx := context.Background()
 	createSession(t, db, "session_a", map[string]any{
 		"channel": "telegram", "conversation_key": "telegram:dm:1", "workspace": "/w", "provider": "fake",
@@ -91,7 +92,7 @@ func TestProjectSessionCreated(t *testing.T) {
 
 func TestProjectSessionUpdatedAndResumed(t *testing.T) {
 	clock := newClock()
-	db := MustOpenDB(t, store.Options{Now: clock.Now})
+	db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 	ctx := context.Background()
 	createSession(t, db, "session_u", map[string]any{"channel": "cli", "model": "m1", "workspace": "/w",
 		"owner": operatorOwner()})
@@ -122,7 +123,7 @@ func TestProjectSessionUpdatedAndResumed(t *testing.T) {
 }
 
 func TestProjectSessionBindingRebound(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	createSession(t, db, "session_old", map[string]any{"channel": "slack", "conversation_key": "slack:dm:1", "owner": operatorOwner()})
 	createSession(t, db, "session_new", map[string]any{"owner": operatorOwner()})
@@ -140,7 +141,7 @@ func TestProjectSessionBindingRebound(t *testing.T) {
 }
 
 func TestProjectSessionBindingConflict(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	for _, id := range []string{"session_w", "session_l1", "session_l2"} {
 		createSession(t, db, id, map[string]any{"channel": "x", "conversation_key": "x:" + id, "owner": operatorOwner()})
@@ -168,7 +169,7 @@ func TestProjectSessionBindingConflict(t *testing.T) {
 
 func TestProjectMessageDerivedFields(t *testing.T) {
 	clock := newClock()
-	db := MustOpenDB(t, store.Options{Now: clock.Now})
+	db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 	ctx := context.Background()
 	createSession(t, db, "session_m", map[string]any{"owner": operatorOwner()})
 	msg := func(id, role, text string, extra map[string]any) demiurge.Event {
@@ -238,7 +239,7 @@ func TestProjectMessageDerivedFields(t *testing.T) {
 }
 
 func TestProjectMessageUpdated(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	createSession(t, db, "session_m", map[string]any{"owner": operatorOwner()})
 	mustAppend(t, db, "", ev(demiurge.AggMessage, "msg_1", demiurge.EvMessagePersisted, map[string]any{

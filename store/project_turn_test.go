@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
 
@@ -53,7 +54,7 @@ func TestTurnProjectionGuards(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := newClock()
-			db := MustOpenDB(t, store.Options{Now: clock.Now})
+			db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 			ctx := context.Background()
 			id := "turn_" + itoa(i)
 			mustAppend(t, db, "", ev(demiurge.AggTurn, id, demiurge.EvTurnStarted, started))
@@ -91,7 +92,7 @@ func TestTurnProjectionGuards(t *testing.T) {
 	}
 
 	t.Run("terminal event without a turn", func(t *testing.T) {
-		db := MustOpenDB(t)
+		db := demiurgetest.MustOpenDB(t)
 		mustAppend(t, db, "", ev(demiurge.AggTurn, "turn_ghost", demiurge.EvTurnCompleted, nil))
 		_, err := db.Turn(context.Background(), "turn_ghost")
 		wantCode(t, err, demiurge.ENOTFOUND)
@@ -103,8 +104,8 @@ func TestTurnProjectionGuards(t *testing.T) {
 // the state of the terminal event that was appended first.
 func TestTurnTerminalRace(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	a := MustOpenPath(t, path, store.Options{})
-	b := MustOpenPath(t, path, store.Options{})
+	a := demiurgetest.MustOpenPath(t, path, store.Options{})
+	b := demiurgetest.MustOpenPath(t, path, store.Options{})
 	ctx := context.Background()
 	const turns = 20
 	for i := range turns {

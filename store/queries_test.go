@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
 
@@ -21,7 +22,7 @@ func TestWindowsPastTenThousandRows(t *testing.T) {
 	}
 	t.Parallel()
 	clock := newClock()
-	db := MustOpenDB(t, store.Options{Now: clock.Now})
+	db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 	ctx := context.Background()
 	createSession(t, db, "session_big", map[string]any{"owner": operatorOwner()})
 
@@ -161,7 +162,7 @@ func ids[T any](xs []T, id func(T) string) []string {
 }
 
 func TestQueryValidation(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	tests := []struct {
 		q    store.Query
@@ -185,7 +186,7 @@ func TestQueryValidation(t *testing.T) {
 }
 
 func TestQueryDecodesJSONColumns(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	for i := range 5 {
 		mustAppend(t, db, "", ev(demiurge.AggArtifact, "artifact_"+itoa(i), demiurge.EvArtifactStored, map[string]any{

@@ -11,9 +11,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/demiurge/demiurge"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/demiurge/demiurge"
 )
 
 // ApplicationID is written to PRAGMA application_id of every runtime
@@ -122,23 +123,41 @@ func (h header) check(path string) error {
 	return nil
 }
 
-// probe reads the header of path through a query-only connection that sets
-// no persistent pragma, so a refused file is left untouched.
+// probe reads the header of path through a read-only connection, so a
+// refused file is left untouched.
 func (hp headerProbe) probe(ctx context.Context, path string) error {
-	p, err := sql.Open("sqlite", dsn(path, "_pragma=busy_timeout(1000)", "_pragma=query_only(1)"))
-	if err != nil {
-		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s failed", path)
+	p, _, err := hp.open(ctx, path)
+	if p != nil {
+		p.Close()
 	}
-	defer p.Close()
+	return err
+}
+
+// open is probe that returns the connection of a file it accepts, and
+// the header it read: Open keeps the connection as the DB's keeper
+// (keeper.go).
+func (hp headerProbe) open(ctx context.Context, path string) (*sql.DB, header, error) {
+	p, err := sql.Open("sqlite", dsn(path, "mode=ro", "_pragma=busy_timeout(1000)"))
+	if err != nil {
+		return nil, header{}, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s failed", path)
+	}
 	p.SetMaxOpenConns(1)
+	p.SetMaxIdleConns(1)
+	p.SetConnMaxLifetime(0)
+	p.SetConnMaxIdleTime(0)
 	h, err := hp.inReadTx(ctx, p)
-	if err != nil {
-		if isNotADB(err) {
-			return demiurge.WrapError(demiurge.ESCHEMA, err, "%s is not a SQLite database; refusing to open or modify it", path)
-		}
-		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "read runtime database header %s failed", path)
+	if err == nil {
+		err = h.check(path)
+	} else if isNotADB(err) {
+		err = demiurge.WrapError(demiurge.ESCHEMA, err, "%s is not a SQLite database; refusing to open or modify it", path)
+	} else {
+		err = demiurge.WrapError(demiurge.EUNAVAILABLE, err, "read runtime database header %s failed", path)
 	}
-	return h.check(path)
+	if err != nil {
+		p.Close()
+		return nil, header{}, err
+	}
+	return p, h, nil
 }
 
 // inReadTx reads the header in one read transaction (a deferred BEGIN:
@@ -157,6 +176,8 @@ func (hp headerProbe) inReadTx(ctx context.Context, p *sql.DB) (header, error) {
 // migrate applies the embedded migrations the database lacks, in one
 // BEGIN IMMEDIATE transaction that re-reads the header first, so two
 // processes opening a new file at once create the schema exactly once.
+// Open skips it when the probe found the schema of this build: nothing
+// would be written, and the write lock is not worth taking to learn so.
 func (db *DB) migrate(ctx context.Context) error {
 	return db.retryBusy(ctx, func() error {
 		tx, err := db.writer.BeginTx(ctx, nil)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
 
@@ -39,7 +40,7 @@ func countRows(tb testing.TB, db *store.DB, table string, where map[string]any) 
 // maxLines, the tail always ends with the newest line, and lines of other
 // tasks are untouched.
 func TestAppendTaskLogsKeepsNewestLines(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	submitTask(t, db, "task_a", nil)
 	submitTask(t, db, "task_b", nil)
@@ -89,7 +90,7 @@ func TestAppendTaskLogsKeepsNewestLines(t *testing.T) {
 // task.log events land in the same bounded table, numbered in the same
 // sequence as direct appends.
 func TestTaskLogEventsShareRetention(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	submitTask(t, db, "task_a", nil)
 	if err := db.AppendTaskLogs(ctx, "task_a", logLines(0, store.DefaultTaskLogLines-1), 0); err != nil {
@@ -108,7 +109,7 @@ func TestTaskLogEventsShareRetention(t *testing.T) {
 }
 
 func BenchmarkAppendTaskLogs64(b *testing.B) {
-	db := MustOpenDB(b)
+	db := demiurgetest.MustOpenDB(b)
 	ctx := context.Background()
 	submitTask(b, db, "task_bench", nil)
 	const flush = 64 // lines the task worker flushes at once

@@ -14,12 +14,13 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/process"
 	"github.com/demiurge/demiurge/store"
 )
 
 func TestTaskCancelRequests(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	for _, id := range []string{"task_a", "task_b", "task_done", "task_other"} {
 		host := "host_1"
@@ -49,7 +50,7 @@ func TestTaskCancelRequests(t *testing.T) {
 }
 
 func TestTasksAwaitingCompletion(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	end := func(id string, p map[string]any) {
 		submitTask(t, db, id, p)
@@ -85,7 +86,7 @@ func TestTasksAwaitingCompletion(t *testing.T) {
 }
 
 func TestAcknowledgeTaskCompletion(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	w := enqueue(t, db, "task_event_1", demiurge.WorkKindTaskCompletion)
 	_, err := db.AcknowledgeTaskCompletion(ctx, w.ID, "claim_none")
@@ -118,7 +119,7 @@ func TestAcknowledgeTaskCompletion(t *testing.T) {
 // goes back for retry once its lease expired.
 func TestReconcileReportsLostTaskProcesses(t *testing.T) {
 	clock := newClock()
-	db := MustOpenDB(t, store.Options{Now: clock.Now})
+	db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 	ctx := context.Background()
 	self := startHost(t, db, store.HostInfo{})
 	pid, marker := deadChild(t)
@@ -215,7 +216,7 @@ func TestMigrationNumbersOldLogs(t *testing.T) {
 	}
 	raw.Close()
 
-	db := MustOpenPath(t, path, store.Options{})
+	db := demiurgetest.MustOpenPath(t, path, store.Options{})
 	ctx := context.Background()
 	rows, err := db.Query(ctx, store.Query{Table: "task_logs", OrderBy: "seq"})
 	if err != nil {
@@ -245,7 +246,7 @@ func TestMigrationNumbersOldLogs(t *testing.T) {
 // its own batch, a replayed key returns the earlier events, and every
 // result carries the task row written in the same transaction.
 func TestAppendTaskBatches(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	submitTask(t, db, "task_a", nil)
 	first := mustAppend(t, db, "k_b", ev(demiurge.AggTask, "task_b", demiurge.EvTaskSubmitted, map[string]any{"kind": "agent.spawn"}))
@@ -292,7 +293,7 @@ func TestAppendTaskBatches(t *testing.T) {
 }
 
 func TestTaskCompletionLookup(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	submitTask(t, db, "task_a", map[string]any{"owner_session_id": "session_1"})
 	if _, ok, err := db.TaskCompletion(ctx, "task_a"); ok || err != nil {

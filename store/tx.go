@@ -54,9 +54,17 @@ func (db *DB) write(ctx context.Context, fn func(t *wtx) error) error {
 			tx.Rollback()
 			return err
 		}
-		return tx.Commit()
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		db.commits.Add(1)
+		return nil
 	})
 }
+
+// Commits returns how many write transactions this DB has committed since
+// Open: what a unit of work costs, for tests and diagnostics.
+func (db *DB) Commits() int64 { return db.commits.Load() }
 
 // retryBusy runs op until it succeeds, fails with an error other than
 // busy/locked, or writeAttempts are used up. Errors come back coded.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
 
@@ -20,7 +21,7 @@ func enqueue(tb testing.TB, db *store.DB, id, kind string) demiurge.WorkItem {
 }
 
 func TestEnqueueWorkIdempotent(t *testing.T) {
-	db := MustOpenDB(t)
+	db := demiurgetest.MustOpenDB(t)
 	ctx := context.Background()
 	w := enqueue(t, db, "work_1", demiurge.WorkKindTaskCompletion)
 	if w.Status != "queued" || w.Kind != demiurge.WorkKindTaskCompletion || w.Payload["id"] != "work_1" {
@@ -48,7 +49,7 @@ func TestEnqueueWorkIdempotent(t *testing.T) {
 
 func TestClaimWork(t *testing.T) {
 	clock := newClock()
-	db := MustOpenDB(t, store.Options{Now: clock.Now})
+	db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 	ctx := context.Background()
 	enqueue(t, db, "work_1", demiurge.WorkKindDeliverySend)
 
@@ -84,7 +85,7 @@ func TestClaimWork(t *testing.T) {
 
 func TestClaimDueWork(t *testing.T) {
 	clock := newClock()
-	db := MustOpenDB(t, store.Options{Now: clock.Now})
+	db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 	ctx := context.Background()
 	enqueue(t, db, "work_old", demiurge.WorkKindScheduleFire)
 	clock.Advance(time.Second)
@@ -128,7 +129,7 @@ func TestClaimDueWork(t *testing.T) {
 
 func TestTransitionWork(t *testing.T) {
 	clock := newClock()
-	db := MustOpenDB(t, store.Options{Now: clock.Now})
+	db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 	ctx := context.Background()
 	enqueue(t, db, "work_1", demiurge.WorkKindDeliverySend)
 	c, _, _ := db.ClaimWork(ctx, "work_1", "w", time.Minute)
@@ -184,7 +185,7 @@ func TestTransitionWork(t *testing.T) {
 
 func TestRecoverWork(t *testing.T) {
 	clock := newClock()
-	db := MustOpenDB(t, store.Options{Now: clock.Now})
+	db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 	ctx := context.Background()
 	claim := func(id, status string, lease time.Duration) demiurge.WorkItem {
 		enqueue(t, db, id, demiurge.WorkKindDeliverySend)

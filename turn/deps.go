@@ -10,23 +10,27 @@ import (
 // The engine meets its collaborators through these narrow interfaces; the
 // composition root passes the real runtimes.
 
+// eventStore writes batches in one transaction each, all or nothing; the
+// lease methods take or release a session lease in the same transaction.
 type eventStore interface {
-	Append(ctx context.Context, events []demiurge.Event, idempotencyKey string, expected *demiurge.Expected) ([]demiurge.Event, error)
-	AcquireSessionLease(ctx context.Context, sessionID, holder, hostID string) (release func(context.Context) error, err error)
+	AppendBatches(ctx context.Context, batches []demiurge.EventBatch) ([][]demiurge.Event, error)
+	AcquireSessionLeaseWith(ctx context.Context, sessionID, holder, hostID string, then []demiurge.EventBatch) ([][]demiurge.Event, error)
+	ReleaseSessionLeaseWith(ctx context.Context, sessionID, holder, hostID string, first []demiurge.EventBatch) ([][]demiurge.Event, error)
 }
 
 type sessionRuntime interface {
 	Resolve(ctx context.Context, req demiurge.SessionRequest) (demiurge.Session, bool, error)
-	AppendMessage(ctx context.Context, in demiurge.MessageInput) (demiurge.Message, error)
+	Message(in demiurge.MessageInput) (demiurge.EventBatch, demiurge.Message, error)
 	History(ctx context.Context, sessionID string, limit int) ([]demiurge.Message, error)
 	SetBootstrap(ctx context.Context, sessionID, snapshot string) error
-	StartTurn(ctx context.Context, ts demiurge.TurnStart) error
-	FinishTurn(ctx context.Context, turnID string, status demiurge.TurnStatus, errInfo *demiurge.ErrorInfo) error
+	TurnStarted(ts demiurge.TurnStart) (demiurge.EventBatch, error)
+	FinishTurnWith(ctx context.Context, turnID string, status demiurge.TurnStatus, errInfo *demiurge.ErrorInfo, first []demiurge.EventBatch, commit demiurge.CommitBatches) error
 }
 
 type deliveryRuntime interface {
-	Enqueue(ctx context.Context, in demiurge.DeliveryIntent) (string, error)
-	Dispatch(ctx context.Context, deliveryID string) (string, error)
+	// Send records in, with first, and dispatches it; first is written
+	// exactly when the returned id is not empty.
+	Send(ctx context.Context, in demiurge.DeliveryIntent, first []demiurge.EventBatch) (id, status string, err error)
 }
 
 type router interface {

@@ -143,12 +143,16 @@ func (l *modelLoop) recordAssistantStep(ctx context.Context, stepID string, resp
 	for _, c := range resp.ToolCalls {
 		calls = append(calls, map[string]any{"id": c.ID, "name": c.Name, "arguments": c.Arguments})
 	}
-	_, err := l.t.x.d.Sessions.AppendMessage(ctx, demiurge.MessageInput{
+	b, _, err := l.t.x.d.Sessions.Message(demiurge.MessageInput{
 		SessionID: l.t.session.ID, TurnID: l.t.turnID, Role: demiurge.RoleAssistant, Text: resp.Content,
 		Visible: strings.TrimSpace(resp.Content) != "", ModelVisible: true,
 		Metadata: map[string]any{"phase": "model_step", "step_id": stepID, "interim": true, "tool_calls": calls},
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	l.t.record(b)
+	return nil
 }
 
 // call runs one tool call through the effect runtime and records it: the
@@ -173,7 +177,8 @@ func (l *modelLoop) call(ctx context.Context, stepID string, call demiurge.ToolC
 		ProviderCallID: call.ID, Args: durableArgs, EffectSource: source,
 		EffectProvenance: prov, CoreRevision: t.snap.Revision,
 	})
-	if _, err := t.x.d.Store.Append(ctx, []demiurge.Event{started}, "", nil); err != nil {
+	// Everything before the call, and its start, is durable before it runs.
+	if err := t.flush(ctx, demiurge.EventBatch{Events: []demiurge.Event{started}}); err != nil {
 		return demiurge.EffectResult{}, err
 	}
 
@@ -199,13 +204,10 @@ func (l *modelLoop) call(ctx context.Context, stepID string, call demiurge.ToolC
 	if err != nil {
 		return res, err
 	}
-	done := demiurge.NewEvent(demiurge.AggToolCall, recordID, end)
-	// The completion is recorded even if the turn is being cancelled.
-	if _, err := t.x.d.Store.Append(context.WithoutCancel(ctx), []demiurge.Event{done}, "", nil); err != nil {
-		return res, err
-	}
-
-	if err := l.appendToolMessage(context.WithoutCancel(ctx), stepID, call, truncateForModel(res.ModelView), res.IsError()); err != nil {
+	// The completion and the tool message ride with the turn's next write,
+	// which happens even if the turn is being cancelled (its end).
+	t.record(demiurge.EventBatch{Events: []demiurge.Event{demiurge.NewEvent(demiurge.AggToolCall, recordID, end)}})
+	if err := l.appendToolMessage(stepID, call, truncateForModel(res.ModelView), res.IsError()); err != nil {
 		return res, err
 	}
 	t.calls = append(t.calls, ToolCallSummary{
@@ -228,7 +230,7 @@ func (l *modelLoop) refuseOverBound(ctx context.Context, stepID string, calls []
 	}
 	msg := overStepBound(limit, total)
 	for _, call := range calls {
-		if err := l.appendToolMessage(ctx, stepID, call, msg, true); err != nil {
+		if err := l.appendToolMessage(stepID, call, msg, true); err != nil {
 			return err
 		}
 		l.t.calls = append(l.t.calls, ToolCallSummary{CallID: call.ID, Name: call.Name, Status: demiurge.EffectInvalid, IsError: true, Content: msg})
@@ -237,15 +239,19 @@ func (l *modelLoop) refuseOverBound(ctx context.Context, stepID string, calls []
 }
 
 // appendToolMessage answers call with content: in this turn's replay and,
-// model-visible only, in the session.
-func (l *modelLoop) appendToolMessage(ctx context.Context, stepID string, call demiurge.ToolCall, content string, isError bool) error {
+// model-visible only, in the session (recorded for the turn's next write).
+func (l *modelLoop) appendToolMessage(stepID string, call demiurge.ToolCall, content string, isError bool) error {
 	l.inTurn = append(l.inTurn, demiurge.ModelMessage{Role: demiurge.RoleTool, Content: content, Name: call.Name, ToolCallID: call.ID})
-	_, err := l.t.x.d.Sessions.AppendMessage(ctx, demiurge.MessageInput{
+	b, _, err := l.t.x.d.Sessions.Message(demiurge.MessageInput{
 		SessionID: l.t.session.ID, TurnID: l.t.turnID, Role: demiurge.RoleTool, Text: content,
 		Visible: false, ModelVisible: true,
 		Metadata: map[string]any{"step_id": stepID, "tool_name": call.Name, "tool_call_id": call.ID, "is_error": isError},
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	l.t.record(b)
+	return nil
 }
 
 func truncateForModel(s string) string {

@@ -131,23 +131,27 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 	defer release()
 
 	turnID := demiurge.NewID("turn")
-	releaseLease, err := x.d.Store.AcquireSessionLease(ctx, sess.ID, turnID, x.d.HostID)
+	started, err := x.d.Sessions.TurnStarted(demiurge.TurnStart{
+		TurnID: turnID, SessionID: sess.ID, CoreID: snap.Core.ID, CoreRevision: snap.Revision, HostID: x.d.HostID,
+	})
 	if err != nil {
 		return Result{}, err
 	}
+	// The lease and turn.started are one transaction; the terminal event
+	// and the release are another (released tells the deferred release
+	// whether that one committed).
+	if _, err := x.d.Store.AcquireSessionLeaseWith(ctx, sess.ID, turnID, x.d.HostID, []demiurge.EventBatch{started}); err != nil {
+		return Result{}, err
+	}
+	released := false
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := releaseLease(cctx); err != nil {
+		if released {
+			return
+		}
+		if _, err := x.d.Store.ReleaseSessionLeaseWith(ctx, sess.ID, turnID, x.d.HostID, nil); err != nil {
 			x.d.Logger.Warn("release session lease", "session_id", sess.ID, "err", err)
 		}
 	}()
-
-	if err := x.d.Sessions.StartTurn(ctx, demiurge.TurnStart{
-		TurnID: turnID, SessionID: sess.ID, CoreID: snap.Core.ID, CoreRevision: snap.Revision, HostID: x.d.HostID,
-	}); err != nil {
-		return Result{}, err
-	}
 
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -198,7 +202,12 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 	if res.Error != nil {
 		errInfo = &demiurge.ErrorInfo{Code: res.Error.Code, Message: res.Error.Message}
 	}
-	if err := x.d.Sessions.FinishTurn(fctx, turnID, res.Outcome, errInfo); err != nil {
+	end := func(ctx context.Context, batches []demiurge.EventBatch) ([][]demiurge.Event, error) {
+		stored, err := x.d.Store.ReleaseSessionLeaseWith(ctx, sess.ID, turnID, x.d.HostID, batches)
+		released = released || err == nil
+		return stored, err
+	}
+	if err := x.d.Sessions.FinishTurnWith(fctx, turnID, res.Outcome, errInfo, t.pending, end); err != nil {
 		return res, err
 	}
 	attrs := []any{"session_id", sess.ID, "turn_id", turnID, "core_revision", snap.Revision, "outcome", res.Outcome, "tool_calls", len(res.ToolCalls)}

@@ -25,6 +25,9 @@ type turnRun struct {
 
 	calls      []ToolCallSummary
 	deliveries []DeliverySummary
+	// pending are the events recorded since the turn's last write
+	// (journal.go).
+	pending []demiurge.EventBatch
 }
 
 type turnOutput struct {
@@ -57,12 +60,14 @@ func (t *turnRun) run(ctx context.Context) (turnOutput, error) {
 		return turnOutput{}, err
 	}
 	if strings.TrimSpace(in.PersistedUserText) != "" {
-		if _, err := t.x.d.Sessions.AppendMessage(ctx, demiurge.MessageInput{
+		b, _, err := t.x.d.Sessions.Message(demiurge.MessageInput{
 			SessionID: t.session.ID, TurnID: t.turnID, Role: demiurge.RoleUser, Text: in.PersistedUserText,
 			Visible: true, ModelVisible: true, Channel: t.req.Channel, Source: "local",
-		}); err != nil {
+		})
+		if err != nil {
 			return turnOutput{}, err
 		}
+		t.record(b)
 	}
 
 	cat, err := t.x.d.Catalogs.Prepare(ctx, t.snap, t.tc)
@@ -127,22 +132,23 @@ func (t *turnRun) turnInfo(userInput string) demiurge.TurnInfo {
 }
 
 // enqueueIntents records delivery intents in the outbox and dispatches them
-// to the turn's route at once. A failed dispatch never fails the turn.
+// to the turn's route at once; the turn's recorded events ride with the
+// first. A failed dispatch never fails the turn.
 func (t *turnRun) enqueueIntents(ctx context.Context, intents []demiurge.SlotIntent) error {
 	red := t.tc.Secrets.Redactor()
 	for _, in := range intents {
 		in = redactIntent(in, red)
 		text := fallbackText(in.Blocks)
-		id, err := t.x.d.Deliveries.Enqueue(ctx, demiurge.DeliveryIntent{
+		id, status, err := t.x.d.Deliveries.Send(ctx, demiurge.DeliveryIntent{
 			SessionID: t.session.ID, TurnID: t.turnID, Channel: t.req.Channel,
 			ConversationKey: t.req.ConversationKey, Kind: in.Kind,
 			Blocks: toDeliveryBlocks(in.Blocks), Visible: in.Visible, HistoryPolicy: in.HistoryPolicy,
 			HistoryText: in.HistoryText, FailureHistoryText: in.FailureHistoryText, Metadata: in.Metadata,
-		})
-		if err != nil {
-			return err
+		}, t.pending)
+		if id == "" {
+			return err // not recorded: the intent or the store failed
 		}
-		status, err := t.x.d.Deliveries.Dispatch(ctx, id)
+		t.pending = nil
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -212,6 +218,10 @@ func (t *turnRun) agents() demiurge.AgentSpawner {
 type slotAgents struct{ t *turnRun }
 
 func (a slotAgents) Spawn(ctx context.Context, slotPath string, args map[string]any) (map[string]any, error) {
+	// The child may read this session: it sees what the turn recorded.
+	if err := a.t.flush(ctx); err != nil {
+		return nil, err
+	}
 	return a.t.x.d.Agents.SpawnFromSlot(ctx, a.t.tc, slotPath, args)
 }
 
@@ -253,6 +263,9 @@ type sessionHistory struct{ t *turnRun }
 func (h sessionHistory) RecentMessages(ctx context.Context, limit int, roles []string) ([]demiurge.Message, error) {
 	if limit <= 0 {
 		return nil, nil
+	}
+	if err := h.t.flush(ctx); err != nil {
+		return nil, err
 	}
 	msgs, err := h.t.x.d.Sessions.History(ctx, h.t.session.ID, limit)
 	if err != nil || len(roles) == 0 {

@@ -1,5 +1,5 @@
-// Command bench measures the four performance figures Demiurge holds itself
-// to and prints them as a Markdown table:
+// Command bench measures the performance figures Demiurge holds itself to
+// and prints them as a Markdown table:
 //
 //	go run ./cmd/bench [-short] [-n N]
 //
@@ -23,14 +23,21 @@
 //     exactly one successful tools_list call, or the figure fails.
 //     host.BenchmarkTurnOneToolCall is the same turn as a Go benchmark, the
 //     handle for pprof.
-//  2. Cold `demiurge run`, a new process (target: median ≤ 100 ms). The
+//  2. Cold `demiurge run`, a new process (target: median ≤ 25 ms). The
 //     binary is built once with CGO_ENABLED=0 and a home initialised once;
 //     each sample is the wall time from starting `demiurge --home H run
 //     hello` to reaping it. The session continues across runs, so each run
 //     pays for opening the store, the lease, reconciliation, loading the
 //     core and one turn. Runs must exit 0 and print "[fake] hello". The
 //     median CPU time (user + system) of the runs is reported beside the
-//     wall times: on a shared machine it moves less than they do.
+//     wall times: on a shared machine it moves less than they do. Two
+//     more process figures belong to it: the same run on a home that does
+//     not exist yet, so that each sample also initialises it (templates,
+//     database, core repository; target: median ≤ 60 ms), and the time
+//     from the model's final answer to the process's exit (target: median
+//     ≤ 3 ms), with a loopback Chat Completions server as the provider
+//     (`run --provider openai hello`): each sample runs from the moment the
+//     server finished writing its answer to the reaping of the process.
 //  3. Append throughput ratio (target: ≥ 0.5). storebench.MeasureAppendRatio
 //     writes batches of storebench.BenchBatchSize events through Append
 //     (idempotency key, events and projections in one transaction) and the

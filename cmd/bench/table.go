@@ -14,6 +14,8 @@ import (
 const (
 	figTurn   = "turn with one tool call, in process"
 	figCold   = "cold `demiurge run` process"
+	figFresh  = "cold `demiurge run` process, fresh home (init included)"
+	figExit   = "final model answer to `demiurge run` exit"
 	figAppend = "Append vs raw INSERT throughput"
 	figMemory = "idle RSS of `demiurge chat`"
 

@@ -66,7 +66,7 @@ type chat struct {
 // terminal the default is to ask every approval; off one it is deny
 // (DESIGN §4), and --approve ask reads each answer as the next input line.
 func runChat(ctx context.Context, g *globals, streams IO, f chatFlags) error {
-	workspace, err := resolveWorkspace(f.workspace)
+	workspace, err := g.workspace(f.workspace)
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func runChat(ctx context.Context, g *globals, streams IO, f chatFlags) error {
 	c := &chat{h: h, g: g, streams: streams, f: f, workspace: workspace, sessionID: f.session,
 		route: &printRoute{out: out}, out: out, approver: approver}
 	if terminal {
-		fmt.Fprintf(out, "demiurge chat · core %s · home %s\n%s\n", coreOr(g.core, h.Config.Runtime.DefaultCore), h.Home.Dir, chatHelp)
+		fmt.Fprintf(out, "demiurge chat · core %s · home %s\n%s\n", coreOr(g.core, h.DefaultCore()), h.Home().Dir, chatHelp)
 	}
 	for {
 		if terminal {
@@ -180,7 +180,7 @@ func (c *chat) command(ctx context.Context, line string) (bool, error) {
 		if len(fields) != 2 {
 			return false, demiurge.Errorf(demiurge.EINVALID, "usage: /resume SESSION_ID")
 		}
-		if _, err := c.h.Sessions.Get(ctx, demiurge.OperatorScope(""), fields[1]); err != nil {
+		if _, err := c.h.Session(ctx, fields[1]); err != nil {
 			return false, err
 		}
 		if fields[1] != c.sessionID {
@@ -189,7 +189,7 @@ func (c *chat) command(ctx context.Context, line string) (bool, error) {
 		c.newSession, c.sessionID = false, fields[1]
 		fmt.Fprintf(c.out, "(resumed %s)\n", fields[1])
 	case "/sessions":
-		list, err := c.h.Sessions.List(ctx, demiurge.OperatorScope(""), coreOr(c.g.core, c.h.Config.Runtime.DefaultCore), 20)
+		list, err := c.h.ListSessions(ctx, coreOr(c.g.core, c.h.DefaultCore()), 20)
 		if err != nil {
 			return false, err
 		}

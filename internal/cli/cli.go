@@ -57,17 +57,26 @@ type IO struct {
 	Err io.Writer
 }
 
-// globals are the persistent flags.
+// globals are the persistent flags and the environment of one invocation.
 type globals struct {
 	home string
 	core string
+	// getenv reads the invocation's environment; every command reads it
+	// through here, never os.Getenv.
+	getenv func(string) string
 }
 
-// Run executes the command line args and returns the process exit code.
+// Run executes the command line args with the process's environment and
+// returns the exit code. Everything else an invocation uses is its own, so
+// Run may be called many times in one process.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	streams := IO{In: stdin, Out: stdout, Err: stderr}
-	g := &globals{}
+	g := &globals{getenv: os.Getenv}
 	root := newRoot(g, streams)
+	// cobra reads os.Args when given nil arguments.
+	if args == nil {
+		args = []string{}
+	}
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -147,7 +156,7 @@ func (g *globals) homeDir() (string, error) {
 	if g.home != "" {
 		return g.home, nil
 	}
-	if h := os.Getenv("DEMIURGE_HOME"); h != "" {
+	if h := g.getenv("DEMIURGE_HOME"); h != "" {
 		return h, nil
 	}
 	u, err := os.UserHomeDir()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -51,29 +50,15 @@ func withRepo(ctx context.Context, g *globals, fn func(context.Context, *corerep
 }
 
 func openRepo(ctx context.Context, g *globals) (*corerepo.Repo, error) {
-	dir, err := initHome(g)
+	home, err := g.homeDir()
 	if err != nil {
 		return nil, err
 	}
-	return host.OpenRepo(ctx, dir, nil)
-}
-
-// initHome resolves the runtime home to an absolute path and creates what
-// is missing of it, for commands that work on a home without opening the
-// whole Host.
-func initHome(g *globals) (string, error) {
-	home, err := g.homeDir()
+	h, err := host.InitHome(home)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	dir, err := filepath.Abs(home)
-	if err != nil {
-		return "", demiurge.WrapError(demiurge.ECONFIG, err, "runtime home %q: %v", home, err)
-	}
-	if _, err := host.Init(dir, ""); err != nil {
-		return "", err
-	}
-	return dir, nil
+	return host.OpenRepo(ctx, h.Dir, nil)
 }
 
 // opError gives a failed repository operation its exit code: the

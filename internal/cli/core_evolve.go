@@ -44,7 +44,7 @@ func newEvolveStartCmd(g *globals, streams IO, asJSON *bool) *cobra.Command {
 				return err
 			}
 			defer closeHost(ctx, h)
-			res, err := h.EvolveStart(ctx, coreOr(g.core, h.Config.Runtime.DefaultCore), goal, host.EvolveStartOptions{})
+			res, err := h.EvolveStart(ctx, coreOr(g.core, h.DefaultCore()), goal, host.EvolveStartOptions{})
 			if err != nil {
 				return startError(err)
 			}

@@ -1,16 +1,11 @@
 package cli
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/demiurge/demiurge/host"
-	"github.com/demiurge/demiurge/store"
 )
 
 func newInitCmd(g *globals, streams IO) *cobra.Command {
@@ -30,11 +25,11 @@ func newInitCmd(g *globals, streams IO) *cobra.Command {
 				return err
 			}
 			out := initJSON{InitReport: rep, Cores: []coreJSON{}}
-			if out.DatabaseCreated, err = initStore(cmd.Context(), host.Home{Dir: home}); err != nil {
+			if out.DatabaseCreated, err = host.InitDatabase(cmd.Context(), host.Home{Dir: home}); err != nil {
 				return err
 			}
 			if check {
-				h, err := host.Open(cmd.Context(), host.Options{Home: home})
+				h, err := host.Open(cmd.Context(), host.Options{Home: home, Getenv: g.getenv})
 				if err != nil {
 					return err
 				}
@@ -44,7 +39,7 @@ func newInitCmd(g *globals, streams IO) *cobra.Command {
 					if err != nil {
 						return err
 					}
-					out.Cores = append(out.Cores, coreJSON{CoreID: id, Path: h.Home.CoreDir(id), Revision: snap.Revision})
+					out.Cores = append(out.Cores, coreJSON{CoreID: id, Path: h.Home().CoreDir(id), Revision: snap.Revision})
 				}
 				out.Checked = true
 			}
@@ -81,21 +76,6 @@ type initJSON struct {
 	DatabaseCreated bool       `json:"database_created"`
 	Checked         bool       `json:"checked"`
 	Cores           []coreJSON `json:"cores"`
-}
-
-// initStore creates (or migrates) the runtime database of home: store.Open
-// creates it 0600 in WAL mode with the current schema, and refuses a file
-// that is not ours. created reports whether the file was missing.
-func initStore(ctx context.Context, home host.Home) (created bool, err error) {
-	_, statErr := os.Stat(home.DBPath())
-	db, err := store.Open(ctx, home.DBPath(), store.Options{})
-	if err != nil {
-		return false, err
-	}
-	if err := db.Close(); err != nil {
-		return false, err
-	}
-	return errors.Is(statErr, fs.ErrNotExist), nil
 }
 
 type coreJSON struct {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/demiurge/demiurge/host"
 	"github.com/demiurge/demiurge/mcp"
-	"github.com/demiurge/demiurge/policy"
 )
 
 // newMCPCmd shows the core's MCP servers. list reads the declarations
@@ -26,26 +25,19 @@ func newMCPCmd(g *globals, streams IO) *cobra.Command {
 	statuses := func(check bool) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, _ []string) error {
 			return withHost(cmd.Context(), g, func(ctx context.Context, h *host.Host) error {
-				snap, err := h.LoadCore(ctx, coreOr(g.core, h.Config.Runtime.DefaultCore))
+				servers, err := h.MCPServers(ctx, coreOr(g.core, h.DefaultCore()))
 				if err != nil {
 					return err
 				}
-				decls, err := mcp.LoadCore(snap.Core)
-				if err != nil {
-					return err
-				}
-				// The core's default grants decide which credential-looking
-				// Host variables a server may be given (secret.bind:<NAME>).
-				grants := policy.NewGrants(snap.Core.CapabilitySources().Defaults, nil)
 				var st []mcp.ServerStatus
 				if check {
-					ws, err := resolveWorkspace(workspace)
+					ws, err := g.workspace(workspace)
 					if err != nil {
 						return err
 					}
-					st = h.MCP.Check(ctx, decls, mcp.CheckOptions{Workspace: ws, Gate: mcp.AllowOperator, Grants: grants})
+					st = h.CheckMCP(ctx, servers, ws)
 				} else {
-					st = h.MCP.Status("", decls, grants)
+					st = h.MCPStatus(servers)
 				}
 				if st == nil {
 					st = []mcp.ServerStatus{}

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"net/netip"
-	"os"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/host"
@@ -17,13 +16,13 @@ func openHost(ctx context.Context, g *globals, fakeScript string) (*host.Host, e
 		return nil, err
 	}
 	if fakeScript == "" {
-		fakeScript = os.Getenv("DEMIURGE_FAKE_SCRIPT")
+		fakeScript = g.getenv("DEMIURGE_FAKE_SCRIPT")
 	}
-	urls, err := urlPolicyFromEnv()
+	urls, err := urlPolicyFromEnv(g.getenv)
 	if err != nil {
 		return nil, err
 	}
-	return host.Open(ctx, host.Options{Home: home, FakeScript: fakeScript, URLPolicy: urls})
+	return host.Open(ctx, host.Options{Home: home, FakeScript: fakeScript, URLPolicy: urls, Getenv: g.getenv})
 }
 
 // urlPolicyFromEnv is the URL policy of the Host, from the operator's
@@ -34,12 +33,12 @@ func openHost(ctx context.Context, g *globals, fakeScript string) (*host.Host, e
 // server DEMIURGE_DNS_SERVER names ("ip:port"), for web_extract and MCP
 // over HTTP alike. A bad DEMIURGE_DNS_SERVER is a configuration error,
 // never a quiet fallback to the system resolver.
-func urlPolicyFromEnv() (urlpolicy.Policy, error) {
+func urlPolicyFromEnv(getenv func(string) string) (urlpolicy.Policy, error) {
 	var p urlpolicy.Policy
-	if os.Getenv("DEMIURGE_URL_ALLOW_LOOPBACK") == "1" {
+	if getenv("DEMIURGE_URL_ALLOW_LOOPBACK") == "1" {
 		p.AllowPrivatePrefixes = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 	}
-	if addr := os.Getenv("DEMIURGE_DNS_SERVER"); addr != "" {
+	if addr := getenv("DEMIURGE_DNS_SERVER"); addr != "" {
 		r, err := urlpolicy.ServerResolver(addr)
 		if err != nil {
 			return p, demiurge.Errorf(demiurge.ECONFIG, "DEMIURGE_DNS_SERVER: %v", err)

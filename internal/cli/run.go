@@ -66,7 +66,7 @@ func runOnce(cmd *cobra.Command, g *globals, streams IO, f *runFlags, args []str
 	if err != nil {
 		return err
 	}
-	workspace, err := resolveWorkspace(f.workspace)
+	workspace, err := g.workspace(f.workspace)
 	if err != nil {
 		return err
 	}
@@ -118,12 +118,12 @@ func runOnce(cmd *cobra.Command, g *globals, streams IO, f *runFlags, args []str
 	return failed()
 }
 
-// resolveWorkspace applies --workspace, then DEMIURGE_WORKSPACE, then the
+// workspace applies --workspace, then DEMIURGE_WORKSPACE, then the
 // current directory.
-func resolveWorkspace(flag string) (string, error) {
+func (g *globals) workspace(flag string) (string, error) {
 	ws := flag
 	if ws == "" {
-		ws = os.Getenv("DEMIURGE_WORKSPACE")
+		ws = g.getenv("DEMIURGE_WORKSPACE")
 	}
 	if ws == "" {
 		wd, err := os.Getwd()

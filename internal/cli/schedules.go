@@ -22,7 +22,7 @@ func newSchedulesCmd(g *globals, streams IO) *cobra.Command {
 		Use: "list", Short: "List every core's schedules with their next and last run", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withHost(cmd.Context(), g, func(ctx context.Context, h *host.Host) error {
-				st, err := h.Scheduler.List(ctx)
+				st, err := h.ListSchedules(ctx)
 				if err != nil {
 					return err
 				}
@@ -33,7 +33,7 @@ func newSchedulesCmd(g *globals, streams IO) *cobra.Command {
 				if asJSON {
 					return writeJSON(streams.Out, out)
 				}
-				writeScheduleTable(streams.Out, out, h.Timezone.Name)
+				writeScheduleTable(streams.Out, out, h.Timezone().Name)
 				return nil
 			})
 		},
@@ -43,11 +43,11 @@ func newSchedulesCmd(g *globals, streams IO) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHost(cmd.Context(), g, func(ctx context.Context, h *host.Host) error {
-				coreID, id := coreOr(g.core, h.Config.Runtime.DefaultCore), args[0]
+				coreID, id := coreOr(g.core, h.DefaultCore()), args[0]
 				if c, s, ok := strings.Cut(args[0], "/"); ok {
 					coreID, id = c, s
 				}
-				r, err := h.Scheduler.RunNow(ctx, coreID, id)
+				r, err := h.RunSchedule(ctx, coreID, id)
 				if err != nil {
 					return err
 				}
@@ -124,7 +124,7 @@ func newServeCmd(g *globals, streams IO) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withHost(cmd.Context(), g, func(ctx context.Context, h *host.Host) error {
 				h.StartScheduler()
-				fmt.Fprintf(streams.Err, "demiurge serve: home %s, timezone %s; stop with Ctrl-C\n", h.Home.Dir, h.Timezone.Name)
+				fmt.Fprintf(streams.Err, "demiurge serve: home %s, timezone %s; stop with Ctrl-C\n", h.Home().Dir, h.Timezone().Name)
 				<-ctx.Done()
 				return nil
 			})

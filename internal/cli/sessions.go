@@ -25,7 +25,7 @@ func newSessionsCmd(g *globals, streams IO) *cobra.Command {
 				return err
 			}
 			defer closeHost(cmd.Context(), h)
-			sessions, err := h.Sessions.List(cmd.Context(), demiurge.OperatorScope(""), coreOr(g.core, h.Config.Runtime.DefaultCore), limit)
+			sessions, err := h.ListSessions(cmd.Context(), coreOr(g.core, h.DefaultCore()), limit)
 			if err != nil {
 				return err
 			}
@@ -55,11 +55,11 @@ func newSessionsCmd(g *globals, streams IO) *cobra.Command {
 				return err
 			}
 			defer closeHost(cmd.Context(), h)
-			s, err := h.Sessions.Get(cmd.Context(), demiurge.OperatorScope(""), args[0])
+			s, err := h.Session(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			msgs, err := h.Sessions.Transcript(cmd.Context(), s.ID, showLimit)
+			msgs, err := h.Transcript(cmd.Context(), s.ID, showLimit)
 			if err != nil {
 				return err
 			}
@@ -162,29 +162,14 @@ func newTurnsCmd(g *globals, streams IO) *cobra.Command {
 				return err
 			}
 			defer closeHost(ctx, h)
-			ids := []string{sessionID}
-			if sessionID == "" {
-				list, err := h.Sessions.List(ctx, demiurge.OperatorScope(""), coreOr(g.core, h.Config.Runtime.DefaultCore), 100)
-				if err != nil {
-					return err
-				}
-				ids = ids[:0]
-				for _, s := range list {
-					ids = append(ids, s.ID)
-				}
-			} else if _, err := h.Sessions.Get(ctx, demiurge.OperatorScope(""), sessionID); err != nil {
+			turns, err := h.ListTurns(ctx, coreOr(g.core, h.DefaultCore()), sessionID, limit)
+			if err != nil {
 				return err
 			}
 			out := []turnJSON{}
-			for _, id := range ids {
-				turns, err := h.Store.ListTurns(ctx, id, limit)
-				if err != nil {
-					return err
-				}
-				for _, tr := range turns {
-					out = append(out, turnJSON{TurnID: tr.ID, SessionID: tr.SessionID, Status: string(tr.Status),
-						CoreRevision: tr.CoreRevision, CreatedAt: demiurge.FormatTime(tr.CreatedAt), Error: tr.Error})
-				}
+			for _, tr := range turns {
+				out = append(out, turnJSON{TurnID: tr.ID, SessionID: tr.SessionID, Status: string(tr.Status),
+					CoreRevision: tr.CoreRevision, CreatedAt: demiurge.FormatTime(tr.CreatedAt), Error: tr.Error})
 			}
 			if asJSON {
 				return writeJSON(streams.Out, out)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"text/tabwriter"
 	"time"
 
@@ -28,7 +27,7 @@ func newTasksCmd(g *globals, streams IO) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withHost(cmd.Context(), g, func(ctx context.Context, h *host.Host) error {
-				tasks, err := listTasks(ctx, h, all, limit)
+				tasks, err := h.ListTasks(ctx, all, limit)
 				if err != nil {
 					return err
 				}
@@ -48,7 +47,7 @@ func newTasksCmd(g *globals, streams IO) *cobra.Command {
 	list.Flags().IntVar(&limit, "limit", 50, "with --all: how many of the newest tasks")
 
 	status := taskCmd(g, streams, &asJSON, "status ID", "Show one task with its summary, metadata and log tail", func(ctx context.Context, h *host.Host, id string) (any, error) {
-		v, err := h.Control.Operator(ctx, id)
+		v, err := h.TaskStatus(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -56,10 +55,7 @@ func newTasksCmd(g *globals, streams IO) *cobra.Command {
 	})
 	var tail int
 	logs := taskCmd(g, streams, &asJSON, "logs ID", "Print the newest log lines of a task", func(ctx context.Context, h *host.Host, id string) (any, error) {
-		if _, err := h.Store.Task(ctx, id); err != nil {
-			return nil, err
-		}
-		lines, err := h.Control.LogTail(ctx, id, tail)
+		lines, err := h.TaskLog(ctx, id, tail)
 		if err != nil {
 			return nil, err
 		}
@@ -67,7 +63,7 @@ func newTasksCmd(g *globals, streams IO) *cobra.Command {
 	})
 	logs.Flags().IntVar(&tail, "tail", 200, "how many of the newest lines")
 	cancel := taskCmd(g, streams, &asJSON, "cancel ID", "Cancel a task (a finished task is shown unchanged)", func(ctx context.Context, h *host.Host, id string) (any, error) {
-		t, err := h.Tasks.Cancel(ctx, id, "task cancelled by the operator")
+		t, err := h.CancelTask(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +76,7 @@ func newTasksCmd(g *globals, streams IO) *cobra.Command {
 			ctx, stop = context.WithTimeout(ctx, waitTimeout)
 			defer stop()
 		}
-		t, err := h.Tasks.Wait(ctx, id)
+		t, err := h.WaitTask(ctx, id)
 		switch {
 		case err == nil:
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -99,25 +95,6 @@ func newTasksCmd(g *globals, streams IO) *cobra.Command {
 	}
 	cmd.AddCommand(list, status, logs, cancel, wait)
 	return cmd
-}
-
-// listTasks reads the newest tasks (limit of them) with --all, else every
-// active one: each active status is read on its own, so an old running
-// task is not hidden behind newer finished ones.
-func listTasks(ctx context.Context, h *host.Host, all bool, limit int) ([]demiurge.Task, error) {
-	if all {
-		return h.Store.ListTasks(ctx, demiurge.TaskFilter{Limit: limit})
-	}
-	var out []demiurge.Task
-	for _, status := range []string{demiurge.TaskQueued, demiurge.TaskRunning, demiurge.TaskBlocked} {
-		ts, err := h.Store.ListTasks(ctx, demiurge.TaskFilter{Status: status, Limit: demiurge.MaxTaskLimit})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ts...)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
-	return out, nil
 }
 
 // taskCmd builds a subcommand over one task id that prints fn's result as

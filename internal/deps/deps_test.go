@@ -83,6 +83,7 @@ var layers = map[string]string{
 	"builtin/internal/udiff":     "toolkit",
 	"builtin/internal/htmltext":  "toolkit",
 
+	"internal/demiurgetest":                     "test",
 	"mcp/internal/testserver":                   "test",
 	"mcp/internal/testserver/cmd/mcptestserver": "test",
 }

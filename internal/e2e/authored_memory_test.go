@@ -61,7 +61,7 @@ func (e *env) runUnderAS(args ...string) (result, int64) {
 			c.Env = append(c.Env, kv)
 		}
 	}
-	c.Env = append(c.Env, asLimitEnv+"="+strconv.Itoa(hostAddressSpace), asTargetEnv+"="+binary)
+	c.Env = append(c.Env, asLimitEnv+"="+strconv.Itoa(hostAddressSpace), asTargetEnv+"="+demiurgeBinary(e.t))
 	c.Dir = e.workspace
 	r := e.wait(c)
 	var peak int64

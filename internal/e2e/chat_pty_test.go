@@ -50,7 +50,7 @@ func startPTY(t *testing.T, e *env, args ...string) *ptyChat {
 		t.Fatalf("open pty: %v", err)
 	}
 	_ = unix.IoctlSetWinsize(int(slave.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 50, Col: 200})
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(demiurgeBinary(t), args...)
 	cmd.Env, cmd.Dir = e.environ(), e.workspace
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	// A session of its own with the terminal as its controlling terminal.

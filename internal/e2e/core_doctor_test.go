@@ -168,13 +168,17 @@ func TestCoreEvolvePromoteSIGKILL(t *testing.T) {
 		t.Fatalf("review: exit %d %+v %s", r.code, rv, r.stderr)
 	}
 	// Promote reviews the run again before it switches: a second review
-	// (nothing new to commit) takes about as long, so kills are aimed
-	// around its duration.
+	// (nothing new to commit) by the binary takes about as long as a
+	// promote's start and review, so kills are aimed around its duration.
 	began := time.Now()
-	if r := e.coreJSON(&rv, "evolve", "review", start.RunID); r.code != 0 {
+	r := e.exec("", "core", "evolve", "review", start.RunID, "--json")
+	window := time.Since(began)
+	if r.code != 0 {
 		t.Fatalf("second review: exit %d %s", r.code, r.stderr)
 	}
-	window := time.Since(began)
+	if err := json.Unmarshal([]byte(r.stdout), &rv); err != nil {
+		t.Fatalf("second review: %v: %s", err, r.stdout)
+	}
 	oldLive, newLive := rv.BaseRevision, *rv.ProposalRevision
 	oldSoul := coreRead(t, e.soulPath())
 	liveRef := filepath.Join(e.home, "runtime", "core.git", "refs", "demiurge", "live")

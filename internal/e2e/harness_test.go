@@ -9,11 +9,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/demiurge/demiurge/internal/cli"
 )
 
-var binary string
+// buildDir holds the binaries the process-level tests build.
+var buildDir string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "demiurge-e2e-")
@@ -21,16 +25,34 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "demiurge")
-	build := exec.Command("go", "build", "-o", binary, "../../cmd/demiurge")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build demiurge: %v\n%s", err, out)
-		os.Exit(1)
-	}
+	buildDir = dir
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+var (
+	binaryOnce sync.Once
+	binaryPath string
+	binaryErr  error
+)
+
+// demiurgeBinary builds the demiurge binary once per test binary, for the
+// tests that need the Host as a process of its own.
+func demiurgeBinary(t *testing.T) string {
+	t.Helper()
+	binaryOnce.Do(func() {
+		binaryPath = filepath.Join(buildDir, "demiurge")
+		build := exec.Command("go", "build", "-o", binaryPath, "../../cmd/demiurge")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			binaryErr = fmt.Errorf("build demiurge: %v\n%s", err, out)
+		}
+	})
+	if binaryErr != nil {
+		t.Fatal(binaryErr)
+	}
+	return binaryPath
 }
 
 // env is one isolated runtime home and workspace.
@@ -71,16 +93,89 @@ type result struct {
 	stderr string
 }
 
+// inProcess serialises the in-process invocations: each one owns the
+// process's environment and working directory while it runs, as a
+// process of its own would.
+var inProcess sync.Mutex
+
+// run executes one command line in process through cli.Run, in the
+// environment and working directory a binary started by cmd would have,
+// and waits (at most 60 s).
+func (e *env) run(stdin string, args ...string) result {
+	e.t.Helper()
+	inProcess.Lock()
+	defer inProcess.Unlock()
+	restore := e.enter()
+	defer restore()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out, errb lockedBuffer
+	code := cli.Run(ctx, args, strings.NewReader(stdin), &out, &errb)
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// enter makes the process's environment environ() and its working
+// directory the workspace; the returned function restores both.
+func (e *env) enter() (restore func()) {
+	e.t.Helper()
+	saved := os.Environ()
+	wd, err := os.Getwd()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	setEnviron(e.environ())
+	if err := os.Chdir(e.workspace); err != nil {
+		setEnviron(saved)
+		e.t.Fatal(err)
+	}
+	return func() {
+		if err := os.Chdir(wd); err != nil {
+			e.t.Error(err)
+		}
+		setEnviron(saved)
+	}
+}
+
+func setEnviron(kvs []string) {
+	os.Clearenv()
+	for _, kv := range kvs {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v)
+	}
+}
+
+// lockedBuffer is an output stream several goroutines of one invocation
+// may write (a pipe, for a process).
+type lockedBuffer struct {
+	mu sync.Mutex // guards b
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// cmd is the demiurge binary as a process of its own, for the tests that
+// need one (signals, a SIGKILLed Host, several Hosts at once, resource
+// limits, a terminal).
 func (e *env) cmd(ctx context.Context, stdin string, args ...string) *exec.Cmd {
-	c := exec.CommandContext(ctx, binary, args...)
+	c := exec.CommandContext(ctx, demiurgeBinary(e.t), args...)
 	c.Env = e.environ()
 	c.Dir = e.workspace
 	c.Stdin = strings.NewReader(stdin)
 	return c
 }
 
-// run executes the binary and waits (at most 60 s).
-func (e *env) run(stdin string, args ...string) result {
+// exec runs the binary as a process of its own and waits (at most 60 s).
+func (e *env) exec(stdin string, args ...string) result {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

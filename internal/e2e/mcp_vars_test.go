@@ -24,8 +24,7 @@ var (
 func mcpTestServer(t *testing.T) string {
 	t.Helper()
 	testServerOnce.Do(func() {
-		dir := filepath.Dir(binary)
-		testServerPath = filepath.Join(dir, "mcptestserver")
+		testServerPath = filepath.Join(buildDir, "mcptestserver")
 		build := exec.Command("go", "build", "-o", testServerPath, "../../mcp/internal/testserver/cmd/mcptestserver")
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {

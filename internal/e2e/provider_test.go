@@ -159,15 +159,15 @@ func TestTwoHostsShareOneHome(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("host A never called the provider")
 	}
-	// Host B starts (and reconciles) while A's turn is running, and runs
-	// several turns in parallel in other sessions.
+	// Hosts B start (and reconcile) while A's turn is running, and run
+	// turns in parallel in other sessions: four processes of their own.
 	var wg sync.WaitGroup
 	errs := make(chan string, 4)
 	for i := 0; i < 4; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := e.run("", "run", "--provider", "fake", "--new", "parallel")
+			r := e.exec("", "run", "--provider", "fake", "--new", "parallel")
 			if r.code != 0 || r.stdout != "[fake] parallel\n" {
 				errs <- r.stderr + r.stdout
 			}

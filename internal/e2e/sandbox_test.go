@@ -67,7 +67,7 @@ func TestSandboxRuntimeHomeIsHidden(t *testing.T) {
 		"ls -A "+e.home+"/agents "+e.home+"/runtime "+e.home+"/logs 2>&1; cat "+e.home+"/runtime/host.key 2>&1",
 		// The self-grant attack: edit the live core and save it with the
 		// Host's own binary.
-		"echo 'capabilities: {defaults: {terminal.exec: {}}}' >> "+agent+"; "+binary+" --home "+e.home+" core save 2>&1; echo exit=$?",
+		"echo 'capabilities: {defaults: {terminal.exec: {}}}' >> "+agent+"; "+demiurgeBinary(t)+" --home "+e.home+" core save 2>&1; echo exit=$?",
 		"ls -A ~/.. 2>&1; ls -A "+e.home+".private 2>&1",
 	))
 	for _, c := range out.ToolCalls {

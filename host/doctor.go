@@ -1,0 +1,139 @@
+package host
+
+import (
+	"context"
+	"os"
+	"strings"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/sandbox"
+	"github.com/demiurge/demiurge/schedule"
+)
+
+// DoctorOptions configure Doctor.
+type DoctorOptions struct {
+	// Home is the runtime home (required); a missing one is created.
+	Home string
+	// CoreID is the core expected to load ("": config.yaml
+	// runtime.default_core, then assistant).
+	CoreID string
+	// Getenv reads the environment (default os.Getenv).
+	Getenv func(string) string
+}
+
+// DoctorReport is the health report of a runtime home; its JSON is the
+// CLI's `doctor --json`.
+type DoctorReport struct {
+	Home       string           `json:"home"`
+	CoreID     string           `json:"core_id"`
+	OK         bool             `json:"ok"`
+	Database   DoctorDatabase   `json:"database"`
+	Repository DoctorRepository `json:"core_repository"`
+	Cores      []DoctorCore     `json:"cores"`
+	// ActiveTasks counts queued, running and blocked tasks of every Host
+	// sharing the home (tasks of a Host that died are counted until a Host
+	// opening the home reconciles them).
+	ActiveTasks int             `json:"active_tasks"`
+	Timezone    DoctorTimezone  `json:"timezone"`
+	Sandbox     sandbox.Report  `json:"sandbox"`
+	Counts      DoctorCounts    `json:"counts"`
+	Findings    []DoctorFinding `json:"findings"`
+}
+
+// DoctorDatabase is the runtime database's part of the report.
+type DoctorDatabase struct {
+	Path          string `json:"path"`
+	OK            bool   `json:"ok"`
+	SchemaVersion int    `json:"schema_version"`
+}
+
+// DoctorRepository is the core repository's part of the report.
+type DoctorRepository struct {
+	Path       string `json:"path"`
+	Consistent bool   `json:"consistent"`
+	Live       string `json:"live_revision"`
+	Previous   string `json:"previous_revision"`
+	LocalEdits int    `json:"local_edits"`
+}
+
+// DoctorCore says whether one core of the agents tree loads.
+type DoctorCore struct {
+	CoreID string `json:"core_id"`
+	OK     bool   `json:"ok"`
+}
+
+// DoctorTimezone is the resolved schedule timezone and where it came from.
+type DoctorTimezone struct {
+	Name   string `json:"name"`
+	Source string `json:"source"`
+}
+
+// DoctorCounts counts the checks by outcome.
+type DoctorCounts struct {
+	OK      int `json:"ok"`
+	Warning int `json:"warning"`
+	Error   int `json:"error"`
+}
+
+// DoctorFinding is one problem, with what fixes it.
+type DoctorFinding struct {
+	Severity    string `json:"severity"`
+	Code        string `json:"code"`
+	Message     string `json:"message"`
+	Remediation string `json:"remediation"`
+}
+
+// pass counts a check that found nothing; fail and failMsg record a
+// finding (every finding is an error: the report is unhealthy on any).
+func (r *DoctorReport) pass() { r.Counts.OK++ }
+
+func (r *DoctorReport) fail(code string, err error, remediation string) {
+	r.failMsg(code, demiurge.ErrorMessage(err), remediation)
+}
+
+func (r *DoctorReport) failMsg(code, msg, remediation string) {
+	r.Counts.Error++
+	r.Findings = append(r.Findings, DoctorFinding{Severity: "error", Code: code, Message: strings.Join(strings.Fields(msg), " "), Remediation: remediation})
+}
+
+// Doctor checks a runtime home: configuration, database, core repository,
+// cores, tasks, timezone and sandbox. Each part is checked on its own, so
+// one broken part does not hide the others, and without opening the Host
+// (no lease, no reconciliation, no workers). It fails only when the home
+// itself cannot be resolved or created; every other problem is a finding.
+func Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	h, err := InitHome(opts.Home)
+	if err != nil {
+		return nil, err
+	}
+	rep := &DoctorReport{Home: h.Dir, Cores: []DoctorCore{}, Findings: []DoctorFinding{}}
+
+	cfg, err := LoadConfig(h.ConfigPath())
+	if err != nil {
+		rep.fail("config.invalid", err, "fix "+h.ConfigPath())
+	} else {
+		rep.pass()
+	}
+	rep.CoreID = opts.CoreID
+	if rep.CoreID == "" {
+		rep.CoreID = cfg.Runtime.DefaultCore
+	}
+	if rep.CoreID == "" {
+		rep.CoreID = "assistant"
+	}
+	doctorDatabase(ctx, h, rep)
+	doctorRepository(ctx, h, rep)
+	doctorCores(h, rep)
+	if tz, err := schedule.ResolveTimezone("", opts.Getenv(schedule.TimezoneEnv), cfg.Runtime.Timezone); err != nil {
+		rep.fail("timezone.invalid", err, "set runtime.timezone in config.yaml or "+schedule.TimezoneEnv+" to an IANA zone name")
+	} else {
+		rep.Timezone = DoctorTimezone{Name: tz.Name, Source: tz.Source}
+		rep.pass()
+	}
+	doctorSandbox(h, cfg, opts.Getenv, rep)
+	rep.OK = rep.Counts.Error == 0
+	return rep, nil
+}

@@ -1,0 +1,78 @@
+package session_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/demiurge/demiurge"
+)
+
+// Resuming a session that already carries every fact of the request
+// records nothing.
+func TestResolveUnchangedWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	rt, db := newRuntime(t)
+	s, _, err := rt.Resolve(ctx, cliRequest("assistant"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := db.Commits()
+	again, created, err := rt.Resolve(ctx, cliRequest("assistant"))
+	if err != nil || created || again.ID != s.ID {
+		t.Fatalf("resume: %s %v %v", again.ID, created, err)
+	}
+	if got := db.Commits() - before; got != 0 {
+		t.Fatalf("an unchanged resume committed %d transactions", got)
+	}
+	if got := len(events(t, db, demiurge.EvSessionResumed, s.ID)); got != 0 {
+		t.Fatalf("session.resumed events=%d, want 0", got)
+	}
+}
+
+// FinishTurnWith writes the turn's pending events with its terminal event
+// in one commit, and alone when the turn has already ended.
+func TestFinishTurnWithWritesFirstOnce(t *testing.T) {
+	ctx := context.Background()
+	rt, db := newRuntime(t)
+	s, _, err := rt.Resolve(ctx, cliRequest("assistant"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := demiurge.TurnStart{TurnID: demiurge.NewID("turn"), SessionID: s.ID, CoreID: "assistant"}
+	if err := rt.StartTurn(ctx, start); err != nil {
+		t.Fatal(err)
+	}
+	msg, _, err := rt.Message(demiurge.MessageInput{SessionID: s.ID, TurnID: start.TurnID, Role: demiurge.RoleUser, Text: "hi", Visible: true, ModelVisible: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commits := 0
+	commit := func(ctx context.Context, batches []demiurge.EventBatch) ([][]demiurge.Event, error) {
+		commits++
+		return db.AppendBatches(ctx, batches)
+	}
+	if err := rt.FinishTurnWith(ctx, start.TurnID, demiurge.TurnCompleted, nil, []demiurge.EventBatch{msg}, commit); err != nil {
+		t.Fatal(err)
+	}
+	if commits != 1 {
+		t.Fatalf("%d commits, want 1", commits)
+	}
+	if tr, err := db.Turn(ctx, start.TurnID); err != nil || tr.Status != demiurge.TurnCompleted {
+		t.Fatalf("turn %+v, %v", tr, err)
+	}
+	// Already ended: the pending events are written alone, the answer is
+	// FinishTurn's.
+	late, _, err := rt.Message(demiurge.MessageInput{SessionID: s.ID, TurnID: start.TurnID, Role: demiurge.RoleTool, Text: "late", ModelVisible: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = rt.FinishTurnWith(ctx, start.TurnID, demiurge.TurnFailed, nil, []demiurge.EventBatch{late}, commit)
+	wantCode(t, err, demiurge.ECONFLICT)
+	if commits != 2 {
+		t.Fatalf("%d commits, want 2", commits)
+	}
+	msgs, err := db.RecentMessages(ctx, s.ID, demiurge.MessageFilter{Limit: 10})
+	if err != nil || len(msgs) != 2 || msgs[0].Content.Text != "hi" || msgs[1].Content.Text != "late" {
+		t.Fatalf("transcript %+v, %v", msgs, err)
+	}
+}
