@@ -94,7 +94,7 @@ func LoadConfig(path string) (Config, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		data = []byte(defaultConfigYAML)
 	} else if err != nil {
-		return cfg, demiurge.WrapError(demiurge.ECONFIG, err, "%s: %v", path, err)
+		return cfg, demiurge.WrapError(demiurge.ECONFIG, err, "%s: cannot read: %s", path, demiurge.IOReason(err))
 	}
 	if err := yamlx.DecodeStrict(path, data, &cfg); err != nil {
 		return cfg, err

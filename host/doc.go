@@ -2,7 +2,7 @@
 // store, sessions, turns, slots, effects, deliveries and providers together,
 // and closes them in order. It is the only package besides internal/cli that
 // sees every other package; nothing imports it but the CLI and end-to-end
-// tests.
+// tests. Restart recovery follows spec host-runtime §1.9 and DESIGN §2.
 //
 // # Lifecycle
 //

@@ -54,7 +54,7 @@ type EvolveStartOptions struct {
 	SourceTurnID string
 }
 
-// EvolveStart runs an evolve start (spec host-runtime §7.4): an isolated
+// EvolveStart runs an evolve start: an isolated
 // run tree of the live revision, the evolver core run there in a fresh
 // session (its own provider and model; writes confined to the run tree, no
 // dependency files, file tools approved, everything else denied), then the

@@ -48,10 +48,10 @@ func Init(dir, refresh string) (InitReport, error) {
 	rep := InitReport{Home: dir}
 	for _, d := range []string{h.Dir, h.AgentsDir(), h.RuntimeDir(), h.ArtifactsDir(), h.LogsDir(), h.WorkspaceDir()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			return rep, demiurge.WrapError(demiurge.ECONFIG, err, "create %s: %v", d, err)
+			return rep, demiurge.WrapError(demiurge.ECONFIG, err, "create %s: %s", d, demiurge.IOReason(err))
 		}
 		if err := os.Chmod(d, 0o700); err != nil {
-			return rep, demiurge.WrapError(demiurge.ECONFIG, err, "chmod %s: %v", d, err)
+			return rep, demiurge.WrapError(demiurge.ECONFIG, err, "chmod %s: %s", d, demiurge.IOReason(err))
 		}
 	}
 	// Concurrent first runs install the home one at a time.
@@ -99,7 +99,7 @@ func Init(dir, refresh string) (InitReport, error) {
 func InitHome(home string) (Home, error) {
 	dir, err := filepath.Abs(home)
 	if err != nil {
-		return Home{}, demiurge.WrapError(demiurge.ECONFIG, err, "runtime home %q: %v", home, err)
+		return Home{}, demiurge.WrapError(demiurge.ECONFIG, err, "runtime home %q is not usable", home)
 	}
 	if _, err := Init(dir, ""); err != nil {
 		return Home{}, err
@@ -130,7 +130,7 @@ func InitDatabase(ctx context.Context, home Home) (created bool, err error) {
 // cut it short.
 func writeFileAtomic(path string, data []byte) error {
 	if err := writeTemp(path, data); err != nil {
-		return demiurge.WrapError(demiurge.ECONFIG, err, "write %s: %v", path, err)
+		return demiurge.WrapError(demiurge.ECONFIG, err, "write %s: %s", path, demiurge.IOReason(err))
 	}
 	return nil
 }

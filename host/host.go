@@ -99,7 +99,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	}
 	dir, err := filepath.Abs(opts.Home)
 	if err != nil {
-		return nil, demiurge.WrapError(demiurge.ECONFIG, err, "runtime home %q: %v", opts.Home, err)
+		return nil, demiurge.WrapError(demiurge.ECONFIG, err, "runtime home %q is not usable", opts.Home)
 	}
 	if _, err := Init(dir, ""); err != nil {
 		return nil, err

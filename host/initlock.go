@@ -21,7 +21,7 @@ func lockInit(h Home) (*os.File, error) {
 	path := filepath.Join(h.RuntimeDir(), "init.lock")
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, demiurge.WrapError(demiurge.ECONFIG, err, "open %s: %v", path, err)
+		return nil, demiurge.WrapError(demiurge.ECONFIG, err, "open %s: %s", path, demiurge.IOReason(err))
 	}
 	deadline := time.Now().Add(initLockWait)
 	for {
@@ -29,7 +29,7 @@ func lockInit(h Home) (*os.File, error) {
 		switch {
 		case err != nil:
 			f.Close()
-			return nil, demiurge.WrapError(demiurge.ECONFIG, err, "lock %s: %v", path, err)
+			return nil, demiurge.WrapError(demiurge.ECONFIG, err, "lock %s: %s", path, demiurge.IOReason(err))
 		case !busy:
 			return f, nil
 		case time.Now().After(deadline):

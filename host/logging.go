@@ -17,7 +17,7 @@ func openLog(home Home, secrets func() []string) (*slog.Logger, *os.File, error)
 	path := filepath.Join(home.LogsDir(), "host.log")
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, nil, demiurge.WrapError(demiurge.ECONFIG, err, "open %s: %v", path, err)
+		return nil, nil, demiurge.WrapError(demiurge.ECONFIG, err, "open %s: %s", path, demiurge.IOReason(err))
 	}
 	known := func() *redact.Redactor {
 		vals := secrets()

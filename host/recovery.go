@@ -12,7 +12,7 @@ import (
 // went away while it runs (their heartbeat lease expired).
 const recoveryInterval = 10 * time.Second
 
-// reconcile runs restart recovery (spec host-runtime §1.9, DESIGN §2):
+// reconcile runs restart recovery:
 // work of gone Hosts is marked lost or unknown in the store, and the
 // process group of every task they left running is terminated if, and only
 // if, its recorded start marker still names a live process. Nothing is run

@@ -34,7 +34,7 @@ func (h *Host) newScheduler(tz schedule.Timezone) (*schedule.Scheduler, error) {
 func (h *Host) coreSchedules(ctx context.Context) ([]schedule.CoreSchedules, error) {
 	entries, err := os.ReadDir(h.home.AgentsDir())
 	if err != nil {
-		return nil, demiurge.WrapError(demiurge.ECONFIG, err, "read %s: %v", h.home.AgentsDir(), err)
+		return nil, demiurge.WrapError(demiurge.ECONFIG, err, "read %s: %s", h.home.AgentsDir(), demiurge.IOReason(err))
 	}
 	var out []schedule.CoreSchedules
 	for _, e := range entries {

@@ -11,8 +11,8 @@ import (
 	"github.com/demiurge/demiurge/controlplane"
 )
 
-// backgroundKinds are the task kinds the model-facing tools see (spec
-// host-runtime §1.7): schedule firings are never the model's business.
+// backgroundKinds are the task kinds the model-facing tools see: schedule
+// firings are never the model's business.
 var backgroundKinds = []string{demiurge.TaskKindTerminalExec, demiurge.TaskKindEvolverRun, demiurge.TaskKindAgentSpawn}
 
 // taskControl serves the model-facing task tools over the control plane

@@ -124,7 +124,7 @@ func (h *Host) runChild(ctx context.Context, c delegation.ChildTurn) (delegation
 }
 
 // deliverCompletion brings a finished task's notice into the session that
-// started it (spec host-runtime §2.2): one model-visible message the next
+// started it: one model-visible message the next
 // turn of that session sees, marked synthetic. It is idempotent per
 // completion, so a redelivery after a crash does not duplicate it.
 func (h *Host) deliverCompletion(ctx context.Context, c controlplane.Completion) error {
@@ -183,7 +183,7 @@ func (h *Host) WaitTasks(ctx context.Context) error {
 	for len(h.tasks.Active()) > 0 {
 		select {
 		case <-ctx.Done():
-			return demiurge.WrapError(demiurge.ECANCELED, ctx.Err(), "waiting for tasks: %v", ctx.Err())
+			return demiurge.WrapError(demiurge.ECANCELED, ctx.Err(), "stopped waiting for tasks")
 		case <-t.C:
 		}
 	}

@@ -64,7 +64,7 @@ type chat struct {
 // chat: the conversation and the approval questions both take their lines
 // from it, so an answer always goes to the question on screen. On a
 // terminal the default is to ask every approval; off one it is deny
-// (DESIGN §4), and --approve ask reads each answer as the next input line.
+// (the CLI contract), and --approve ask reads each answer as the next input line.
 func runChat(ctx context.Context, g *globals, streams IO, f chatFlags) error {
 	workspace, err := g.workspace(f.workspace)
 	if err != nil {

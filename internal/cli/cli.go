@@ -4,7 +4,9 @@
 //
 // Exit codes: 0 success; 1 the work ran and failed (a failed, cancelled or
 // lost turn); 2 usage, configuration or core-load error, reported as one
-// line on stderr.
+// line on stderr. The commands, their flags and the --json objects are the
+// CLI contract of DESIGN §4 (with the core commands of spec host-runtime
+// §7.3 and §7.4).
 package cli
 
 import (

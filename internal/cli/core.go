@@ -14,8 +14,8 @@ import (
 	"github.com/demiurge/demiurge/host"
 )
 
-// newCoreCmd is `demiurge core`: the core repository (spec host-runtime
-// §7.3) and evolution (§7.4). Every subcommand takes --json.
+// newCoreCmd is `demiurge core`: the core repository and evolution. Every
+// subcommand takes --json.
 //
 // The repository subcommands open the repository alone, not the whole
 // Host: they are the operator's repair tools and must work while a core or

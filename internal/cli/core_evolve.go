@@ -15,7 +15,7 @@ import (
 
 // newEvolveCmd is `demiurge core evolve`: start a run (the evolver core
 // edits an isolated copy of the live tree), review its proposal, promote
-// it to live, or discard it (spec host-runtime §7.4).
+// it to live, or discard it.
 func newEvolveCmd(g *globals, streams IO, asJSON *bool) *cobra.Command {
 	cmd := &cobra.Command{Use: "evolve", Short: "Propose, review, promote and discard core changes made by the evolver"}
 	cmd.AddCommand(

@@ -5,7 +5,7 @@ import (
 	"github.com/demiurge/demiurge/turn"
 )
 
-// The --json object of `demiurge run` (DESIGN §4). Field names and order are
+// The --json object of `demiurge run`. Field names and order are
 // part of the CLI contract.
 type runOutput struct {
 	SessionID    string        `json:"session_id"`

@@ -17,7 +17,7 @@ func Call(name string, args map[string]any) demiurge.ModelResponse {
 	return demiurge.ModelResponse{ToolCalls: []demiurge.ToolCall{{Name: name, Arguments: args}}}
 }
 
-// scriptItem is one response of a fake provider script (DESIGN §4).
+// scriptItem is one response of a fake provider script (--fake-script).
 type scriptItem struct {
 	Content   string       `json:"content,omitempty"`
 	ToolCalls []scriptCall `json:"tool_calls,omitempty"`

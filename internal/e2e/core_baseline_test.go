@@ -26,7 +26,7 @@ func (e *env) grantDeployToken() string {
 }
 
 // wantGrantRefused runs a turn and asserts it is refused before it starts
-// (exit 2, DESIGN §4) naming the grant and the command, without a token.
+// (exit 2) naming the grant and the command, without a token.
 func (e *env) wantGrantRefused(when string) {
 	e.t.Helper()
 	r := e.run("", "run", "--json", "hi")
