@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,10 +15,14 @@ type stuckCores struct {
 	entered   chan struct{}
 	release   chan struct{}
 	ignoreCtx bool
+	left      *atomic.Int32 // Loads that have returned; nil: not counted
 }
 
 func (c stuckCores) Load(ctx context.Context, _ string) (Snapshot, error) {
 	c.entered <- struct{}{}
+	if c.left != nil {
+		defer c.left.Add(1)
+	}
 	if c.ignoreCtx {
 		<-c.release
 		return Snapshot{}, demiurge.Errorf(demiurge.ECONFIG, "released")
@@ -32,7 +37,7 @@ func (c stuckCores) Load(ctx context.Context, _ string) (Snapshot, error) {
 
 // Close cancels the Runs in progress, waits for them, and refuses new ones.
 func TestCloseCancelsAndWaitsForRuns(t *testing.T) {
-	cores := stuckCores{entered: make(chan struct{}), release: make(chan struct{})}
+	cores := stuckCores{entered: make(chan struct{}), release: make(chan struct{}), left: new(atomic.Int32)}
 	x := New(Deps{Cores: cores})
 	returned := make(chan error, 2)
 	for range 2 {
@@ -45,14 +50,15 @@ func TestCloseCancelsAndWaitsForRuns(t *testing.T) {
 	if err := x.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// Close waited for both turns: their cancelled core loads have returned.
+	// (Run itself returns a moment after the turn is done with, so the
+	// goroutines' sends are awaited, not polled.)
+	if n := cores.left.Load(); n != 2 {
+		t.Fatalf("Close returned while %d running turns were still in progress", 2-n)
+	}
 	for range 2 {
-		select {
-		case err := <-returned:
-			if err == nil {
-				t.Fatal("a cancelled Run reported success")
-			}
-		default:
-			t.Fatal("Close returned before a running turn did")
+		if err := <-returned; err == nil {
+			t.Fatal("a cancelled Run reported success")
 		}
 	}
 	if _, err := x.Run(context.Background(), Request{Text: "hi"}); demiurge.ErrorCode(err) != demiurge.EUNAVAILABLE {
