@@ -97,7 +97,7 @@ func (r *Repo) StartRun(ctx context.Context, coreID, goal string, opts StartOpti
 		return nil, demiurge.Errorf(demiurge.EINVALID, "evolve goal is required")
 	}
 	if err := os.MkdirAll(r.paths.Evolve, 0o700); err != nil {
-		return nil, ioError("create", r.paths.Evolve, err)
+		return nil, gitrepo.IOError("create", r.paths.Evolve, err)
 	}
 	slotPath := filepath.Join(r.paths.Evolve, ".active-"+coreID+".lock")
 	slot, err := filelock.TryLock(slotPath)
@@ -105,7 +105,7 @@ func (r *Repo) StartRun(ctx context.Context, coreID, goal string, opts StartOpti
 		return nil, demiurge.Errorf(demiurge.ECONFLICT, "evolve already running for core: %s", coreID)
 	}
 	if err != nil {
-		return nil, ioError("lock", slotPath, err)
+		return nil, gitrepo.IOError("lock", slotPath, err)
 	}
 	run, err := r.startRun(ctx, coreID, goal, opts)
 	if err != nil {
@@ -132,7 +132,7 @@ func (r *Repo) startRun(ctx context.Context, coreID, goal string, opts StartOpti
 	id := demiurge.NewID("evolve")
 	dir := r.paths.runDir(id)
 	if err := os.Mkdir(dir, 0o700); err != nil {
-		return nil, ioError("create run directory", dir, err)
+		return nil, gitrepo.IOError("create run directory", dir, err)
 	}
 	run := r.runAt(id)
 	run.CoreID, run.Goal, run.SourceTurnID, run.BaseRevision = coreID, goal, opts.SourceTurnID, baseStr
@@ -146,16 +146,16 @@ func (r *Repo) startRun(ctx context.Context, coreID, goal string, opts StartOpti
 	}()
 	rl, err := filelock.TryLock(filepath.Join(dir, runLockFile))
 	if err != nil {
-		return nil, ioError("lock", filepath.Join(dir, runLockFile), err)
+		return nil, gitrepo.IOError("lock", filepath.Join(dir, runLockFile), err)
 	}
 	run.held = append(run.held, rl)
 	if err := os.Mkdir(run.AgentsDir, 0o700); err != nil {
-		return nil, ioError("create", run.AgentsDir, err)
+		return nil, gitrepo.IOError("create", run.AgentsDir, err)
 	}
 	if err := r.git.Sync(run.checkout(), base); err != nil {
 		return nil, err
 	}
-	if err := writeRunFile(filepath.Join(dir, runHeadFile), []byte(baseStr+"\n")); err != nil {
+	if err := gitrepo.WriteFile(filepath.Join(dir, runHeadFile), []byte(baseStr+"\n")); err != nil {
 		return nil, err
 	}
 	req := runRequest{RunID: id, TargetCoreID: coreID, Goal: goal, SourceTurnID: opts.SourceTurnID, BaseRevision: baseStr, CreatedAt: demiurge.FormatTime(r.now())}
@@ -217,7 +217,7 @@ func (run *Run) hold() (*filelock.Lock, error) {
 		return nil, demiurge.Errorf(demiurge.ECONFLICT, "evolve run is still running: %s", run.ID)
 	}
 	if err != nil {
-		return nil, ioError("lock", path, err)
+		return nil, gitrepo.IOError("lock", path, err)
 	}
 	return l, nil
 }
@@ -286,7 +286,7 @@ func (run *Run) Finish(ctx context.Context, out EvolverOutcome) (*StartResult, e
 	if err := writeJSON(run.ResultPath, result); err != nil {
 		return nil, err
 	}
-	if err := writeRunFile(run.ReportPath, []byte(startReport(result))); err != nil {
+	if err := gitrepo.WriteFile(run.ReportPath, []byte(startReport(result))); err != nil {
 		return nil, err
 	}
 	return result, nil

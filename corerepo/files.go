@@ -7,31 +7,18 @@ import (
 	"os"
 
 	"github.com/demiurge/demiurge"
-	"github.com/demiurge/demiurge/internal/atomicfile"
+	"github.com/demiurge/demiurge/gitrepo"
 )
 
-// The run directory's files are replaced atomically (atomicfile), like
-// the storage's own.
-
-// ioError is an EINTERNAL error naming the operation and the file; the
-// cause is kept as the wrapped error.
-func ioError(op, path string, err error) error {
-	return demiurge.WrapError(demiurge.EINTERNAL, err, "core repository: %s %s", op, path)
-}
-
-func writeRunFile(path string, data []byte) error {
-	if err := atomicfile.Write(path, data); err != nil {
-		return ioError("write", path, err)
-	}
-	return nil
-}
+// The run directory's files are replaced atomically through the storage's
+// own writer (gitrepo.WriteFile), with its error shape.
 
 func writeJSON(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return demiurge.WrapError(demiurge.EINTERNAL, err, "encode %s", path)
 	}
-	return writeRunFile(path, append(data, '\n'))
+	return gitrepo.WriteFile(path, append(data, '\n'))
 }
 
 // readSmallFile reads a file of a run directory; a missing file is (nil,
@@ -42,7 +29,7 @@ func readSmallFile(path string) ([]byte, bool, error) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, ioError("read", path, err)
+		return nil, false, gitrepo.IOError("read", path, err)
 	}
 	return data, true, nil
 }

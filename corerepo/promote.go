@@ -210,15 +210,15 @@ func (r *Repo) DiscardRun(ctx context.Context, runID string) error {
 	// file (which some platforms cannot delete while open) goes after.
 	if err := os.RemoveAll(run.AgentsDir); err != nil {
 		l.Unlock()
-		return ioError("remove", run.AgentsDir, err)
+		return gitrepo.IOError("remove", run.AgentsDir, err)
 	}
 	if err := os.Remove(run.RequestPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		l.Unlock()
-		return ioError("remove", run.RequestPath, err)
+		return gitrepo.IOError("remove", run.RequestPath, err)
 	}
 	l.Unlock()
 	if err := os.RemoveAll(run.Dir); err != nil {
-		return ioError("remove", run.Dir, err)
+		return gitrepo.IOError("remove", run.Dir, err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/coregate"
 	"github.com/demiurge/demiurge/coretree"
+	"github.com/demiurge/demiurge/gitrepo"
 )
 
 // Review is the outcome of reviewing an evolve run (review.json).
@@ -91,7 +92,7 @@ func (r *Repo) reviewHeld(ctx context.Context, run *Run, opts ReviewOptions) (*R
 		if err := r.git.SetRef(runRef(run.ID), c); err != nil {
 			return nil, nil, err
 		}
-		if err := writeRunFile(filepath.Join(run.Dir, runHeadFile), []byte(c.String()+"\n")); err != nil {
+		if err := gitrepo.WriteFile(filepath.Join(run.Dir, runHeadFile), []byte(c.String()+"\n")); err != nil {
 			return nil, nil, err
 		}
 		if err := r.git.Record(run.checkout(), c, newTree, res); err != nil {
@@ -209,5 +210,5 @@ func (r *Repo) writeReview(run *Run, rv *Review) error {
 			return err
 		}
 	}
-	return writeRunFile(run.ReportPath, []byte(reviewReport(rv)))
+	return gitrepo.WriteFile(run.ReportPath, []byte(reviewReport(rv)))
 }

@@ -116,7 +116,7 @@ func (r *Repo) CheckoutHead() (h coretree.Hash, ok bool, err error) {
 }
 
 func (r *Repo) writeCheckoutHead(h coretree.Hash) error {
-	return writeFile(r.paths.checkoutHead(), []byte(h.String()+"\n"))
+	return WriteFile(r.paths.checkoutHead(), []byte(h.String()+"\n"))
 }
 
 // Short is the 12-digit abbreviation of a commit id messages use.
@@ -153,7 +153,7 @@ func (r *Repo) Repair() ([]Finding, error) {
 				continue
 			}
 			if err := os.MkdirAll(r.paths.Checkout, 0o700); err != nil {
-				return nil, ioError("create", r.paths.Checkout, err)
+				return nil, IOError("create", r.paths.Checkout, err)
 			}
 			if err := r.Sync(r.LiveCheckout(), live); err != nil {
 				return nil, err

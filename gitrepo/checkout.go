@@ -62,7 +62,7 @@ func (r *Repo) RemoveFiles(co Checkout, paths []string) error {
 	for _, p := range paths {
 		abs := filepath.Join(co.Root, filepath.FromSlash(p))
 		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return ioError("remove", abs, err)
+			return IOError("remove", abs, err)
 		}
 		dirs = append(dirs, path.Dir(p))
 	}
@@ -93,7 +93,7 @@ func (r *Repo) restore(root string, res *Scan) (map[string]diskFile, error) {
 		}
 		abs := filepath.Join(root, filepath.FromSlash(c.Path))
 		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, ioError("remove", abs, err)
+			return nil, IOError("remove", abs, err)
 		}
 		dirs = append(dirs, path.Dir(c.Path))
 	}
@@ -130,21 +130,21 @@ func writeCheckoutFile(abs string, data []byte, e coretree.Entry) (diskFile, err
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		// A file or link where a directory must be: remove it and retry.
 		if fixErr := clearNonDirs(dir); fixErr != nil {
-			return diskFile{}, ioError("create directory", dir, err)
+			return diskFile{}, IOError("create directory", dir, err)
 		}
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return diskFile{}, ioError("create directory", dir, err)
+			return diskFile{}, IOError("create directory", dir, err)
 		}
 	}
 	if info, err := os.Lstat(abs); err == nil && info.IsDir() {
 		if err := os.RemoveAll(abs); err != nil {
-			return diskFile{}, ioError("remove", abs, err)
+			return diskFile{}, IOError("remove", abs, err)
 		}
 	}
 	if e.Mode == coretree.Symlink {
 		_ = os.Remove(abs)
 		if err := os.Symlink(string(data), abs); err != nil {
-			return diskFile{}, ioError("create link", abs, err)
+			return diskFile{}, IOError("create link", abs, err)
 		}
 	} else {
 		perm := os.FileMode(0o600)
@@ -153,22 +153,22 @@ func writeCheckoutFile(abs string, data []byte, e coretree.Entry) (diskFile, err
 		}
 		tmp, err := os.CreateTemp(dir, "."+filepath.Base(abs)+".tmp*")
 		if err != nil {
-			return diskFile{}, ioError("create temporary file in", dir, err)
+			return diskFile{}, IOError("create temporary file in", dir, err)
 		}
 		_, werr := tmp.Write(data)
 		cerr := tmp.Chmod(perm)
 		if err := errors.Join(werr, cerr, tmp.Close()); err != nil {
 			os.Remove(tmp.Name())
-			return diskFile{}, ioError("write", abs, err)
+			return diskFile{}, IOError("write", abs, err)
 		}
 		if err := os.Rename(tmp.Name(), abs); err != nil {
 			os.Remove(tmp.Name())
-			return diskFile{}, ioError("rename", abs, err)
+			return diskFile{}, IOError("rename", abs, err)
 		}
 	}
 	info, err := os.Lstat(abs)
 	if err != nil {
-		return diskFile{}, ioError("stat", abs, err)
+		return diskFile{}, IOError("stat", abs, err)
 	}
 	ctime, ino := statExtra(info)
 	st := stat{Hash: e.Hash, Mode: e.Mode, Size: info.Size(), MTime: info.ModTime().UnixNano(), CTime: ctime, Ino: ino}

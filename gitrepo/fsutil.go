@@ -9,17 +9,17 @@ import (
 	"github.com/demiurge/demiurge/internal/atomicfile"
 )
 
-// ioError is an EINTERNAL error naming the operation and the file; the
+// IOError is an EINTERNAL error naming the operation and the file; the
 // cause is kept as the wrapped error.
-func ioError(op, path string, err error) error {
+func IOError(op, path string, err error) error {
 	return demiurge.WrapError(demiurge.EINTERNAL, err, "core repository: %s %s", op, path)
 }
 
-// writeFile replaces a file of the storage's own state atomically (see
+// WriteFile replaces a file of the storage's own state atomically (see
 // atomicfile).
-func writeFile(path string, data []byte) error {
+func WriteFile(path string, data []byte) error {
 	if err := atomicfile.Write(path, data); err != nil {
-		return ioError("write", path, err)
+		return IOError("write", path, err)
 	}
 	return nil
 }
@@ -32,7 +32,7 @@ func readSmallFile(path string) ([]byte, bool, error) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, ioError("read", path, err)
+		return nil, false, IOError("read", path, err)
 	}
 	return data, true, nil
 }

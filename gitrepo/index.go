@@ -161,5 +161,5 @@ func writeIndex(path string, ix *statIndex) error {
 			return nil
 		}
 	}
-	return writeFile(path, encodeIndex(ix))
+	return WriteFile(path, encodeIndex(ix))
 }

@@ -88,7 +88,7 @@ func (r *Repo) Switch(op string, oldLive, newLive coretree.Hash, checkout bool, 
 		t.OldPrevious = oldPrev.String()
 	}
 	data, _ := json.Marshal(t)
-	if err := writeFile(r.paths.journal(), data); err != nil {
+	if err := WriteFile(r.paths.journal(), data); err != nil {
 		return err
 	}
 	r.crashPoint("after-journal")
@@ -127,7 +127,7 @@ func (r *Repo) finishTxn(t *txn, res *Scan) error {
 	}
 	r.crashPoint("after-checkout")
 	if err := os.Remove(r.paths.journal()); err != nil && !isNotExist(err) {
-		return ioError("remove journal", r.paths.journal(), err)
+		return IOError("remove journal", r.paths.journal(), err)
 	}
 	return nil
 }
@@ -157,7 +157,7 @@ func (r *Repo) recover() error {
 			return err
 		}
 		if err := os.Remove(r.paths.journal()); err != nil && !isNotExist(err) {
-			return ioError("remove journal", r.paths.journal(), err)
+			return IOError("remove journal", r.paths.journal(), err)
 		}
 		return nil
 	default:

@@ -73,7 +73,7 @@ func (r *Repo) Prepare() error {
 func (r *Repo) tryLock() (*filelock.Lock, error) {
 	l, err := filelock.TryLock(r.paths.Lock)
 	if err != nil && !errors.Is(err, filelock.ErrBusy) {
-		return nil, ioError("lock", r.paths.Lock, err)
+		return nil, IOError("lock", r.paths.Lock, err)
 	}
 	return l, err
 }

@@ -56,7 +56,7 @@ func newObjects(gitDir string) *objects {
 func initBare(gitDir string) error {
 	_, err := git.PlainInit(gitDir, true)
 	if err != nil && !errors.Is(err, git.ErrRepositoryAlreadyExists) {
-		return ioError("initialise repository", gitDir, err)
+		return IOError("initialise repository", gitDir, err)
 	}
 	return nil
 }

@@ -38,7 +38,7 @@ func (r *Repo) SetRef(name string, h coretree.Hash) error {
 func (r *Repo) DeleteRef(name string) error {
 	path := filepath.Join(r.paths.GitDir, filepath.FromSlash(name))
 	if err := os.Remove(path); err != nil && !isNotExist(err) {
-		return ioError("delete ref", path, err)
+		return IOError("delete ref", path, err)
 	}
 	return nil
 }
@@ -57,5 +57,5 @@ func readRef(gitDir, name string) (coretree.Hash, bool, error) {
 }
 
 func writeRef(gitDir, name string, h coretree.Hash) error {
-	return writeFile(filepath.Join(gitDir, filepath.FromSlash(name)), []byte(h.String()+"\n"))
+	return WriteFile(filepath.Join(gitDir, filepath.FromSlash(name)), []byte(h.String()+"\n"))
 }

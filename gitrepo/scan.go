@@ -165,7 +165,7 @@ func (r *Repo) Scan(co Checkout, head coretree.Hash) (*Scan, error) {
 		if errors.As(err, &de) {
 			return nil, err
 		}
-		return nil, ioError("scan", root, err)
+		return nil, IOError("scan", root, err)
 	}
 	for p, e := range res.Base {
 		if _, ok := res.files[p]; !ok {
