@@ -1,17 +1,16 @@
 package cli_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/demiurge/demiurge/internal/cli"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 )
 
 // TestMain removes the variables of the operator running the tests that
@@ -54,30 +53,12 @@ type result struct {
 	stderr string
 }
 
-// lockedBuffer is an output stream the goroutines of one invocation share.
-type lockedBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // run runs `demiurge --home DIR args...` with stdin.
 func (h *home) run(stdin string, args ...string) result {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var out, errb lockedBuffer
+	var out, errb demiurgetest.Buffer
 	code := cli.Run(ctx, append([]string{"--home", h.dir}, args...), strings.NewReader(stdin), &out, &errb)
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
 }

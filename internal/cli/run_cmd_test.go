@@ -145,14 +145,14 @@ func TestRunTwiceInOneProcess(t *testing.T) {
 func TestHomeFromEnvironmentAndNilArgs(t *testing.T) {
 	h := newHome(t)
 	t.Setenv("DEMIURGE_HOME", h.dir)
-	var out, errb lockedBuffer
+	var out, errb demiurgetest.Buffer
 	if code := cli.Run(context.Background(), []string{"run", "hi"}, strings.NewReader(""), &out, &errb); code != 0 || out.String() != "[fake] hi\n" {
 		t.Fatalf("run with DEMIURGE_HOME: exit %d %q %q", code, out.String(), errb.String())
 	}
 	if _, err := os.Stat(filepath.Join(h.dir, "runtime", "runtime.sqlite3")); err != nil {
 		t.Fatalf("DEMIURGE_HOME was not used: %v", err)
 	}
-	var chatOut, chatErr lockedBuffer
+	var chatOut, chatErr demiurgetest.Buffer
 	if code := cli.Run(context.Background(), nil, strings.NewReader("hello\n"), &chatOut, &chatErr); code != 0 || chatOut.String() != "[fake] hello\n" {
 		t.Fatalf("bare demiurge: exit %d stdout %q stderr %q", code, chatOut.String(), chatErr.String())
 	}

@@ -122,7 +122,7 @@ func TestServeUntilCancelled(t *testing.T) {
 	h := newHome(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errb lockedBuffer
+	var out, errb demiurgetest.Buffer
 	done := make(chan int, 1)
 	go func() { done <- cli.Run(ctx, []string{"--home", h.dir, "serve"}, strings.NewReader(""), &out, &errb) }()
 	deadline := time.Now().Add(30 * time.Second)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge/internal/cli"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 )
 
 // buildDir holds the binaries the process-level tests build.
@@ -109,7 +110,7 @@ func (e *env) run(stdin string, args ...string) result {
 	defer restore()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var out, errb lockedBuffer
+	var out, errb demiurgetest.Buffer
 	code := cli.Run(ctx, args, strings.NewReader(stdin), &out, &errb)
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
 }
@@ -142,25 +143,6 @@ func setEnviron(kvs []string) {
 		k, v, _ := strings.Cut(kv, "=")
 		os.Setenv(k, v)
 	}
-}
-
-// lockedBuffer is an output stream several goroutines of one invocation
-// may write (a pipe, for a process).
-type lockedBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // cmd is the demiurge binary as a process of its own, for the tests that

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 )
 
 // These tests need the binary itself: main maps cli.Run's code to the
@@ -39,7 +41,7 @@ func startServe(t *testing.T, e *env) (stop func(syscall.Signal) result) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	c := e.cmd(ctx, "", "serve")
-	var errb lockedBuffer
+	var errb demiurgetest.Buffer
 	c.Stderr = &errb
 	if err := c.Start(); err != nil {
 		cancel()
@@ -93,7 +95,7 @@ func TestBinaryRunInterrupted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := e.cmd(ctx, "", "run", "--provider", "openai", "hang")
-	var errb lockedBuffer
+	var errb demiurgetest.Buffer
 	c.Stderr = &errb
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
