@@ -59,11 +59,14 @@ var layers = map[string]string{
 	"mcp":                 "tools",
 	"host":                "composition",
 	"internal/cli":        "cli",
-	"cmd/demiurge":        "main",
-	"cmd/bench":           "main",
-	"internal/deps":       "test",
-	"internal/e2e":        "test",
-	"internal/testutil":   "test",
+	// The terminal UI's slash commands: a front end over the Host, below
+	// the CLI that launches the UI.
+	"internal/tui/slash": "ui",
+	"cmd/demiurge":       "main",
+	"cmd/bench":          "main",
+	"internal/deps":      "test",
+	"internal/e2e":       "test",
+	"internal/testutil":  "test",
 
 	// The bench driver's measurements of single packages: they wire what
 	// they measure like the composition root does.
@@ -102,7 +105,8 @@ var allowed = map[string][]string{
 	"tools":       {"root", "pure", "util", "model", "engine", "adapter", "toolkit"},
 	"registry":    {"root", "pure", "util", "model", "engine", "adapter", "toolkit", "tools"},
 	"composition": {"root", "pure", "util", "model", "engine", "adapter", "tools", "registry"},
-	"cli":         {"root", "pure", "util", "model", "engine", "adapter", "tools", "registry", "composition"},
+	"ui":          {"root", "pure", "util", "model", "engine", "adapter", "tools", "registry", "composition"},
+	"cli":         {"root", "pure", "util", "model", "engine", "adapter", "tools", "registry", "composition", "ui"},
 	"bench":       {"root", "pure", "util", "model", "engine", "adapter", "tools", "registry", "composition"},
 	"main":        {"cli", "composition", "root", "adapter", "engine", "model", "util", "pure", "tools", "registry", "bench"},
 	"test":        {"root", "pure", "util", "model", "engine", "adapter", "toolkit", "tools", "registry", "composition", "cli"},
