@@ -59,14 +59,11 @@ var layers = map[string]string{
 	"mcp":                 "tools",
 	"host":                "composition",
 	"internal/cli":        "cli",
-	// The terminal UI's slash commands: a front end over the Host, below
-	// the CLI that launches the UI.
-	"internal/tui/slash": "ui",
-	"cmd/demiurge":       "main",
-	"cmd/bench":          "main",
-	"internal/deps":      "test",
-	"internal/e2e":       "test",
-	"internal/testutil":  "test",
+	"cmd/demiurge":        "main",
+	"cmd/bench":           "main",
+	"internal/deps":       "test",
+	"internal/e2e":        "test",
+	"internal/testutil":   "test",
 
 	// The bench driver's measurements of single packages: they wire what
 	// they measure like the composition root does.
@@ -85,6 +82,10 @@ var layers = map[string]string{
 	"builtin/internal/textread":  "toolkit",
 	"builtin/internal/udiff":     "toolkit",
 	"builtin/internal/htmltext":  "toolkit",
+
+	// The terminal UI's slash commands: a front end over the Host, below
+	// the CLI that launches the UI.
+	"internal/tui/slash": "ui",
 
 	"internal/demiurgetest":                     "test",
 	"mcp/internal/testserver":                   "test",
