@@ -77,6 +77,10 @@ func argumentChoices(ctx context.Context, env Env, name string, second bool) []s
 		return []string{"review", "promote", "discard"}
 	case "rollback":
 		return []string{"previous"}
+	case "subagents":
+		if env == nil && !second {
+			return []string{"cancel"}
+		}
 	}
 	if env == nil {
 		return nil
