@@ -103,7 +103,13 @@ func (e *fakeEnv) apply(o slash.Outcome) {
 // responses, in order, then by its rules.
 func newHost(t *testing.T, responses ...demiurge.ModelResponse) *host.Host {
 	t.Helper()
-	opts := host.Options{Home: filepath.Join(t.TempDir(), "home")}
+	return newHostAt(t, filepath.Join(t.TempDir(), "home"), responses...)
+}
+
+// newHostAt is newHost on the home directory home.
+func newHostAt(t *testing.T, home string, responses ...demiurge.ModelResponse) *host.Host {
+	t.Helper()
+	opts := host.Options{Home: home}
 	if len(responses) > 0 {
 		opts.FakeScript = demiurgetest.Script(t, responses...)
 	}
