@@ -29,7 +29,7 @@ func TestStatus(t *testing.T) {
 	env := newEnv(t, h)
 	out := run(t, env, "/status").Notice
 	contains(t, "/status before a turn", out,
-		"## Status\n\n", "key ", " | value", "\n---",
+		"## Status\n\n", "key ", " | value", "\n| ---",
 		"home ", h.Home().Dir, "agents_root", "host_config", "fallback_config", "workspace", env.workspace,
 		"provider ", "fake", "provider_api_mode", "model", "base_url", "not configured",
 		"tool_display", "summary", "runtime_timezone", "runtime_timezone_source", "runtime_local_now", "runtime_store",
@@ -42,7 +42,7 @@ func TestStatus(t *testing.T) {
 	contains(t, "/status after a turn", out, "tool_display", "full", "session_id", env.session, "session_messages", "| 2",
 		"current_status", "running", "queued_inputs", "| 1", "message_count", "| 2")
 	for _, key := range []string{"session_id ", "provider ", "tool_display "} {
-		if n := strings.Count(out, "\n"+key); n != 1 {
+		if n := strings.Count(out, "\n| "+key); n != 1 {
 			t.Errorf("/status has %d %q rows", n, key)
 		}
 	}
@@ -83,10 +83,10 @@ func TestToolsSkillsAndSkill(t *testing.T) {
 	h := newHost(t)
 	env := newEnv(t, h)
 	tools := run(t, env, "/tools").Notice
-	contains(t, "/tools", tools, "## Tools\n\n", "name", "source", "risk", "capability", "approval", "output", "\nread_file ", "builtin")
-	contains(t, "/tools", tools, "\nwrite_file ", "prompt")
+	contains(t, "/tools", tools, "## Tools\n\n", "name", "source", "risk", "capability", "approval", "output", "\n| read_file ", "builtin")
+	contains(t, "/tools", tools, "\n| write_file ", "prompt")
 
-	contains(t, "/skills", run(t, env, "/skills").Notice, "## Skills\n\n", "name", "category", "description", "linked", "\ndebugging ", "engineering", "disciplined loop", "0")
+	contains(t, "/skills", run(t, env, "/skills").Notice, "## Skills\n\n", "name", "category", "description", "linked", "\n| debugging ", "engineering", "disciplined loop", "0")
 	contains(t, "/skills engineering", run(t, env, "/skills engineering").Notice, "debugging")
 	if got := run(t, env, "/skills cooking").Notice; got != "No skills in category cooking." {
 		t.Fatalf("/skills cooking = %q", got)
@@ -110,7 +110,7 @@ func TestToolsSkillsAndSkill(t *testing.T) {
 	}
 	write("SKILL.md", "---\nname: deploy\ndescription: Ship a release.\ncategory: ops\n---\n# Deploy\n\nSee references/steps.sh.\n")
 	write(filepath.Join("references", "steps.sh"), "make release\n```\necho done\n")
-	contains(t, "/skills ops", run(t, env, "/skills ops").Notice, "\ndeploy ", "ops", "Ship a release.", "1")
+	contains(t, "/skills ops", run(t, env, "/skills ops").Notice, "\n| deploy ", "ops", "Ship a release.", "1")
 	linked := run(t, env, "/skill deploy references/steps.sh").Notice
 	if !strings.HasPrefix(linked, "````sh\nmake release\n```\necho done\n````") {
 		t.Fatalf("linked file = %q, want it fenced whole", linked)

@@ -3,6 +3,7 @@ package slash
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/demiurge/demiurge"
@@ -54,11 +55,30 @@ func eventDetail(e demiurge.Event) string {
 				d += ": " + msg
 			}
 		}
+	case demiurge.EvDeliveryQueued, demiurge.EvDeliverySending, demiurge.EvDeliverySent, demiurge.EvDeliveryFailed,
+		demiurge.EvDeliveryRetryScheduled, demiurge.EvDeliveryUnknown, demiurge.EvDeliveryUnrouted:
+		d = deliveryDetail(e.Type, p)
 	default:
 		delete(p, "session_id")
 		d = compactJSON(p)
 	}
 	return shorten(d, detailChars, "...")
+}
+
+// deliveryDetail is "<status> [to <channel>] [(attempt n)][: last error]".
+func deliveryDetail(typ string, p map[string]any) string {
+	d, _ := p["status"].(string)
+	d = orText(d, strings.TrimPrefix(typ, "delivery."))
+	if ch, _ := p["channel"].(string); ch != "" {
+		d += " to " + ch
+	}
+	if n, ok := p["attempts"].(float64); ok && n > 0 {
+		d += " (attempt " + strconv.Itoa(int(n)) + ")"
+	}
+	if msg, _ := p["last_error"].(string); msg != "" {
+		d += ": " + msg
+	}
+	return d
 }
 
 // eventTurn is the turn an event belongs to ("" for the session's own).

@@ -23,8 +23,8 @@ func TestSessionsResumeAndNew(t *testing.T) {
 	newer := env.session
 
 	list := run(t, env, "/sessions").Notice
-	contains(t, "/sessions", list, "## Sessions\n\n#", "session_id", "updated", "channel", "messages", "preview",
-		"\n1 | * | "+newer, "| 2 ", "\n2 |   | "+older)
+	contains(t, "/sessions", list, "## Sessions\n\n| #", "session_id", "updated", "channel", "messages", "preview",
+		"\n| 1   | *   | "+newer, "| 2 ", "\n| 2   |     | "+older)
 	if got := run(t, env, "/sessions 1").Notice; strings.Contains(got, older) || !strings.Contains(got, newer) {
 		t.Fatalf("/sessions 1 = %s", got)
 	}

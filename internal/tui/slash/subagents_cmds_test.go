@@ -35,7 +35,7 @@ func TestSubagentsListAndCancel(t *testing.T) {
 
 	list := run(t, env, "/subagents")
 	contains(t, "/subagents", list.Notice, "# Background tasks\n\n", "task_id", "kind", "status", "core", "session", "summary",
-		"\n"+id, demiurge.TaskKindTerminalExec, "running", "assistant")
+		"\n| "+id, demiurge.TaskKindTerminalExec, "running", "assistant")
 	if list.Picker == nil || len(list.Picker.Items) != 1 || list.Picker.Items[0].ID != id || list.Picker.Items[0].Time.IsZero() {
 		t.Fatalf("/subagents picker = %+v", list.Picker)
 	}

@@ -7,8 +7,9 @@ import (
 
 // The original's table formatter (format_table, spec surfaces §2.11): a
 // title, a header row, a row of dashes and the body, cells joined by " | ".
-// That is a GitHub table, so the transcript's markdown renderer draws it
-// as one.
+// Here each row also starts and ends with "|": a GitHub table whatever its
+// first cell holds (a row "# | …" would be a heading, "- | …" a list
+// item), so the transcript's markdown renderer draws it as one.
 
 // maxColumn bounds a column's width.
 const maxColumn = 72
@@ -27,7 +28,7 @@ type table struct {
 func (t table) String() string {
 	widths := make([]int, len(t.headers))
 	for i, h := range t.headers {
-		widths[i] = utf8.RuneCountInString(h)
+		widths[i] = max(utf8.RuneCountInString(h), 3)
 		for _, r := range t.rows {
 			if i < len(r) {
 				widths[i] = max(widths[i], min(utf8.RuneCountInString(r[i]), maxColumn))
@@ -51,10 +52,10 @@ func (t table) String() string {
 			}
 			parts[i] = cell(i, s)
 		}
-		b.WriteString(strings.TrimRight(strings.Join(parts, " | "), " ") + "\n")
+		b.WriteString("| " + strings.Join(parts, " | ") + " |\n")
 	}
 	line(t.headers, func(i int, s string) string { return pad(escapeCell(s), widths[i]) })
-	line(nil, func(i int, _ string) string { return strings.Repeat("-", max(widths[i], 1)) })
+	line(nil, func(i int, _ string) string { return strings.Repeat("-", widths[i]) })
 	for _, r := range t.rows {
 		line(r, func(i int, s string) string { return pad(escapeCell(shorten(s, widths[i], truncated)), widths[i]) })
 	}

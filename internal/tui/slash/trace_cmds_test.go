@@ -11,7 +11,7 @@ import (
 func rows(out string) int {
 	lines := strings.Split(out, "\n")
 	for i, l := range lines {
-		if strings.HasPrefix(l, "---") {
+		if strings.HasPrefix(l, "| ---") {
 			return len(lines) - i - 1
 		}
 	}
@@ -34,8 +34,8 @@ func TestLastTraceAndEvents(t *testing.T) {
 	}
 	first := env.turn(t, "write the notes")
 	contains(t, "/last with a tool call", run(t, env, "/last").Notice, "## Last turn "+first.TurnID, "**you:** write the notes",
-		"**reply:** I wrote notes\\.txt", "## Tool calls\n\n#", "tool", "status", "arguments", "result",
-		"\n1 ", "write_file", "succeeded", `{"content":"hello","path":"notes.txt"}`)
+		"**reply:** I wrote notes\\.txt", "## Tool calls\n\n| #", "tool", "status", "arguments", "result",
+		"\n| 1   | write_file", "succeeded", `{"content":"hello","path":"notes.txt"}`)
 	second := env.turn(t, "thanks")
 
 	last := run(t, env, "/last").Notice
@@ -51,6 +51,7 @@ func TestLastTraceAndEvents(t *testing.T) {
 		"tool.call.started", `write_file {"content":"hello","path":"notes.txt"}`,
 		"tool.call.completed", "write_file ok: ",
 		"message.persisted", "assistant: I wrote notes.txt",
+		"delivery.queued", "queued to cli", "delivery.unrouted", "unrouted (attempt 1): no_interactive_route",
 		"turn.completed", "completed")
 	if strings.Contains(trace, "thanks") {
 		t.Fatal("the trace of the first turn shows the second")
