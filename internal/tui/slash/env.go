@@ -39,8 +39,9 @@ type Env interface {
 	Busy() bool
 	// Interrupt asks the running turn to stop (it ends as cancelled and
 	// the session goes on); reason is what the UI shows. It reports false
-	// when no turn runs. It does not wait for the turn to end and leaves
-	// the queued messages in place.
+	// when no turn runs. It does not wait for the turn to end (the UI
+	// shows "turn interrupted" once it has) and leaves the queued messages
+	// in place.
 	Interrupt(reason string) bool
 	// Queued are the messages waiting for the running turn to end, oldest
 	// first.
