@@ -83,13 +83,13 @@ var layers = map[string]string{
 	"builtin/internal/udiff":     "toolkit",
 	"builtin/internal/htmltext":  "toolkit",
 
-	// The terminal UI's slash commands: a front end over the Host, below
-	// the CLI that launches the UI.
-	"internal/tui/slash": "ui",
-
 	"internal/demiurgetest":                     "test",
 	"mcp/internal/testserver":                   "test",
 	"mcp/internal/testserver/cmd/mcptestserver": "test",
+
+	// The terminal UI's slash commands: a front end over the Host, below
+	// the CLI that launches the UI.
+	"internal/tui/slash": "ui",
 }
 
 // allowed lists, per layer, the layers it may import. Engines do not
