@@ -85,6 +85,11 @@ type Host struct {
 	children  *delegation.Service
 	delivery  *delivery.Runtime
 	cores     *coreLoader
+	// links are the attached approvers and the child-agent lineage
+	// (approvals_attach.go); feed routes committed events to subscribers
+	// (feed.go).
+	links *sessionLinks
+	feed  *feedHub
 }
 
 // Open initialises the home if needed, opens the store, takes this process's
@@ -104,7 +109,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if _, err := Init(dir, ""); err != nil {
 		return nil, err
 	}
-	h := &Host{home: Home{Dir: dir}, closers: &closeStack{failAfter: opts.failAfter}}
+	h := &Host{home: Home{Dir: dir}, closers: &closeStack{failAfter: opts.failAfter}, links: newSessionLinks()}
 	defer func() {
 		if err != nil {
 			// The step's error is the one to report; closing what was
@@ -239,6 +244,9 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		h.schedLoop.stop()
 		return nil
 	}); err != nil {
+		return nil, err
+	}
+	if err := h.openFeed(); err != nil {
 		return nil, err
 	}
 	return h, nil

@@ -53,6 +53,7 @@ type DB struct {
 	reader  *readPool    // query_only connections, statements prepared once
 	keeper  *sql.DB      // one read-only connection, closed last (keeper.go)
 	commits atomic.Int64 // write transactions committed (Commits)
+	pub     publisher    // the commit observer (publish.go)
 
 	now          func() time.Time
 	processAlive func(pid int, marker string) bool
