@@ -3,10 +3,10 @@ package host
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
+	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/effect"
 )
 
@@ -154,7 +154,12 @@ func (f forwardingApprover) Approve(ctx context.Context, req effect.ApprovalRequ
 
 	answer, err := at.a.Approve(ctx, req)
 	if cause := context.Cause(ctx); cause != nil {
-		return "", fmt.Errorf("background approval of %s: %w", req.Tool, cause)
+		// The runtime shows this message as the denial's reason.
+		code := demiurge.ECANCELED
+		if errors.Is(cause, errApprovalTimeout) {
+			code = demiurge.ETIMEOUT
+		}
+		return "", demiurge.WrapError(code, cause, "background approval of %s: %s", req.Tool, cause.Error())
 	}
 	return answer, err
 }

@@ -186,7 +186,7 @@ func (o *callObserver) end(res demiurge.EffectResult, red *redact.Redactor) {
 		if s := strings.TrimSpace(res.OperatorView); s != "" {
 			ev.ResultSummary = Shorten(s, SummaryChars)
 		}
-		fillDisplay(&ev.Display, ev.Name, res.Data)
+		fillDisplay(&ev.Display, ev.Name, res.Data, res.OperatorView)
 	})
 }
 
@@ -202,8 +202,8 @@ func (a observedApprover) Approve(ctx context.Context, req effect.ApprovalReques
 }
 
 // fillDisplay takes the tool's display facts from the result's data (its
-// model view, redacted like every view).
-func fillDisplay(d *ToolDisplay, tool string, data map[string]any) {
+// model view) and content (its operator view), redacted like every view.
+func fillDisplay(d *ToolDisplay, tool string, data map[string]any, content string) {
 	if p, ok := data["path"].(string); ok {
 		d.Path = p
 	}
@@ -217,12 +217,35 @@ func fillDisplay(d *ToolDisplay, tool string, data map[string]any) {
 			d.HasExitCode, d.ExitCode = true, code
 		}
 		d.TimedOut, _ = data["timed_out"].(bool)
-		if out, ok := data["output"].(map[string]any); ok {
-			stdout, _ := out["stdout"].(string)
-			stderr, _ := out["stderr"].(string)
-			d.Tail = tail(strings.TrimRight(joinNonEmpty(stdout, stderr), "\n"), TailLines)
+		stdout, stderr := terminalStreams(content, data)
+		d.Tail = tail(strings.TrimRight(joinNonEmpty(stdout, stderr), "\n"), TailLines)
+	}
+}
+
+// terminalStreams splits a terminal result's content ("exit_code: N",
+// then "stdout:" and "stderr:" sections for the streams that printed
+// anything) into the two streams' text. Which sections exist is read from
+// the data's per-stream counts, so output that itself prints "stderr:" is
+// not mistaken for the section.
+func terminalStreams(content string, data map[string]any) (stdout, stderr string) {
+	out, _ := data["output"].(map[string]any)
+	printed := func(stream string) bool {
+		st, _ := out[stream].(map[string]any)
+		n, _ := number(st["total_chars"])
+		return n > 0
+	}
+	rest := content
+	if printed("stderr") {
+		if i := strings.LastIndex(rest, "\nstderr:\n"); i >= 0 {
+			rest, stderr = rest[:i], rest[i+len("\nstderr:\n"):]
 		}
 	}
+	if printed("stdout") {
+		if i := strings.Index(rest, "\nstdout:\n"); i >= 0 {
+			stdout = rest[i+len("\nstdout:\n"):]
+		}
+	}
+	return stdout, stderr
 }
 
 func number(v any) (int, bool) {
