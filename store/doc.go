@@ -236,6 +236,15 @@
 //	                        → event only (aggregate agent_spawn "<task id>" or, for a
 //	                        rejection, the parent turn id)
 //
+// # Commit observer
+//
+// SetCommitObserver installs one CommitObserver (publish.go), told of the
+// events each write transaction inserted, right after its commit and in
+// commit order: the Host's live session feed. It is asked once per
+// transaction whether it observes; while it does not, nothing is collected
+// or allocated. Publication is a hand-off that must not block; the
+// transaction's writer connection is already free.
+//
 // # Queries
 //
 // Every list is bounded: a default and a maximum limit (the
