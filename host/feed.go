@@ -56,7 +56,8 @@ const DefaultFeedBuffer = 1024
 // FeedOptions qualify Subscribe.
 type FeedOptions struct {
 	// CoreID is the core whose schedule runs the feed reports (default:
-	// the session's core, when the session exists).
+	// the session's core, or the Host's default core for a session that
+	// does not exist yet).
 	CoreID string
 	// Buffer bounds the items waiting for the reader (default
 	// DefaultFeedBuffer). When it is full, new items are dropped and
@@ -101,7 +102,9 @@ func (h *Host) Subscribe(ctx context.Context, sessionID string, opts FeedOptions
 		switch {
 		case err == nil:
 			opts.CoreID = s.CoreID
-		case demiurge.ErrorCode(err) != demiurge.ENOTFOUND:
+		case demiurge.ErrorCode(err) == demiurge.ENOTFOUND:
+			opts.CoreID = h.DefaultCore()
+		default:
 			return nil, err
 		}
 	}
