@@ -85,6 +85,10 @@ type Host struct {
 	children  *delegation.Service
 	delivery  *delivery.Runtime
 	cores     *coreLoader
+	// providers and globalUI serve the front ends' questions about the
+	// settings a turn would run with (terminal_ui.go).
+	providers *providers
+	globalUI  core.UIConfig
 	// links are the attached approvers and the child-agent lineage
 	// (approvals_attach.go); feed routes committed events to subscribers
 	// (feed.go).
@@ -120,6 +124,9 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if err := h.openRepo(ctx); err != nil {
 		return nil, err
 	}
+	if err := h.closers.opened("core repository", 0, func(context.Context) error { return h.repo.Close() }); err != nil {
+		return nil, err
+	}
 	h.cores = newCoreLoader(h.home, h.repo)
 	if h.config, err = LoadConfig(h.home.ConfigPath()); err != nil {
 		return nil, err
@@ -140,6 +147,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	}
 	h.logger = opts.Logger
 	provs.fallback = fallbackModel{provider: global.Model.Provider, model: global.Model.ModelName}
+	h.providers, h.globalUI = provs, global.UI
 
 	if h.store, err = store.Open(ctx, h.home.DBPath(), store.Options{Logger: opts.Logger, ProcessAlive: process.Alive}); err != nil {
 		return nil, err

@@ -62,7 +62,10 @@ func (db *DB) write(ctx context.Context, fn func(t *wtx) error) error {
 		if err := t.commit(); err != nil {
 			return err
 		}
-		db.commits.Add(1)
+		n := db.commits.Add(1)
+		if db.ckpt != nil {
+			db.ckpt.committed(n)
+		}
 		return nil
 	})
 }
