@@ -225,3 +225,24 @@ func TestUsagePerStepAndSession(t *testing.T) {
 		t.Fatalf("unknown session usage %+v %v", u, err)
 	}
 }
+
+// A turn's trace (TurnEvents) holds its model steps' usage records.
+func TestTurnEventsHoldModelSteps(t *testing.T) {
+	r := demiurgetest.Reply("counted")
+	r.Usage = demiurge.Usage{InputTokens: 9, OutputTokens: 4}
+	h := openScripted(t, r)
+	res, err := h.Run(context.Background(), turn.Request{Text: "count", NewSession: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := h.TurnEvents(context.Background(), res.TurnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		if e.Type == demiurge.EvModelStepCompleted && e.AggregateID == res.TurnID+"_step_1" {
+			return
+		}
+	}
+	t.Fatalf("no model step in the turn's %d events", len(evs))
+}
