@@ -85,6 +85,10 @@ type Host struct {
 	children  *delegation.Service
 	delivery  *delivery.Runtime
 	cores     *coreLoader
+	// providers and globalUI serve the front ends' questions about the
+	// settings a turn would run with (terminal_ui.go).
+	providers *providers
+	globalUI  core.UIConfig
 }
 
 // Open initialises the home if needed, opens the store, takes this process's
@@ -135,6 +139,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	}
 	h.logger = opts.Logger
 	provs.fallback = fallbackModel{provider: global.Model.Provider, model: global.Model.ModelName}
+	h.providers, h.globalUI = provs, global.UI
 
 	if h.store, err = store.Open(ctx, h.home.DBPath(), store.Options{Logger: opts.Logger, ProcessAlive: process.Alive}); err != nil {
 		return nil, err

@@ -83,6 +83,10 @@ var layers = map[string]string{
 	"builtin/internal/udiff":     "toolkit",
 	"builtin/internal/htmltext":  "toolkit",
 
+	// The terminal UI: a front end over the Host, below the CLI that
+	// launches it.
+	"internal/tui": "ui",
+
 	"internal/demiurgetest":                     "test",
 	"mcp/internal/testserver":                   "test",
 	"mcp/internal/testserver/cmd/mcptestserver": "test",
@@ -102,7 +106,8 @@ var allowed = map[string][]string{
 	"tools":       {"root", "pure", "util", "model", "engine", "adapter", "toolkit"},
 	"registry":    {"root", "pure", "util", "model", "engine", "adapter", "toolkit", "tools"},
 	"composition": {"root", "pure", "util", "model", "engine", "adapter", "tools", "registry"},
-	"cli":         {"root", "pure", "util", "model", "engine", "adapter", "tools", "registry", "composition"},
+	"ui":          {"root", "pure", "util", "model", "engine", "adapter", "tools", "registry", "composition"},
+	"cli":         {"root", "pure", "util", "model", "engine", "adapter", "tools", "registry", "composition", "ui"},
 	"bench":       {"root", "pure", "util", "model", "engine", "adapter", "tools", "registry", "composition"},
 	"main":        {"cli", "composition", "root", "adapter", "engine", "model", "util", "pure", "tools", "registry", "bench"},
 	"test":        {"root", "pure", "util", "model", "engine", "adapter", "toolkit", "tools", "registry", "composition", "cli"},

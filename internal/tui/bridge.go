@@ -1,0 +1,206 @@
+package tui
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/host"
+	"github.com/demiurge/demiurge/turn"
+)
+
+// bridge is the engine over a *host.Host: the one place where the Host's
+// API becomes the model's messages. Turns run through Host.Run with the
+// stream, tool-call, approval and route callbacks posting to the model;
+// every goroutine it starts is tracked and close waits for them.
+type bridge struct {
+	h    *host.Host
+	opts Options
+	post func(tea.Msg)
+
+	ctx    context.Context // cancelled by close: every turn and read ends
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu    sync.Mutex // guards turns
+	turns map[int]*bridgeTurn
+
+	cmds commands
+}
+
+type bridgeTurn struct {
+	cancel context.CancelFunc
+	turnID string
+}
+
+// historyLimit is how many messages of a resumed session are shown.
+const historyLimit = 500
+
+func newBridge(h *host.Host, opts Options, post func(tea.Msg)) *bridge {
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &bridge{h: h, opts: opts, post: post, ctx: ctx, cancel: cancel, turns: map[int]*bridgeTurn{}}
+	b.cmds = newCommands(b)
+	return b
+}
+
+// close cancels every turn and read and waits for them to end.
+func (b *bridge) close() {
+	b.cancel()
+	b.wg.Wait()
+}
+
+// cancelAll cancels the running turns without waiting (SIGHUP).
+func (b *bridge) cancelAll() { b.cancel() }
+
+// goTracked runs fn on a goroutine close waits for. The model calls the
+// engine from bubbletea's goroutine, which must never wait for a post it
+// would itself have to receive: every post happens here.
+func (b *bridge) goTracked(fn func()) {
+	b.wg.Go(fn)
+}
+
+func (b *bridge) startTurn(spec turnSpec) {
+	ctx, cancel := context.WithCancel(b.ctx)
+	bt := &bridgeTurn{cancel: cancel}
+	b.mu.Lock()
+	b.turns[spec.seq] = bt
+	b.mu.Unlock()
+	seq := spec.seq
+	req := turn.Request{
+		CoreID: b.opts.CoreID, Text: spec.text,
+		SessionID: spec.sessionID, NewSession: spec.newSession, NewSessionID: spec.newSessionID,
+		Workspace: b.opts.Workspace, Provider: b.opts.Provider, Model: b.opts.Model,
+		Route:    bridgeRoute{b: b, seq: seq},
+		Approver: b.approver(seq),
+		Stream:   func(delta string) { b.post(streamMsg{seq: seq, delta: delta}) },
+		OnAdmitted: func(sessionID, turnID string) {
+			b.mu.Lock()
+			bt.turnID = turnID
+			b.mu.Unlock()
+			b.post(turnAdmittedMsg{seq: seq, sessionID: sessionID, turnID: turnID})
+		},
+		OnToolCall: func(ev turn.ToolCallEvent) { b.post(toolMsg{seq: seq, ev: ev, at: time.Now()}) },
+	}
+	b.goTracked(func() {
+		defer cancel()
+		res, err := b.h.Run(ctx, req)
+		b.mu.Lock()
+		delete(b.turns, seq)
+		b.mu.Unlock()
+		b.post(turnDoneMsg{seq: seq, res: res, err: err})
+	})
+}
+
+func (b *bridge) cancelTurn(seq int) {
+	b.mu.Lock()
+	bt := b.turns[seq]
+	var turnID string
+	if bt != nil {
+		turnID = bt.turnID
+	}
+	b.mu.Unlock()
+	if bt == nil {
+		return
+	}
+	if turnID != "" {
+		b.h.CancelTurn(turnID, demiurge.OperatorScope(""))
+	}
+	// Before admission there is no turn id yet: the context stops it.
+	bt.cancel()
+}
+
+func (b *bridge) approver(seq int) effect.Approver {
+	switch b.opts.Approve {
+	case "all":
+		return fixedApprover(effect.DecisionAllowOnce)
+	case "deny":
+		return fixedApprover(effect.DecisionDeny)
+	}
+	return &panelApprover{b: b, seq: seq}
+}
+
+type fixedApprover string
+
+func (a fixedApprover) Approve(context.Context, effect.ApprovalRequest) (string, error) {
+	return string(a), nil
+}
+
+// panelApprover asks in the approval panel and waits for the answer. A
+// cancelled turn, a closed UI and any answer but an allow are a denial.
+type panelApprover struct {
+	b   *bridge
+	seq int
+}
+
+func (a *panelApprover) Approve(ctx context.Context, req effect.ApprovalRequest) (string, error) {
+	q := newQuestion(req)
+	a.b.post(approvalMsg{seq: a.seq, q: q})
+	select {
+	case d := <-q.reply:
+		if d == effect.DecisionAllowOnce || d == effect.DecisionAllowSession {
+			return d, nil
+		}
+		return effect.DecisionDeny, nil
+	case <-ctx.Done():
+		a.b.post(approvalGoneMsg{q: q})
+		return effect.DecisionDeny, ctx.Err()
+	}
+}
+
+// bridgeRoute takes a turn's deliveries to the transcript.
+type bridgeRoute struct {
+	b   *bridge
+	seq int
+}
+
+func (r bridgeRoute) Deliver(_ context.Context, o demiurge.Outbound) error {
+	r.b.post(deliveryMsg{seq: r.seq, out: o})
+	return nil
+}
+
+func (b *bridge) command(line string) {
+	b.goTracked(func() {
+		out, err := b.cmds.dispatch(b.ctx, line)
+		b.post(outcomeMsg{out: out, err: err})
+	})
+}
+
+func (b *bridge) callback(fn func(context.Context) (outcome, error)) {
+	b.goTracked(func() {
+		out, err := fn(b.ctx)
+		b.post(outcomeMsg{out: out, err: err})
+	})
+}
+
+func (b *bridge) complete(input string) []string { return b.cmds.complete(input) }
+
+func (b *bridge) loadHistory(sessionID string) {
+	b.goTracked(func() {
+		msgs, err := b.h.Transcript(b.ctx, sessionID, historyLimit)
+		b.post(historyMsg{sessionID: sessionID, msgs: msgs, err: err})
+	})
+}
+
+func (b *bridge) refresh(sessionID string) {
+	b.goTracked(func() {
+		tasks, err := b.h.ListTasks(b.ctx, false, 0)
+		if err != nil {
+			return // the status line keeps the last count
+		}
+		n := 0
+		for _, t := range tasks {
+			if t.OwnerSessionID == sessionID {
+				n++
+			}
+		}
+		b.post(tasksMsg{sessionID: sessionID, running: n})
+	})
+}
+
+func (b *bridge) forget(sessionID string) {
+	b.goTracked(func() { b.h.ForgetSession(sessionID) })
+}
