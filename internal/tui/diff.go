@@ -51,12 +51,12 @@ func diffLines(th *theme, old, nw string) []string {
 			emit(' ', a[i])
 			i++
 			j++
-		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
-			emit('+', b[j])
-			j++
-		default:
+		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
 			emit('-', a[i])
 			i++
+		default:
+			emit('+', b[j])
+			j++
 		}
 	}
 	return out

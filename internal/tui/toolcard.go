@@ -76,7 +76,7 @@ func (c *toolCard) render(rc *renderCtx) []string {
 		right += th.muted.Render(" · " + d)
 	}
 	if sum := c.summary(); sum != "" {
-		room := w - width(head) - width(right) - 5
+		room := w - width(head) - width(right) - 6
 		if room > 8 {
 			head += th.muted.Render(" · " + shorten(sum, room))
 		}

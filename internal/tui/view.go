@@ -32,7 +32,7 @@ func (m *Model) View() tea.View {
 		return v
 	}
 	if m.width < minWidth || m.height < minHeight {
-		v.SetContent(shorten(fmt.Sprintf("terminal too small: %d×%d, need at least %d×%d", m.width, m.height, minWidth, minHeight), m.width))
+		v.SetContent(shorten(fmt.Sprintf("terminal too small (%d×%d): needs %d×%d", m.width, m.height, minWidth, minHeight), m.width))
 		return v
 	}
 	iw := m.innerWidth()
@@ -164,14 +164,6 @@ func (m *Model) statusRow(w int) string {
 	} else {
 		left = append(left, "new session")
 	}
-	var right []string
-	if s.tokensKnown {
-		right = append(right, fmt.Sprintf("step %s/%s · session %s/%s tok",
-			count(s.lastIn), count(s.lastOut), count(s.sessionIn), count(s.sessionOut)))
-	}
-	if s.tasks > 0 {
-		right = append(right, fmt.Sprintf("tasks %d", s.tasks))
-	}
 	state := "idle"
 	st := th.muted
 	if m.running != nil {
@@ -180,8 +172,25 @@ func (m *Model) statusRow(w int) string {
 	if len(m.queue) > 0 {
 		state += fmt.Sprintf(" · queued %d", len(m.queue))
 	}
-	right = append(right, state+" · busy "+m.busyMode+" · tools "+string(m.display))
-	return spread(th.muted.Render(strings.Join(left, " · ")), st.Render(strings.Join(right, " · ")), w)
+	// The right side in order of importance: what does not fit is left out.
+	parts := []string{state}
+	if s.tasks > 0 {
+		parts = append(parts, fmt.Sprintf("tasks %d", s.tasks))
+	}
+	if s.tokensKnown {
+		parts = append(parts, fmt.Sprintf("step %s/%s · session %s/%s tok",
+			count(s.lastIn), count(s.lastOut), count(s.sessionIn), count(s.sessionOut)))
+	}
+	parts = append(parts, "busy "+m.busyMode, "tools "+string(m.display))
+	l := th.muted.Render(strings.Join(left, " · "))
+	right := parts[0]
+	for _, p := range parts[1:] {
+		if width(l)+2+width(right)+3+width(p) > w {
+			break
+		}
+		right += " · " + p
+	}
+	return spread(l, st.Render(right), w)
 }
 
 func shortRev(r string) string {
