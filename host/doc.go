@@ -33,7 +33,9 @@
 //     reaped;
 //  8. the heartbeat lease, released only once nothing of this Host runs;
 //  9. the store;
-//  10. the log file, last, so every step above can still log.
+//  10. the log file, so every step above can still log;
+//  11. the core repository's checkout watch, opened first and needing
+//     nothing else to close.
 //
 // # API
 //

@@ -119,6 +119,9 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if err := h.openRepo(ctx); err != nil {
 		return nil, err
 	}
+	if err := h.closers.opened("core repository", 0, func(context.Context) error { return h.repo.Close() }); err != nil {
+		return nil, err
+	}
 	h.cores = newCoreLoader(h.home, h.repo)
 	if h.config, err = LoadConfig(h.home.ConfigPath()); err != nil {
 		return nil, err

@@ -57,7 +57,10 @@ func (db *DB) write(ctx context.Context, fn func(t *wtx) error) error {
 		if err := tx.Commit(); err != nil {
 			return err
 		}
-		db.commits.Add(1)
+		n := db.commits.Add(1)
+		if db.ckpt != nil {
+			db.ckpt.committed(n)
+		}
 		return nil
 	})
 }

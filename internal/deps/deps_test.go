@@ -90,6 +90,10 @@ var layers = map[string]string{
 	"internal/demiurgetest":                     "test",
 	"mcp/internal/testserver":                   "test",
 	"mcp/internal/testserver/cmd/mcptestserver": "test",
+
+	// The terminal UI's slash commands: a front end over the Host, below
+	// the CLI that launches the UI.
+	"internal/tui/slash": "ui",
 }
 
 // allowed lists, per layer, the layers it may import. Engines do not
