@@ -176,7 +176,21 @@ func (b *bridge) callback(fn func(context.Context) (outcome, error)) {
 	})
 }
 
-func (b *bridge) complete(input string) []string { return b.cmds.complete(input) }
+func (b *bridge) complete(m *Model, input string) []string { return b.cmds.complete(m, input) }
+
+func (b *bridge) suggest(token string) []suggestion { return b.cmds.suggest(token) }
+
+// call runs fn on the UI goroutine and waits for it; once the bridge is
+// closing it gives up, and fn then never runs.
+func (b *bridge) call(fn func(*Model)) {
+	c := &callMsg{fn: fn, done: make(chan struct{})}
+	b.post(c)
+	select {
+	case <-c.done:
+	case <-b.ctx.Done():
+		c.abandon()
+	}
+}
 
 func (b *bridge) loadHistory(sessionID string) {
 	b.goTracked(func() {

@@ -20,28 +20,15 @@ func (m *Model) command(line string) tea.Cmd {
 	return nil
 }
 
-// applyOutcome shows a command's outcome: its notice, then its picker or
-// confirm, then its action.
+// applyOutcome shows a command's outcome: its action's session switch,
+// its notice, then its picker or confirm.
 func (m *Model) applyOutcome(out outcome, err error) tea.Cmd {
 	if err != nil {
 		m.notice(levelError, errorText(err))
 		return nil
 	}
-	if strings.TrimSpace(out.notice) != "" {
-		if out.level == levelInfo {
-			m.tr.add(&entry{kind: kindSystem, text: clean(out.notice)})
-		} else {
-			m.notice(out.level, out.notice)
-		}
-	}
-	switch {
-	case out.picker != nil:
-		m.picker = &pickerState{spec: out.picker}
-		m.confirm = nil
-	case out.confirm != nil:
-		m.confirm = &confirmState{spec: out.confirm}
-		m.picker = nil
-	}
+	// A session switch clears the transcript first, so the notice that
+	// says so stays; a resumed session's history says it itself.
 	switch out.action {
 	case actionExit:
 		return m.quit()
@@ -57,6 +44,22 @@ func (m *Model) applyOutcome(out outcome, err error) tea.Cmd {
 		m.status.tokensKnown = false
 		m.eng.loadHistory(out.sessionID)
 		m.eng.refresh(out.sessionID)
+		out.notice = ""
+	}
+	if strings.TrimSpace(out.notice) != "" {
+		if out.level == levelInfo {
+			m.tr.add(&entry{kind: kindSystem, text: clean(out.notice)})
+		} else {
+			m.notice(out.level, out.notice)
+		}
+	}
+	switch {
+	case out.picker != nil:
+		m.picker = &pickerState{spec: out.picker}
+		m.confirm = nil
+	case out.confirm != nil:
+		m.confirm = &confirmState{spec: out.confirm}
+		m.picker = nil
 	}
 	return nil
 }

@@ -36,7 +36,14 @@ func (f *fakeEngine) command(line string)   { f.commands = append(f.commands, li
 func (f *fakeEngine) loadHistory(id string) { f.histories = append(f.histories, id) }
 func (f *fakeEngine) refresh(string)        {}
 func (f *fakeEngine) forget(id string)      { f.forgotten = append(f.forgotten, id) }
-func (f *fakeEngine) complete(in string) []string {
+func (f *fakeEngine) suggest(token string) []suggestion {
+	var out []suggestion
+	for _, c := range f.complete(nil, token) {
+		out = append(out, suggestion{name: c, description: "the " + c + " command"})
+	}
+	return out
+}
+func (f *fakeEngine) complete(_ *Model, in string) []string {
 	var out []string
 	for _, c := range []string{"/help", "/exit", "/quit", "/tool-display summary"} {
 		if strings.HasPrefix(c, in) {

@@ -187,7 +187,7 @@ func (m *Model) composerKey(k tea.KeyPressMsg, ks string) tea.Cmd {
 		}
 	case "tab":
 		if strings.HasPrefix(c.value(), "/") {
-			c.complete(m.eng.complete)
+			c.complete(func(s string) []string { return m.eng.complete(m, s) })
 		}
 	case "esc":
 		c.completions = nil

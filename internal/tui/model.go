@@ -148,9 +148,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case noticeMsg:
 		m.notice(msg.level, msg.text)
-	case callMsg:
-		msg.fn(m)
-		close(msg.done)
+	case *callMsg:
+		msg.run(m)
 		if m.quitting {
 			return m, tea.Quit
 		}

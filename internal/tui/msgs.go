@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/demiurge/demiurge"
@@ -20,8 +21,12 @@ type engine interface {
 	command(line string)
 	// callback runs a picker's or confirm's choice.
 	callback(fn func(context.Context) (outcome, error))
-	// complete lists Tab completions of a partial command line.
-	complete(input string) []string
+	// complete lists Tab completions of a partial command line; it runs
+	// on the UI goroutine and may read m.
+	complete(m *Model, input string) []string
+	// suggest ranks the commands matching a partial command name, cheaply
+	// (no Host reads): the suggestion panel asks on every frame.
+	suggest(token string) []suggestion
 	// loadHistory reads a session's transcript.
 	loadHistory(sessionID string)
 	// refresh reads what the status line shows of a session.
@@ -89,15 +94,35 @@ type (
 		level noticeLevel
 		text  string
 	}
-	// callMsg runs fn on the UI goroutine for a caller on another one
-	// (the slash commands' Env), closing done after.
-	callMsg struct {
-		fn   func(*Model)
-		done chan struct{}
-	}
 	// hangupMsg: the terminal is gone (SIGHUP).
 	hangupMsg struct{}
 )
+
+// callMsg runs fn on the UI goroutine for a caller on another one (the
+// slash commands' Env), closing done after. A caller that gave up
+// abandons it first, and fn does not run: it would write what the caller
+// no longer guards.
+type callMsg struct {
+	fn        func(*Model)
+	done      chan struct{}
+	mu        sync.Mutex
+	abandoned bool
+}
+
+func (c *callMsg) run(m *Model) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.abandoned {
+		c.fn(m)
+	}
+	close(c.done)
+}
+
+func (c *callMsg) abandon() {
+	c.mu.Lock()
+	c.abandoned = true
+	c.mu.Unlock()
+}
 
 // outcome is what a slash command asks the UI to show and do.
 type outcome struct {
@@ -133,6 +158,9 @@ type confirmSpec struct {
 	question    string
 	onYes, onNo func(ctx context.Context) (outcome, error)
 }
+
+// suggestion is one row of the suggestion panel.
+type suggestion struct{ name, usage, description, group string }
 
 // statusInfo is what the status line shows besides the UI's own state.
 type statusInfo struct {

@@ -60,9 +60,17 @@ func (m *Model) interrupt(reason string) bool {
 		return true
 	}
 	m.notice(levelWarning, "interrupting current turn: "+reason)
-	m.running.cancelled = true
-	m.eng.cancelTurn(m.running.seq)
+	m.cancelRunning()
 	return true
+}
+
+// cancelRunning cancels the running turn without a notice (a command that
+// interrupts says so itself).
+func (m *Model) cancelRunning() {
+	if m.running != nil && !m.running.cancelled {
+		m.running.cancelled = true
+		m.eng.cancelTurn(m.running.seq)
+	}
 }
 
 func (m *Model) current(seq int) *runningTurn {

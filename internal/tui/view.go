@@ -96,17 +96,18 @@ func (m *Model) bottom(w int) bottomView {
 }
 
 func (m *Model) suggestions(w int) []string {
-	cands := m.eng.complete(m.comp.value())
+	cands := m.eng.suggest(m.comp.value())
 	if len(cands) > maxSuggestions {
 		cands = cands[:maxSuggestions]
 	}
 	out := make([]string, 0, len(cands))
-	sel := m.comp.currentCompletion()
+	sel := strings.TrimSpace(m.comp.value())
 	for _, c := range cands {
-		if c == sel && m.comp.completions != nil {
-			out = append(out, m.th.selected.Render(shorten("› "+c, w)))
+		row := orDefault(c.usage, c.name) + " · " + c.description
+		if c.name == sel {
+			out = append(out, m.th.selected.Render(shorten("› "+row, w)))
 		} else {
-			out = append(out, m.th.muted.Render(shorten("  "+c, w)))
+			out = append(out, m.th.muted.Render(shorten("  "+row, w)))
 		}
 	}
 	return out
