@@ -12,12 +12,19 @@ import (
 // state has changed, so the scan would find the same. Any change (an
 // agent's edit, a save, a switch by another process on this machine) ends
 // it, and the next EnsureSaved scans again.
+//
+// The watch is armed from the armAfter-th call on: releasing an inotify
+// instance costs the kernel milliseconds, more than the few scans of a
+// process that loads a core once (a `demiurge run`) would save.
 type cleanCache struct {
 	mu     sync.Mutex // serializes EnsureSaved; guards the fields below
 	watch  *gitrepo.Watch
 	rev    string // "" when not known clean
+	calls  int    // EnsureSaved calls so far
 	closed bool   // by Close: nothing is watched any more
 }
+
+const armAfter = 3
 
 // get returns the remembered revision while the watch is quiet.
 func (c *cleanCache) get() (string, bool) {
@@ -31,7 +38,8 @@ func (c *cleanCache) get() (string, bool) {
 // arm (re)arms the watch over g and reports whether it is armed; without
 // it, nothing is remembered and every call scans.
 func (c *cleanCache) arm(g *gitrepo.Repo) bool {
-	if c.closed {
+	c.calls++
+	if c.closed || c.calls < armAfter {
 		return false
 	}
 	if c.watch == nil {

@@ -15,7 +15,7 @@ func TestEnsureSavedCacheEndsWithAnyChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 3 {
+	for range armAfter + 1 {
 		if rev, err := r.EnsureSaved(ctx); err != nil || rev != first {
 			t.Fatalf("EnsureSaved = %q, %v; want the unchanged %q", rev, err, first)
 		}

@@ -89,6 +89,11 @@ type Host struct {
 	// settings a turn would run with (terminal_ui.go).
 	providers *providers
 	globalUI  core.UIConfig
+	// links are the attached approvers and the child-agent lineage
+	// (approvals_attach.go); feed routes committed events to subscribers
+	// (feed.go).
+	links *sessionLinks
+	feed  *feedHub
 }
 
 // Open initialises the home if needed, opens the store, takes this process's
@@ -108,7 +113,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if _, err := Init(dir, ""); err != nil {
 		return nil, err
 	}
-	h := &Host{home: Home{Dir: dir}, closers: &closeStack{failAfter: opts.failAfter}}
+	h := &Host{home: Home{Dir: dir}, closers: &closeStack{failAfter: opts.failAfter}, links: newSessionLinks()}
 	defer func() {
 		if err != nil {
 			// The step's error is the one to report; closing what was
@@ -247,6 +252,9 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		h.schedLoop.stop()
 		return nil
 	}); err != nil {
+		return nil, err
+	}
+	if err := h.openFeed(); err != nil {
 		return nil, err
 	}
 	return h, nil

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/corerepo"
@@ -36,7 +37,7 @@ func (h *Host) ToolCalls(ctx context.Context, turnID string) ([]demiurge.ToolCal
 }
 
 // TurnEvents reads the events of one turn in seq order: the turn's own and
-// those of its messages, tool calls and deliveries. An unknown turn is
+// those of its messages, tool calls, model steps and deliveries. An unknown turn is
 // ENOTFOUND.
 func (h *Host) TurnEvents(ctx context.Context, turnID string) ([]demiurge.Event, error) {
 	tr, err := h.store.Turn(ctx, turnID)
@@ -84,7 +85,7 @@ func (h *Host) TurnEvents(ctx context.Context, turnID string) ([]demiurge.Event,
 			if last > 0 && e.Seq > last {
 				break
 			}
-			if member[[2]string{e.AggregateType, e.AggregateID}] {
+			if member[[2]string{e.AggregateType, e.AggregateID}] || isStepOf(e, turnID) {
 				out = append(out, e)
 			}
 		}
@@ -109,6 +110,12 @@ func (h *Host) TurnEvents(ctx context.Context, turnID string) ([]demiurge.Event,
 	}
 	slices.SortFunc(out, func(a, b demiurge.Event) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out, nil
+}
+
+// isStepOf reports whether e records a model step of turnID (aggregate
+// model_step "<turn id>_step_<n>").
+func isStepOf(e demiurge.Event, turnID string) bool {
+	return e.AggregateType == demiurge.AggModelStep && strings.HasPrefix(e.AggregateID, turnID+"_step_")
 }
 
 // SessionEvents reads the newest limit events of a session (1 to

@@ -5,28 +5,33 @@ import (
 	"database/sql"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // The log is checkpointed into the database off the commit path. SQLite's
 // own automatic checkpoint runs inside the commit that crosses its
 // threshold: that commit copies every page of the log into the database
 // and syncs both files, so every few turns one turn pays for all of them.
-// Here, every checkpointEvery commits (from the 2·checkpointEvery-th on) wake a goroutine the DB owns, which
+// Here, every checkpointEvery commits wake a goroutine the DB owns, which
 // runs a PASSIVE checkpoint on a connection of its own: it copies what no
 // reader still needs, never waits for a lock and never blocks a writer or
-// a reader. The writer keeps an automatic checkpoint at walBackstopPages
-// as a backstop, for a process whose few commits never wake the
-// checkpointer (a short `demiurge run`) and for a log that readers keep
-// from being copied.
+// a reader. The writer keeps SQLite's automatic checkpoint at
+// walBackstopPages as a backstop: for a process too short to wake the
+// checkpointer (a `demiurge run` exits within checkpointDelay), and for a
+// log that readers keep from being copied. The log outlives each process
+// (keeper.go) and the next one reads it back at open: a log of at most
+// 1 MiB keeps that under a millisecond.
 const (
 	checkpointEvery  = 4
-	walBackstopPages = 1024
+	checkpointDelay  = time.Second
+	walBackstopPages = 256
 )
 
 // checkpointer is the goroutine that checkpoints the log, and its
 // connection, opened on its first wake-up.
 type checkpointer struct {
 	path   string
+	opened time.Time
 	wake   chan struct{} // capacity 1: wake-ups coalesce while one runs
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -37,17 +42,17 @@ type checkpointer struct {
 
 func startCheckpointer(path string) *checkpointer {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &checkpointer{path: path, wake: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
+	c := &checkpointer{path: path, opened: time.Now(), wake: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
 	go c.run(ctx)
 	return c
 }
 
 // committed is called after each commit, with the number of commits so
-// far. The first few commits of a process never wake it: a short process
-// would only have to interrupt the checkpoint at its exit, and the
-// backstop bounds what such processes leave in the log.
+// far. Nothing wakes it in the first checkpointDelay after Open: a short
+// process (a `demiurge run`) would only interrupt the checkpoint at its
+// exit, and the backstop bounds what such processes leave in the log.
 func (c *checkpointer) committed(n int64) {
-	if n < 2*checkpointEvery || n%checkpointEvery != 0 {
+	if n%checkpointEvery != 0 || time.Since(c.opened) < checkpointDelay {
 		return
 	}
 	select {

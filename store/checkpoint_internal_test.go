@@ -42,6 +42,7 @@ func TestCheckpointerCopiesTheLogInTheBackground(t *testing.T) {
 		return fi.Size()
 	}
 	before := size()
+	db.ckpt.opened = time.Now().Add(-checkpointDelay)
 	// Far fewer pages than walBackstopPages: only the checkpointer can
 	// move them into the database file.
 	for i := range 2 * checkpointEvery {

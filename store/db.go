@@ -50,6 +50,7 @@ type DB struct {
 	keeper  *sql.DB   // one read-only connection, closed last (keeper.go)
 	ckpt    *checkpointer
 	commits atomic.Int64 // write transactions committed (Commits)
+	pub     publisher    // the commit observer (publish.go)
 
 	now          func() time.Time
 	processAlive func(pid int, marker string) bool

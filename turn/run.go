@@ -25,6 +25,7 @@ type turnRun struct {
 
 	calls      []ToolCallSummary
 	deliveries []DeliverySummary
+	usage      demiurge.Usage // the provider usage of the steps so far (usage.go)
 	// pending are the events recorded since the turn's last write
 	// (journal.go).
 	pending []demiurge.EventBatch
