@@ -29,6 +29,11 @@ type bridge struct {
 	mu    sync.Mutex // guards turns
 	turns map[int]*bridgeTurn
 
+	watchMu sync.Mutex // guards the watch: watched, feed, detach
+	watched string
+	feed    *host.Feed
+	detach  func()
+
 	cmds commands
 }
 
@@ -47,9 +52,13 @@ func newBridge(h *host.Host, opts Options, post func(tea.Msg)) *bridge {
 	return b
 }
 
-// close cancels every turn and read and waits for them to end.
+// close cancels every turn and read, ends the watch, and waits for them
+// to end.
 func (b *bridge) close() {
 	b.cancel()
+	b.watchMu.Lock()
+	b.unwatchLocked()
+	b.watchMu.Unlock()
 	b.wg.Wait()
 }
 
@@ -84,6 +93,7 @@ func (b *bridge) startTurn(spec turnSpec) {
 			b.post(turnAdmittedMsg{seq: seq, sessionID: sessionID, turnID: turnID})
 		},
 		OnToolCall: func(ev turn.ToolCallEvent) { b.post(toolMsg{seq: seq, ev: ev, at: time.Now()}) },
+		OnStep:     func(ev turn.StepEvent) { b.post(stepMsg{seq: seq, usage: ev.Usage}) },
 	}
 	b.goTracked(func() {
 		defer cancel()
@@ -131,6 +141,7 @@ func (a fixedApprover) Approve(context.Context, effect.ApprovalRequest) (string,
 
 // panelApprover asks in the approval panel and waits for the answer. A
 // cancelled turn, a closed UI and any answer but an allow are a denial.
+// seq is the UI's turn that asks, 0 for the session's background work.
 type panelApprover struct {
 	b   *bridge
 	seq int
@@ -203,7 +214,7 @@ func (b *bridge) refresh(sessionID string) {
 	b.goTracked(func() {
 		tasks, err := b.h.ListTasks(b.ctx, false, 0)
 		if err != nil {
-			return // the status line keeps the last count
+			return // the status line keeps what it showed
 		}
 		n := 0
 		for _, t := range tasks {
@@ -211,8 +222,68 @@ func (b *bridge) refresh(sessionID string) {
 				n++
 			}
 		}
-		b.post(tasksMsg{sessionID: sessionID, running: n})
+		usage, err := b.h.SessionUsage(b.ctx, sessionID)
+		if err != nil {
+			return
+		}
+		b.post(sessionReadMsg{sessionID: sessionID, tasks: n, usage: usage})
 	})
+}
+
+// watch follows sessionID's live feed and attaches the panel as the
+// approver of its background work, ending the previous session's.
+func (b *bridge) watch(sessionID string) {
+	b.goTracked(func() {
+		b.watchMu.Lock()
+		defer b.watchMu.Unlock()
+		if b.watched == sessionID || b.ctx.Err() != nil {
+			return
+		}
+		b.unwatchLocked()
+		f, err := b.h.Subscribe(b.ctx, sessionID, host.FeedOptions{CoreID: b.opts.CoreID})
+		if err != nil {
+			if b.ctx.Err() == nil {
+				b.post(noticeMsg{level: levelWarning, text: "no live notices for this session: " + demiurge.ErrorMessage(err)})
+			}
+			return
+		}
+		b.watched, b.feed = sessionID, f
+		if b.opts.Approve == "" || b.opts.Approve == "ask" {
+			b.detach = b.h.AttachApprover(sessionID, &panelApprover{b: b})
+		}
+		b.goTracked(func() { b.readFeed(f) })
+	})
+}
+
+// unwatchLocked ends the current watch (b.watchMu held).
+func (b *bridge) unwatchLocked() {
+	if b.feed != nil {
+		b.feed.Close()
+	}
+	if b.detach != nil {
+		b.detach()
+	}
+	b.watched, b.feed, b.detach = "", nil, nil
+}
+
+// readFeed turns a feed's items into notices and status refreshes until
+// the feed is closed.
+func (b *bridge) readFeed(f *host.Feed) {
+	for it := range f.C() {
+		if text, level, ok := it.Notice(); ok {
+			l := levelInfo
+			switch level {
+			case host.NoticeWarning:
+				l = levelWarning
+			case host.NoticeError:
+				l = levelError
+			}
+			b.post(noticeMsg{level: l, text: text})
+		}
+		if it.Source == host.FeedTask || it.Dropped > 0 {
+			b.refresh(f.SessionID())
+		}
+	}
 }
 
 func (b *bridge) forget(sessionID string) {

@@ -35,15 +35,19 @@ func (m *Model) applyOutcome(out outcome, err error) tea.Cmd {
 	case actionNewSession:
 		m.leaveSession()
 		m.newSession, m.newSessionID = true, out.sessionID
-		m.status.sessionID = out.sessionID
-		m.status.tokensKnown = false
+		m.status = statusInfo{coreID: m.status.coreID, revision: m.status.revision, provider: m.status.provider,
+			model: m.status.model, sessionID: out.sessionID}
+		if out.sessionID != "" {
+			m.eng.watch(out.sessionID)
+		}
 	case actionResume:
 		m.leaveSession()
 		m.sessionID = out.sessionID
-		m.status.sessionID = out.sessionID
-		m.status.tokensKnown = false
+		m.status = statusInfo{coreID: m.status.coreID, revision: m.status.revision, provider: m.status.provider,
+			model: m.status.model, sessionID: out.sessionID}
 		m.eng.loadHistory(out.sessionID)
 		m.eng.refresh(out.sessionID)
+		m.eng.watch(out.sessionID)
 		out.notice = ""
 	}
 	if strings.TrimSpace(out.notice) != "" {

@@ -68,3 +68,22 @@ func splitLines(s string) []string {
 	}
 	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }
+
+// unifiedDiff colours a unified diff a tool produced.
+func unifiedDiff(th *theme, diff string) []string {
+	lines := splitLines(diff)
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"), strings.HasPrefix(l, "@@"):
+			out = append(out, th.diffAt.Render(l))
+		case strings.HasPrefix(l, "+"):
+			out = append(out, th.diffAdd.Render(l))
+		case strings.HasPrefix(l, "-"):
+			out = append(out, th.diffDel.Render(l))
+		default:
+			out = append(out, th.faint.Render(l))
+		}
+	}
+	return out
+}

@@ -27,6 +27,7 @@ type fakeEngine struct {
 	commands  []string
 	forgotten []string
 	histories []string
+	watched   []string
 	callbacks []func(context.Context) (outcome, error)
 }
 
@@ -35,6 +36,7 @@ func (f *fakeEngine) cancelTurn(seq int)    { f.cancelled = append(f.cancelled, 
 func (f *fakeEngine) command(line string)   { f.commands = append(f.commands, line) }
 func (f *fakeEngine) loadHistory(id string) { f.histories = append(f.histories, id) }
 func (f *fakeEngine) refresh(string)        {}
+func (f *fakeEngine) watch(id string)       { f.watched = append(f.watched, id) }
 func (f *fakeEngine) forget(id string)      { f.forgotten = append(f.forgotten, id) }
 func (f *fakeEngine) suggest(token string) []suggestion {
 	var out []suggestion

@@ -165,3 +165,18 @@ func TestLiveCloseDenies(t *testing.T) {
 		t.Fatalf("turns %+v, %v", turns, err)
 	}
 }
+
+// A background task of the session that finishes shows as a notice in
+// the transcript, through the session's live feed.
+func TestLiveBackgroundTaskNotice(t *testing.T) {
+	l := newLive(t, "all",
+		demiurgetest.Call("terminal", map[string]any{"command": "echo from the background", "background": true}),
+		demiurgetest.Reply("started it"),
+		demiurgetest.Reply("noted"))
+	startTestTurn(l.m, "run it in the background")
+	l.until("the reply", l.shows("started it"))
+	l.until("the completion notice", l.shows("background task "))
+	if !strings.Contains(screen(l.m), "succeeded") {
+		t.Fatalf("the notice does not say how the task ended:\n%s", screen(l.m))
+	}
+}

@@ -101,6 +101,8 @@ func newModel(eng engine, cfg Config) *Model {
 func (m *Model) Init() tea.Cmd {
 	if m.sessionID != "" {
 		m.eng.loadHistory(m.sessionID)
+		m.eng.refresh(m.sessionID)
+		m.eng.watch(m.sessionID)
 	}
 	return nil
 }
@@ -142,9 +144,21 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.applyOutcome(msg.out, msg.err)
 	case historyMsg:
 		m.history(msg)
-	case tasksMsg:
+	case sessionReadMsg:
 		if msg.sessionID == m.sessionID {
-			m.status.tasks = msg.running
+			m.status.tasks = msg.tasks
+			if !msg.usage.IsZero() {
+				m.status.tokensKnown = true
+				m.status.sessionIn, m.status.sessionOut = msg.usage.InputTokens, msg.usage.OutputTokens
+			}
+		}
+	case stepMsg:
+		if m.current(msg.seq) != nil && !msg.usage.IsZero() {
+			s := &m.status
+			s.tokensKnown = true
+			s.lastIn, s.lastOut = msg.usage.InputTokens, msg.usage.OutputTokens
+			s.sessionIn += msg.usage.InputTokens
+			s.sessionOut += msg.usage.OutputTokens
 		}
 	case noticeMsg:
 		m.notice(msg.level, msg.text)

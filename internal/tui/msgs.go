@@ -33,6 +33,10 @@ type engine interface {
 	refresh(sessionID string)
 	// forget drops what the Host holds for a session the UI leaves.
 	forget(sessionID string)
+	// watch follows a session's live feed (background task completions,
+	// schedule runs) and asks its child agents' approval questions in the
+	// panel; the previous session's watch ends.
+	watch(sessionID string)
 }
 
 // turnSpec is one turn to run.
@@ -83,10 +87,17 @@ type (
 		msgs      []demiurge.Message
 		err       error
 	}
-	// tasksMsg is how many background tasks of a session still run.
-	tasksMsg struct {
+	// sessionReadMsg is what the status line shows of a session: its
+	// running background tasks and its token usage so far.
+	sessionReadMsg struct {
 		sessionID string
-		running   int
+		tasks     int
+		usage     demiurge.Usage
+	}
+	// stepMsg is one model step's provider usage.
+	stepMsg struct {
+		seq   int
+		usage demiurge.Usage
 	}
 	// noticeMsg is news from outside a turn: a background task finished,
 	// a schedule ran.
@@ -170,6 +181,6 @@ type statusInfo struct {
 	tasks            int // background tasks of the session still running
 	// Token counts, when the provider reported usage.
 	tokensKnown           bool
-	lastIn, lastOut       int
-	sessionIn, sessionOut int
+	lastIn, lastOut       int64
+	sessionIn, sessionOut int64
 }

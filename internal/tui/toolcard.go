@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/turn"
 )
 
 // toolDisplay is how much of each tool call the transcript shows: nothing,
@@ -50,8 +51,15 @@ type toolCard struct {
 	isError      bool
 	started      time.Time
 	finished     time.Time
-	// output is the result content the model saw ("" until known).
-	output   string
+	// output is the operator's view of the result ("" until known).
+	output string
+	// summaryText is the turn's one-line summary of the arguments ("" :
+	// the card makes its own); dur the call's duration once it ended.
+	summaryText string
+	dur         time.Duration
+	// display is the tool's own display data: the diff a write made, a
+	// command's exit code and output tail.
+	display  turn.ToolDisplay
 	expanded bool
 }
 
@@ -112,6 +120,9 @@ func (c *toolCard) badge(th *theme) (string, string) {
 }
 
 func (c *toolCard) duration() string {
+	if c.state == cardDone && c.dur > 0 {
+		return formatDuration(c.dur)
+	}
 	if c.state != cardDone || c.started.IsZero() || c.finished.IsZero() {
 		return ""
 	}
@@ -129,7 +140,8 @@ func formatDuration(d time.Duration) string {
 }
 
 // summary is the one-line argument summary: the command of terminal, the
-// path of the file tools, the arguments as compact JSON otherwise.
+// path of the file tools, the turn's summary or the arguments as compact
+// JSON otherwise.
 func (c *toolCard) summary() string {
 	switch c.name {
 	case "terminal":
@@ -140,6 +152,9 @@ func (c *toolCard) summary() string {
 		if p := c.str("path"); p != "" {
 			return oneLine(clean(p))
 		}
+	}
+	if c.summaryText != "" {
+		return oneLine(clean(c.summaryText))
 	}
 	if len(c.args) == 0 {
 		return ""
@@ -157,26 +172,47 @@ func (c *toolCard) str(key string) string {
 // the output of the others; in full mode also every argument.
 func (c *toolCard) body(th *theme, full bool, limit, w int) []string {
 	var out []string
-	switch c.name {
-	case "write_file":
+	switch {
+	case c.display.Diff != "" && (c.name == "write_file" || c.name == "patch"):
+		out = append(out, cut(th, unifiedDiff(th, clean(c.display.Diff)), limit)...)
+	case c.name == "write_file":
 		if content, ok := c.args["content"].(string); ok {
 			out = append(out, th.diffAt.Render("+++ "+clean(c.str("path"))))
 			out = append(out, cut(th, diffLines(th, "", clean(content)), limit)...)
 		}
-	case "patch":
+	case c.name == "patch":
 		old, _ := c.args["old"].(string)
 		nw, _ := c.args["new"].(string)
 		if old != "" || nw != "" {
 			out = append(out, th.diffAt.Render("@@ "+clean(c.str("path"))))
 			out = append(out, cut(th, diffLines(th, clean(old), clean(nw)), limit)...)
 		}
-	case "terminal":
+	case c.name == "terminal":
 		// The head shows the command on one line; the body repeats it
 		// whole only when it is shown in full.
 		if cmd := c.str("command"); cmd != "" && (full || strings.Contains(cmd, "\n")) {
 			for _, l := range wrapPlain("$ "+clean(cmd), w) {
 				out = append(out, th.text.Render(l))
 			}
+		}
+		if d := c.display; d.HasExitCode || d.Tail != "" {
+			if d.HasExitCode {
+				st := th.successText
+				if d.ExitCode != 0 {
+					st = th.errorText
+				}
+				word := fmt.Sprintf("exit %d", d.ExitCode)
+				if d.TimedOut {
+					word += " (timed out)"
+				}
+				out = append(out, st.Render(word))
+			}
+			n := terminalTail
+			if full {
+				n = limit
+			}
+			out = append(out, styleAll(th.muted, tailLines(clean(d.Tail), n, w))...)
+			return out
 		}
 		if c.output != "" {
 			code, rest := terminalResult(c.output)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/turn"
 )
 
 const denyDecision = effect.DecisionDeny
@@ -87,6 +88,7 @@ func (m *Model) turnAdmitted(msg turnAdmittedMsg) {
 	if msg.sessionID != "" && msg.sessionID != m.sessionID {
 		m.sessionID = msg.sessionID
 		m.status.sessionID = msg.sessionID
+		m.eng.watch(msg.sessionID)
 	}
 	m.newSession, m.newSessionID = false, ""
 }
@@ -115,6 +117,8 @@ func (t *runningTurn) endStream() {
 	}
 }
 
+// toolCall moves a card through the call's phases: requested, awaiting
+// approval, running, ended.
 func (m *Model) toolCall(msg toolMsg) {
 	t := m.current(msg.seq)
 	if t == nil {
@@ -124,7 +128,11 @@ func (m *Model) toolCall(msg toolMsg) {
 	e := t.cards[ev.CallID]
 	if e == nil {
 		t.endStream()
-		e = &entry{kind: kindTool, tool: &toolCard{callID: ev.CallID, name: ev.Name, args: ev.Arguments, started: msg.at}}
+		started := ev.StartedAt
+		if started.IsZero() {
+			started = msg.at
+		}
+		e = &entry{kind: kindTool, tool: &toolCard{callID: ev.CallID, name: ev.Name, args: ev.Arguments, started: started}}
 		t.cards[ev.CallID] = e
 		m.tr.add(e)
 	}
@@ -132,9 +140,21 @@ func (m *Model) toolCall(msg toolMsg) {
 	if ev.Arguments != nil {
 		c.args = ev.Arguments
 	}
-	if ev.Done {
-		c.state, c.status, c.isError, c.finished = cardDone, ev.Status, ev.IsError, msg.at
-	} else if c.state != cardWaiting {
+	if ev.Summary != "" {
+		c.summaryText = ev.Summary
+	}
+	if ev.Display != (turn.ToolDisplay{}) {
+		c.display = ev.Display
+	}
+	switch {
+	case ev.Done:
+		c.state, c.status, c.isError, c.finished = cardDone, ev.CardStatus(), ev.IsError, msg.at
+		c.dur, c.output = ev.Duration, ev.Output
+	case ev.Phase == turn.ToolCallAwaitingApproval:
+		c.state = cardWaiting
+	case ev.Phase == turn.ToolCallRunning:
+		c.state, c.started = cardRunning, msg.at
+	case c.state != cardWaiting:
 		c.state = cardRunning
 	}
 	e.changed()
@@ -229,7 +249,9 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 	for _, call := range res.ToolCalls {
 		if e := t.cards[call.CallID]; e != nil {
 			c := e.tool
-			c.output = call.Content
+			if c.output == "" {
+				c.output = call.Content
+			}
 			if c.state != cardDone {
 				c.state, c.status, c.isError, c.finished = cardDone, call.Status, call.IsError, m.now()
 			}

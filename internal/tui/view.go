@@ -179,7 +179,8 @@ func (m *Model) statusRow(w int) string {
 		parts = append(parts, fmt.Sprintf("tasks %d", s.tasks))
 	}
 	if s.tokensKnown {
-		parts = append(parts, fmt.Sprintf("step %s/%s · session %s/%s tok",
+		// in/out tokens of the last step, then of the session (Σ).
+		parts = append(parts, fmt.Sprintf("tok %s/%s Σ %s/%s",
 			count(s.lastIn), count(s.lastOut), count(s.sessionIn), count(s.sessionOut)))
 	}
 	parts = append(parts, "busy "+m.busyMode, "tools "+string(m.display))
@@ -202,7 +203,7 @@ func shortRev(r string) string {
 }
 
 // count shows a token count compactly: 950, 12.3k, 1.2M.
-func count(n int) string {
+func count(n int64) string {
 	switch {
 	case n < 1000:
 		return fmt.Sprint(n)

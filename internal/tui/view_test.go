@@ -166,3 +166,47 @@ func colourSGR(s string) string {
 	}
 	return ""
 }
+
+// With the tool's own display data a card shows the diff the write made
+// and the command's exit code and tail; the step's usage shows in the
+// status line.
+func TestGoldenCardsFromDisplayData(t *testing.T) {
+	m, _ := newTestModel(t, 90, 24, Config{})
+	seq := startTestTurn(m, "edit and test")
+	w := toolEnd(seq, "c1", "write_file", writeArgs, demiurge.EffectSucceeded, 0)
+	w.ev.Phase, w.ev.Duration = turn.ToolCallEnded, 12*time.Millisecond
+	w.ev.Display = turn.ToolDisplay{Path: "notes.txt", Diff: "--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1,2 @@\n-hi\n+hello\n+world\n"}
+	args := map[string]any{"command": "make test"}
+	r := toolEnd(seq, "c2", "terminal", args, demiurge.EffectSucceeded, 0)
+	r.ev.Phase, r.ev.Duration = turn.ToolCallEnded, 3*time.Second
+	r.ev.Display = turn.ToolDisplay{Command: "make test", HasExitCode: true, ExitCode: 2, Tail: "a\nb\nc\nd\ne\nmake: *** [test] Error 2"}
+	send(m, toolStart(seq, "c1", "write_file", writeArgs), w, toolStart(seq, "c2", "terminal", args), r)
+	send(m, stepMsg{seq: seq, usage: demiurge.Usage{InputTokens: 1200, OutputTokens: 85}})
+	golden(t, "cards_display", screen(m))
+}
+
+// The phases move a card: awaiting approval, then running from the
+// moment the call runs, then ended with the turn's duration.
+func TestCardPhases(t *testing.T) {
+	m, _ := newTestModel(t, 90, 24, Config{})
+	seq := startTestTurn(m, "go")
+	ev := toolStart(seq, "c1", "terminal", map[string]any{"command": "ls"})
+	ev.ev.Phase = turn.ToolCallRequested
+	send(m, ev)
+	ev.ev.Phase = turn.ToolCallAwaitingApproval
+	send(m, ev)
+	if !strings.Contains(screen(m), "waiting for approval") {
+		t.Fatalf("awaiting approval:\n%s", screen(m))
+	}
+	ev.ev.Phase = turn.ToolCallRunning
+	send(m, ev)
+	if !strings.Contains(screen(m), "… terminal · $ ls · running") {
+		t.Fatalf("running:\n%s", screen(m))
+	}
+	end := toolEnd(seq, "c1", "terminal", map[string]any{"command": "ls"}, demiurge.EffectNotFound, 0)
+	end.ev.Phase, end.ev.Duration = turn.ToolCallEnded, 250*time.Millisecond
+	send(m, end)
+	if !strings.Contains(screen(m), "✕ terminal · $ ls · invalid · 250ms") {
+		t.Fatalf("ended:\n%s", screen(m))
+	}
+}
