@@ -75,6 +75,7 @@ var layers = map[string]string{
 	"cmd/bench/internal/procbench":  "bench",
 	"cmd/bench/internal/storebench": "bench",
 	"cmd/bench/internal/taskbench":  "bench",
+	"cmd/bench/internal/tuibench":   "bench",
 
 	// What several builtin toolsets share: argument and result helpers,
 	// the workspace sandbox, safe file I/O under a root, bounded text
