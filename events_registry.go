@@ -28,6 +28,8 @@ func EventPayloads() []EventPayload {
 
 		ToolCallStartedPayload{}, ToolCallCompletedPayload{}, ToolCallFailedPayload{},
 
+		ModelStepCompletedPayload{},
+
 		SchedulerScheduledPayload{}, SchedulerClaimedPayload{}, SchedulerCompletedPayload{}, SchedulerErrorPayload{},
 
 		PrincipalOwnerLookupDeniedPayload{}, PrincipalOperatorIssuedPayload{},

@@ -39,6 +39,9 @@ type ModelResponse struct {
 	Content   string
 	ToolCalls []ToolCall
 	Raw       map[string]any
+	// Usage is what the call cost as the provider reported it (zero: not
+	// reported).
+	Usage Usage
 }
 
 // Provider is a model endpoint. Complete sends one request and returns the

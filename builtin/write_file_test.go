@@ -181,3 +181,24 @@ func TestPatch(t *testing.T) {
 		t.Fatal("sensitive file patched")
 	}
 }
+
+// write_file reports the unified diff of what it changed (for the tool
+// card): a new file is all additions, an overwrite the changed lines, a
+// rewrite with the same content no diff at all.
+func TestWriteFileDiff(t *testing.T) {
+	e := newEnv(t)
+	out := e.call("write_file", map[string]any{"path": "notes.txt", "content": "one\ntwo\n"})
+	wantOK(t, out)
+	if got, want := out.Data["diff"], "--- a/notes.txt\n+++ b/notes.txt\n@@ -0,0 +1,2 @@\n+one\n+two"; got != want {
+		t.Fatalf("new file diff %q, want %q", got, want)
+	}
+	out = e.call("write_file", map[string]any{"path": "notes.txt", "content": "one\nthree\n"})
+	wantOK(t, out)
+	if got, want := out.Data["diff"], "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+three"; got != want {
+		t.Fatalf("overwrite diff %q, want %q", got, want)
+	}
+	out = e.call("write_file", map[string]any{"path": "notes.txt", "content": "one\nthree\n"})
+	if got := out.Data["diff"]; got != "" {
+		t.Fatalf("unchanged rewrite diff %q, want empty", got)
+	}
+}

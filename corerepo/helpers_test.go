@@ -33,6 +33,11 @@ func newHome(t testing.TB) (Paths, *Repo) {
 	if !res.Created || len(res.Revision) != 40 {
 		t.Fatalf("Init result = %+v", res)
 	}
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return p, r
 }
 

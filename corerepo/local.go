@@ -90,13 +90,30 @@ func (r *Repo) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error) 
 
 // EnsureSaved is what the Host runs before a turn loads a core: with no
 // local edits it returns the live revision (the turn's core_revision) at
-// the cost of a directory scan; otherwise it saves them as Save does and
-// returns the new live revision. A failed gate is the Save error and no
-// turn should run; an edit that needs the operator's confirmation is
-// refused with "run `demiurge core save` to confirm it" and no token, so no
-// token ever reaches a turn. It waits up to two seconds for a concurrent
-// mutation instead of failing at once.
+// the cost of a directory scan, or of nothing when the checkout and the
+// repository are known unchanged since the last clean scan (cleanCache);
+// otherwise it saves them as Save does and returns the new live revision.
+// A failed gate is the Save error and no turn should run; an edit that
+// needs the operator's confirmation is refused with "run `demiurge core
+// save` to confirm it" and no token, so no token ever reaches a turn. It
+// waits up to two seconds for a concurrent mutation instead of failing at
+// once.
 func (r *Repo) EnsureSaved(ctx context.Context) (string, error) {
+	r.clean.mu.Lock()
+	defer r.clean.mu.Unlock()
+	if rev, ok := r.clean.get(); ok {
+		return rev, nil
+	}
+	// Armed before the scan: a change made while it runs is seen next time.
+	armed := r.clean.arm(r.git)
+	rev, err := r.ensureSaved(ctx)
+	if err == nil && armed {
+		r.clean.rev = rev
+	}
+	return rev, err
+}
+
+func (r *Repo) ensureSaved(ctx context.Context) (string, error) {
 	if !r.git.JournalPending() {
 		head, hok, herr := r.git.CheckoutHead()
 		live, res, err := r.git.ScanLive()

@@ -41,6 +41,7 @@ type Repo struct {
 	tokens   *coregate.Tokens
 	now      func() time.Time
 	onSwitch func([]string)
+	clean    cleanCache
 }
 
 // Open opens the existing repository of paths and resolves a transaction

@@ -89,34 +89,49 @@ func (rt *Runtime) send(ctx context.Context, d demiurge.Delivery, w demiurge.Wor
 		// A row this build cannot read is never sent on a guess.
 		return rt.finish(wctx, d, w, demiurge.DeliveryFailed, demiurge.ErrorMessage(err), time.Time{})
 	}
+	o := rt.attempt(ctx, out, w.Attempts)
+	status, err := rt.finish(wctx, d, w, o.status, o.reason, o.retryAt)
+	if err == nil {
+		err = o.err
+	}
+	return status, err
+}
+
+// outcome is what one attempt of a send leaves for the outbox to record.
+type outcome struct {
+	status, reason string
+	retryAt        time.Time // of a transient failure that is retried
+	err            error     // ECANCELED when the caller cancelled the send
+}
+
+// attempt hands out to its route (unless it is invisible), as attempt
+// number attempts of its delivery, and says what the outbox records.
+func (rt *Runtime) attempt(ctx context.Context, out demiurge.Outbound, attempts int) outcome {
 	if !out.Visible {
 		// History-only: nothing is shown, so no route ever sees it.
-		return rt.finish(wctx, d, w, demiurge.DeliveryUnrouted, NotVisible, time.Time{})
+		return outcome{status: demiurge.DeliveryUnrouted, reason: NotVisible}
 	}
 	r := rt.deliver(ctx, out)
 	switch {
 	case r.err == nil && r.res == Unrouted:
-		return rt.finish(wctx, d, w, demiurge.DeliveryUnrouted, NoInteractiveRoute, time.Time{})
+		return outcome{status: demiurge.DeliveryUnrouted, reason: NoInteractiveRoute}
 	case r.err == nil:
-		return rt.finish(wctx, d, w, demiurge.DeliverySent, "", time.Time{})
+		return outcome{status: demiurge.DeliverySent}
 	case r.end == callCancelled:
-		status, err := rt.finish(wctx, d, w, demiurge.DeliveryFailed, Cancelled, time.Time{})
-		if err != nil {
-			return status, err
-		}
-		return status, demiurge.WrapError(demiurge.ECANCELED, ctx.Err(), "delivery %s cancelled", d.ID)
+		return outcome{status: demiurge.DeliveryFailed, reason: Cancelled,
+			err: demiurge.WrapError(demiurge.ECANCELED, ctx.Err(), "delivery %s cancelled", out.DeliveryID)}
 	case r.end == callTimedOut:
-		return rt.finish(wctx, d, w, demiurge.DeliveryUnknown, TimedOut, time.Time{})
+		return outcome{status: demiurge.DeliveryUnknown, reason: TimedOut}
 	}
 	// Only coded messages are recorded: an uncoded route error may carry a
 	// credential (a bot URL, a header), so it is kept out of rows.
 	reason := demiurge.ErrorMessage(r.err)
 	if Transient(r.err) {
-		if at := rt.retryAt(w.Attempts); !at.IsZero() {
-			return rt.finish(wctx, d, w, demiurge.DeliveryQueued, reason, at)
+		if at := rt.retryAt(attempts); !at.IsZero() {
+			return outcome{status: demiurge.DeliveryQueued, reason: reason, retryAt: at}
 		}
 	}
-	return rt.finish(wctx, d, w, demiurge.DeliveryFailed, reason, time.Time{})
+	return outcome{status: demiurge.DeliveryFailed, reason: reason}
 }
 
 // finish records the outcome of a started send. When the send was ended by

@@ -77,11 +77,21 @@
 // one; if reconciliation does end a send first, its record stands and the
 // late outcome is dropped.
 //
+// # A running turn's deliveries
+//
+// Send is the path of a running turn: it calls the route at once and
+// returns the intent, the start and the outcome as batches for the turn's
+// next write, so a turn's deliveries cost it no write transaction of their
+// own. The guarantee is the same, by another order: nothing names the
+// delivery until the turn writes, so a crash before that write leaves no
+// row that could be sent again (the turn is lost with it). Enqueue and
+// Dispatch, for everything else, cost three write transactions: Enqueue
+// one (message, outbox row and work item), Dispatch two (start, outcome).
+//
 // # Performance
 //
-// A turn's delivery costs three write transactions: Enqueue one (message,
-// outbox row and work item), Dispatch two (start, outcome).
-// BenchmarkEnqueueDispatch measures it and reports writetx/op.
+// BenchmarkEnqueueDispatch measures Enqueue and Dispatch and reports
+// writetx/op.
 //
 // # Concurrency
 //

@@ -8,46 +8,55 @@ import (
 	"github.com/demiurge/demiurge"
 )
 
-// Send is Enqueue and Dispatch of one intent of a running turn in two store
-// transactions instead of three: first (the caller's events not yet
-// written), the intent's batch and the start of its send commit together,
-// as Store.AppendBatches would; then the route is called and the outcome
-// recorded as Dispatch does. The delivery is new, so its start is the one
-// StartDeliverySend makes of a queued delivery (a fresh claim, attempt 1)
-// and nothing is read back. The caller holds the intent's session (a turn
-// under its lease), so Send does not read it either. It returns the
-// delivery id and the status Dispatch would; errors are Enqueue's and
-// Dispatch's. first is written exactly when the returned id is not empty.
-func (rt *Runtime) Send(ctx context.Context, in demiurge.DeliveryIntent, first []demiurge.EventBatch) (id, status string, err error) {
+// Send delivers one intent of a running turn now and leaves its record to
+// the turn: it returns the batches that record the intent, the start of
+// its send and the outcome, for the caller to write with its next
+// transaction (the turn's next write, at the latest its end). Nothing is
+// written here, so a turn's deliveries cost it no transaction of their own.
+//
+// The order differs from Enqueue and Dispatch, which record the start
+// before the route is called: here the route is called first. A delivery
+// is still sent at most once: if the process dies before the caller's
+// write, nothing names the delivery, so nothing ever sends it again; the
+// turn it belongs to is then lost with it (restart recovery marks the turn
+// lost), as everything the turn recorded since its last write is.
+//
+// When ctx is already done, nothing is sent: the record is the queued
+// intent alone, which the delivery loop takes up after the handoff, as it
+// would a delivery nobody dispatched, and the error is ECANCELED. Otherwise
+// status is what Dispatch would leave, and the error is ECANCELED only when
+// ctx ended during the send (the record then says failed "delivery
+// cancelled"). An invalid intent gives EINVALID, an empty id and no record.
+func (rt *Runtime) Send(ctx context.Context, in demiurge.DeliveryIntent) (id, status string, record []demiurge.EventBatch, err error) {
 	n, err := validate(in)
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	id, b, err := rt.intentBatch(n)
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
-	batches := append(first[:len(first):len(first)], b)
 	if err := ctx.Err(); err != nil {
-		// Recorded, never started: the delivery loop takes it up after the
-		// handoff, as it would a delivery nobody dispatched.
-		if _, aerr := rt.st.AppendBatches(context.WithoutCancel(ctx), batches); aerr != nil {
-			return "", "", aerr
-		}
-		return id, "", demiurge.WrapError(demiurge.ECANCELED, err, "delivery %s: cancelled before dispatch", id)
+		return id, "", []demiurge.EventBatch{b}, demiurge.WrapError(demiurge.ECANCELED, err, "delivery %s: cancelled before dispatch", id)
 	}
-	d, w, start := rt.startOf(id, b)
-	if _, err := rt.st.AppendBatches(ctx, append(batches, start)); err != nil {
-		return "", "", err
+	d, start := rt.startOf(id, b)
+	var o outcome
+	if out, err := outbound(d); err != nil {
+		o = outcome{status: demiurge.DeliveryFailed, reason: demiurge.ErrorMessage(err)}
+	} else {
+		o = rt.attempt(ctx, out, d.Attempts)
 	}
-	status, err = rt.send(ctx, d, w)
-	return id, status, err
+	evs, err := demiurge.DeliveryOutcomeEvents(d, o.status, o.reason, o.retryAt)
+	if err != nil {
+		return "", "", nil, err
+	}
+	return id, o.status, []demiurge.EventBatch{b, start, {Events: evs}}, o.err
 }
 
 // startOf is the start of the send of the delivery batch b records under
 // id: the events StartDeliverySend appends for a queued delivery whose work
-// item is queued, and the rows as they are afterwards.
-func (rt *Runtime) startOf(id string, b demiurge.EventBatch) (demiurge.Delivery, demiurge.WorkItem, demiurge.EventBatch) {
+// item is queued, and the outbox row as it is afterwards.
+func (rt *Runtime) startOf(id string, b demiurge.EventBatch) (demiurge.Delivery, demiurge.EventBatch) {
 	now := rt.opts.Now().UTC()
 	var d demiurge.Delivery
 	for _, e := range b.Events {
@@ -65,9 +74,8 @@ func (rt *Runtime) startOf(id string, b demiurge.EventBatch) (demiurge.Delivery,
 		ClaimedAt: demiurge.FormatTime(now), Attempts: &attempts,
 		LeaseExpiresAt: demiurge.FormatTime(now.Add(rt.opts.Lease)),
 	}
-	w := demiurge.WorkItem{ID: id, Kind: WorkKind, Status: demiurge.WorkSending, ClaimID: claim.ClaimID, OwnerID: OwnerID, Attempts: attempts}
 	sending := demiurge.DeliverySendingPayload{Status: demiurge.DeliverySending, Attempts: &attempts, HostID: rt.opts.HostID}
-	return d, w, demiurge.EventBatch{Events: []demiurge.Event{
+	return d, demiurge.EventBatch{Events: []demiurge.Event{
 		demiurge.NewEvent(demiurge.AggWork, id, claim),
 		demiurge.NewEvent(demiurge.AggDelivery, id, sending),
 	}}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -314,6 +315,8 @@ func (r *ApprovalRuntime) ask(ctx context.Context, f *flight, asker Approver, re
 	switch {
 	case ctx.Err() != nil:
 		d = deny(DecidedByRuntime, ReasonWaitCancelled)
+	case errors.Is(err, ErrNoOperator):
+		d = deny(DecidedByNoOperator, ReasonNoOperator)
 	case err != nil:
 		d = deny(DecidedByNoOperator, "approval provider failed: "+demiurge.ErrorMessage(err))
 	case answer == DecisionAllowOnce:

@@ -37,6 +37,10 @@ type TurnContext struct {
 	// ProtectedNames are file names this turn's file tools refuse to
 	// write, beyond the Host's own list.
 	ProtectedNames []string
+	// OnRun, when set, is called once per call that passed its checks and
+	// its approval, right before the adapter runs, with the call's id (the
+	// turn engine's "running" observation). It must not block.
+	OnRun func(callID string)
 }
 
 // ApprovalRequest is what an operator is asked. Every text in it is already
@@ -66,10 +70,17 @@ const (
 )
 
 // Approver asks an operator. It returns one of the Decision values; an error
-// or a cancelled context is a denial.
+// or a cancelled context is a denial. An Approver that finds nobody to ask
+// returns an error wrapping ErrNoOperator: the question is then denied
+// exactly as if there were no Approver at all.
 type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (string, error)
 }
+
+// ErrNoOperator is what an Approver returns (wrapped or not) when no
+// operator is there to answer, such as a forwarding Approver with nothing
+// attached.
+var ErrNoOperator = errors.New("no interactive approval provider is attached")
 
 // ApprovalFacts describe what the operator approves for one call.
 type ApprovalFacts struct {
@@ -185,6 +196,9 @@ func (r *Runtime) Execute(ctx context.Context, cat *Catalog, req demiurge.Effect
 		}
 	}
 
+	if tc.OnRun != nil {
+		tc.OnRun(req.CallID)
+	}
 	callCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	out, err := call.Run(callCtx)

@@ -15,6 +15,8 @@
 // halfway, so a failed Open leaves nothing open. Each step is bounded by its
 // own time, whatever the caller's context says. The order, and why:
 //
+//  0. the session feed: every subscription's channel is closed before
+//     anything it watches goes away;
 //  1. the scheduler loop, so no occurrence is claimed that could no longer
 //     run;
 //  2. the task worker: admission closes, active tasks are cancelled and
@@ -33,14 +35,26 @@
 //     reaped;
 //  8. the heartbeat lease, released only once nothing of this Host runs;
 //  9. the store;
-//  10. the log file, last, so every step above can still log.
+//  10. the log file, so every step above can still log;
+//  11. the core repository's checkout watch, opened first and needing
+//     nothing else to close.
 //
 // # API
 //
 // The Host's subsystems are unexported: a front end (the CLI, a channel)
 // runs turns with Run and reads and acts through methods (sessions, turns,
 // tasks, schedules, MCP servers, evolution), the operator's reads in the
-// operator scope. Doctor and InitHome work on a home without opening a
+// operator scope.
+//
+// An interactive front end also gets live views (feed.go,
+// approvals_attach.go, usage.go): Subscribe delivers the committed events
+// of a session and of its background work (tasks, child agents, schedule
+// runs of its core) on a channel, from the feed's own goroutine, bounded
+// and dropping (counted) rather than waiting for a slow reader;
+// AttachApprover puts the approval questions of the session's child agents
+// to the front end's approver, an unanswered one (detached, timed out,
+// cancelled) being a denial; SessionUsage and TurnUsage total the provider
+// usage the turns recorded. Doctor and InitHome work on a home without opening a
 // Host, for the repair and health commands that must work while the Host
 // cannot open.
 package host

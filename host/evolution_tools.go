@@ -42,7 +42,7 @@ func (e coreEvolution) StartBackground(ctx context.Context, tc effect.TurnContex
 }
 
 func (e coreEvolution) Review(ctx context.Context, runID, reason string) (any, bool, error) {
-	r, err := e.h.repo.Review(ctx, runID, corerepo.ReviewOptions{Reason: reason})
+	r, err := e.h.EvolveReview(ctx, runID, reason)
 	if err != nil {
 		return nil, false, err
 	}
@@ -71,7 +71,7 @@ func modelReview(r *corerepo.Review) *corerepo.Review {
 }
 
 func (e coreEvolution) Promote(ctx context.Context, runID, reason string) (any, bool, error) {
-	r, err := e.h.repo.Promote(ctx, runID, corerepo.PromoteOptions{Reason: reason})
+	r, err := e.h.EvolvePromote(ctx, runID, corerepo.PromoteOptions{Reason: reason})
 	if err != nil {
 		return nil, false, err
 	}
@@ -84,14 +84,11 @@ func (e coreEvolution) Promote(ctx context.Context, runID, reason string) (any, 
 }
 
 func (e coreEvolution) Discard(ctx context.Context, runID string) error {
-	return e.h.repo.DiscardRun(ctx, runID)
+	return e.h.EvolveDiscard(ctx, runID)
 }
 
 func (e coreEvolution) Rollback(ctx context.Context, target, reason string) (string, error) {
-	if target == "" {
-		target = "previous"
-	}
-	r, err := e.h.repo.Rollback(ctx, target, reason)
+	r, err := e.h.Rollback(ctx, target, reason)
 	if err != nil {
 		return "", err
 	}

@@ -1,7 +1,15 @@
 package host
 
-import "github.com/demiurge/demiurge/store"
+import (
+	"time"
+
+	"github.com/demiurge/demiurge/store"
+)
 
 // StoreOf exposes a Host's store to the external tests, which check what
 // the Host wrote.
 func StoreOf(h *Host) *store.DB { return h.store }
+
+// SetBackgroundApprovalTimeout shortens how long a background question
+// waits, for the tests of the timeout.
+func SetBackgroundApprovalTimeout(h *Host, d time.Duration) { h.links.timeout = d }

@@ -85,6 +85,15 @@ type Host struct {
 	children  *delegation.Service
 	delivery  *delivery.Runtime
 	cores     *coreLoader
+	// providers and globalUI serve the front ends' questions about the
+	// settings a turn would run with (terminal_ui.go).
+	providers *providers
+	globalUI  core.UIConfig
+	// links are the attached approvers and the child-agent lineage
+	// (approvals_attach.go); feed routes committed events to subscribers
+	// (feed.go).
+	links *sessionLinks
+	feed  *feedHub
 }
 
 // Open initialises the home if needed, opens the store, takes this process's
@@ -104,7 +113,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if _, err := Init(dir, ""); err != nil {
 		return nil, err
 	}
-	h := &Host{home: Home{Dir: dir}, closers: &closeStack{failAfter: opts.failAfter}}
+	h := &Host{home: Home{Dir: dir}, closers: &closeStack{failAfter: opts.failAfter}, links: newSessionLinks()}
 	defer func() {
 		if err != nil {
 			// The step's error is the one to report; closing what was
@@ -113,6 +122,9 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		}
 	}()
 	if err := h.openRepo(ctx); err != nil {
+		return nil, err
+	}
+	if err := h.closers.opened("core repository", 0, func(context.Context) error { return h.repo.Close() }); err != nil {
 		return nil, err
 	}
 	h.cores = newCoreLoader(h.home, h.repo)
@@ -135,6 +147,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	}
 	h.logger = opts.Logger
 	provs.fallback = fallbackModel{provider: global.Model.Provider, model: global.Model.ModelName}
+	h.providers, h.globalUI = provs, global.UI
 
 	if h.store, err = store.Open(ctx, h.home.DBPath(), store.Options{Logger: opts.Logger, ProcessAlive: process.Alive}); err != nil {
 		return nil, err
@@ -239,6 +252,9 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		h.schedLoop.stop()
 		return nil
 	}); err != nil {
+		return nil, err
+	}
+	if err := h.openFeed(); err != nil {
 		return nil, err
 	}
 	return h, nil

@@ -90,12 +90,16 @@ func (h *Host) visibleTools(ctx context.Context, c *core.Core) ([]string, bool, 
 // child's delegated scope, on the channel "agent", with the resolved
 // slots and tool policy. Its deliveries stay in the child session.
 func (h *Host) runChild(ctx context.Context, c delegation.ChildTurn) (delegation.ChildResult, error) {
+	// While the child runs, its questions go to the approver attached up
+	// its lineage (approvals_attach.go).
+	defer h.links.child(c.SessionID, c.ParentSessionID)()
 	res, err := h.turns.Run(ctx, turn.Request{
 		CoreID: c.CoreID, Text: c.Goal,
 		NewSession: true, NewSessionID: c.SessionID,
 		Channel: "agent", ConversationKey: c.SessionID,
 		Scope:     c.Scope(),
 		Workspace: c.Workspace,
+		Approver:  h.links.forwarder(c.ParentSessionID),
 		Delegation: &turn.Delegation{
 			Depth: c.Depth, ParentSessionID: c.ParentSessionID, ParentTurnID: c.ParentTurnID,
 			ParentSlot: c.ParentSlot, TaskID: c.TaskID,

@@ -75,6 +75,7 @@ func (f *Fake) take() (demiurge.ModelResponse, bool) {
 	out := demiurge.ModelResponse{
 		Content: item.Content,
 		Raw:     map[string]any{"provider": "fake", "scripted": true, "index": f.next - 1},
+		Usage:   item.Usage,
 	}
 	for _, tc := range item.ToolCalls {
 		args := make(map[string]any, len(tc.Arguments))

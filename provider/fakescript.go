@@ -19,7 +19,9 @@ const maxFakeScript = 16 << 20
 
 // LoadFakeScript reads a fake provider script (--fake-script): a JSON list, or an
 // object {"responses": [...]}, of items {"content"?: string, "tool_calls"?:
-// [{"id"?: string, "name": string, "arguments"?: object}]}. Decoding is
+// [{"id"?: string, "name": string, "arguments"?: object}], "usage"?:
+// {"input_tokens"?: int, "output_tokens"?: int}} (usage: what the call
+// reports it cost). Decoding is
 // strict: an unknown key, a wrong type or a missing tool name is an ECONFIG
 // error naming the file and the item (responses[i], counted from 0). A tool
 // call without id gets fake_tool_call_<n>, n counted from 1 within its item.
@@ -95,10 +97,15 @@ func fakeItem(raw json.RawMessage) (demiurge.ModelResponse, error) {
 	var resp demiurge.ModelResponse
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(raw, &fields) != nil || fields == nil {
-		return resp, errors.New(": want an object {\"content\"?, \"tool_calls\"?}")
+		return resp, errors.New(": want an object {\"content\"?, \"tool_calls\"?, \"usage\"?}")
 	}
-	if extra := unknownKeys(fields, "content", "tool_calls"); extra != "" {
-		return resp, fmt.Errorf(": unknown key(s) %s (allowed: content, tool_calls)", extra)
+	if extra := unknownKeys(fields, "content", "tool_calls", "usage"); extra != "" {
+		return resp, fmt.Errorf(": unknown key(s) %s (allowed: content, tool_calls, usage)", extra)
+	}
+	if u, ok := fields["usage"]; ok && !isNull(u) {
+		if err := fakeUsage(u, &resp.Usage); err != nil {
+			return resp, err
+		}
 	}
 	if c, ok := fields["content"]; ok && !isNull(c) {
 		if err := json.Unmarshal(c, &resp.Content); err != nil {
@@ -121,6 +128,26 @@ func fakeItem(raw json.RawMessage) (demiurge.ModelResponse, error) {
 		resp.ToolCalls = append(resp.ToolCalls, tc)
 	}
 	return resp, nil
+}
+
+// fakeUsage reads an item's {"input_tokens"?, "output_tokens"?}: what the
+// scripted call reports it cost.
+func fakeUsage(raw json.RawMessage, u *demiurge.Usage) error {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil || fields == nil {
+		return errors.New(".usage: want an object {\"input_tokens\"?, \"output_tokens\"?}")
+	}
+	if extra := unknownKeys(fields, "input_tokens", "output_tokens"); extra != "" {
+		return fmt.Errorf(".usage: unknown key(s) %s (allowed: input_tokens, output_tokens)", extra)
+	}
+	for key, dst := range map[string]*int64{"input_tokens": &u.InputTokens, "output_tokens": &u.OutputTokens} {
+		if v, ok := fields[key]; ok && !isNull(v) {
+			if json.Unmarshal(v, dst) != nil || *dst < 0 {
+				return fmt.Errorf(".usage.%s: want a non-negative integer", key)
+			}
+		}
+	}
+	return nil
 }
 
 func fakeToolCall(raw json.RawMessage, j int) (demiurge.ToolCall, error) {

@@ -121,6 +121,10 @@ func (p *OpenAI) requestBody(req demiurge.ModelRequest, stream bool) ([]byte, er
 		}
 		payload["tools"] = tools
 	}
+	if stream {
+		// A stream reports usage only when asked to (in its last chunk).
+		payload["stream_options"] = map[string]any{"include_usage": true}
+	}
 	if n := metadataInt(req.Metadata, "max_tokens", "max_output_tokens"); n > 0 {
 		payload["max_tokens"] = n
 	} else if p.maxTokens > 0 {

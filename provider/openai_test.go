@@ -164,7 +164,7 @@ func TestOpenAIStream(t *testing.T) {
 			"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"th\\\":\\\"a\"}}]}}]}\r\n\r\n",
 			data(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"1}"}},{"index":0,"function":{"arguments":"\"}"}}]}}]}`),
 			data(`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`),
-			data(`{"choices":[],"usage":{"total_tokens":7}}`),
+			data(`{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`),
 			data(`[DONE]`),
 		)
 	})
@@ -186,9 +186,17 @@ func TestOpenAIStream(t *testing.T) {
 	if !reflect.DeepEqual(resp.ToolCalls, want) {
 		t.Errorf("tool calls = %#v\nwant %#v", resp.ToolCalls, want)
 	}
-	jsonEqual(t, "raw", resp.Raw, `{"streamed":true,"id":"c-9","model":"m-1","finish_reason":"tool_calls","usage":{"total_tokens":7}}`)
-	if body := rec.lastBody(t); body["stream"] != true {
+	jsonEqual(t, "raw", resp.Raw, `{"streamed":true,"id":"c-9","model":"m-1","finish_reason":"tool_calls","usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`)
+	if resp.Usage != (demiurge.Usage{InputTokens: 5, OutputTokens: 2}) {
+		t.Errorf("usage = %+v", resp.Usage)
+	}
+	body := rec.lastBody(t)
+	if body["stream"] != true {
 		t.Errorf("request stream = %v, want true", body["stream"])
+	}
+	// A stream reports its usage only when asked to.
+	if opts, _ := body["stream_options"].(map[string]any); opts["include_usage"] != true {
+		t.Errorf("request stream_options = %v, want include_usage", body["stream_options"])
 	}
 	if got := rec.header.Get("Accept"); got != "text/event-stream" {
 		t.Errorf("Accept = %q", got)

@@ -74,6 +74,7 @@ func (c *client) complete(ctx context.Context, body []byte, stream func(string),
 	if err != nil {
 		return demiurge.ModelResponse{}, err
 	}
+	resp.Usage = usageOf(resp.Raw)
 	return resp, nil
 }
 

@@ -113,6 +113,7 @@ func (t *wtx) append(events []demiurge.Event, key string, expected *demiurge.Exp
 	if err := t.flushSessions(); err != nil {
 		return nil, err
 	}
+	t.observe(out)
 	return out, nil
 }
 

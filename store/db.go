@@ -24,10 +24,6 @@ import (
 // shared: the transaction-level retry (writeAttempts) sits on top of it.
 const busyTimeoutMS = 1000
 
-// walCheckpointPages is the size of the log, in pages, at which a commit
-// checkpoints it into the database (SQLite's wal_autocheckpoint).
-const walCheckpointPages = 256
-
 // Options configures Open. The zero value is usable.
 type Options struct {
 	// Now is the clock; each write transaction reads it once. Default time.Now.
@@ -49,10 +45,12 @@ type Options struct {
 // goroutines, and several DBs (in one or several processes) may share a file.
 type DB struct {
 	path    string
-	writer  *sql.DB      // MaxOpenConns=1; every transaction is BEGIN IMMEDIATE
-	reader  *readPool    // query_only connections, statements prepared once
-	keeper  *sql.DB      // one read-only connection, closed last (keeper.go)
+	writer  *sql.DB   // MaxOpenConns=1; every transaction is BEGIN IMMEDIATE
+	reader  *readPool // query_only connections, statements prepared once
+	keeper  *sql.DB   // one read-only connection, closed last (keeper.go)
+	ckpt    *checkpointer
 	commits atomic.Int64 // write transactions committed (Commits)
+	pub     publisher    // the commit observer (publish.go)
 
 	now          func() time.Time
 	processAlive func(pid int, marker string) bool
@@ -121,9 +119,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeoutMS),
 		"_pragma=foreign_keys(1)",
 		"_pragma=cache_size(-16384)", // 16 MiB: projections touch many b-trees per batch
-		// The log outlives each process (keeper.go) and the next one reads
-		// it back at open: a log of 1 MiB keeps that under a millisecond.
-		fmt.Sprintf("_pragma=wal_autocheckpoint(%d)", walCheckpointPages),
+		// The checkpointer keeps the log short (checkpoint.go); this is
+		// its backstop.
+		fmt.Sprintf("_pragma=wal_autocheckpoint(%d)", walBackstopPages),
 		"_journal_mode=WAL",
 		"_synchronous=NORMAL",
 	))
@@ -168,6 +166,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db.keep(ctx)
+	db.ckpt = startCheckpointer(abs)
 	return db, nil
 }
 
@@ -197,6 +196,9 @@ func (db *DB) Close() error {
 	}
 
 	var errs []error
+	if db.ckpt != nil {
+		errs = append(errs, db.ckpt.close())
+	}
 	if db.reader != nil {
 		errs = append(errs, db.reader.Close())
 	}

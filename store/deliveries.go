@@ -236,19 +236,9 @@ func (t *wtx) settleDeliveryWork(d demiurge.Delivery, w demiurge.WorkItem) (demi
 }
 
 // FinishDeliverySend records the outcome of a send StartDeliverySend began,
-// in ONE transaction: the work item and the outbox row move together.
-//
-//	status     work item                        outbox event
-//	sent       succeeded                        delivery.sent (sent_at)
-//	unrouted   succeeded                        delivery.unrouted {last_error}
-//	failed     failed {last_error}              delivery.failed {last_error, message_id?, failure_text?}
-//	unknown    unknown (claim cleared)          delivery.unknown {last_error}
-//	queued     retry_scheduled at retryAt       delivery.retry_scheduled {status queued, last_error,
-//	           (claim cleared)                    next_attempt_at}: the row is queued again
-//
-// A failed delivery that wrote a history message names it (message_id) so
-// that the projection annotates that message's metadata; its text is never
-// rewritten (see project_delivery.go).
+// in ONE transaction: the work item and the outbox row move together, by
+// the events of demiurge.DeliveryOutcomeEvents (see project_delivery.go for
+// how a failure annotates the history message).
 //
 // Errors: ENOTFOUND for a missing delivery or work item; ECONFLICT "stale
 // durable claim for work <id>" when the work item no longer holds claimID
@@ -273,7 +263,7 @@ func (db *DB) FinishDeliverySend(ctx context.Context, deliveryID, claimID, statu
 		case d.Status != demiurge.DeliverySending:
 			return demiurge.Errorf(demiurge.ECONFLICT, "delivery %s is %s, not sending", deliveryID, d.Status)
 		}
-		evs, err := finishEvents(d, status, lastError, retryAt)
+		evs, err := demiurge.DeliveryOutcomeEvents(d, status, lastError, retryAt)
 		if err != nil {
 			return err
 		}
@@ -284,52 +274,4 @@ func (db *DB) FinishDeliverySend(ctx context.Context, deliveryID, claimID, statu
 		return err
 	})
 	return d, err
-}
-
-// finishEvents builds the work and outbox events of FinishDeliverySend.
-func finishEvents(d demiurge.Delivery, status, lastError string, retryAt time.Time) ([]demiurge.Event, error) {
-	work := demiurge.WorkChange{LastError: lastError}
-	out := demiurge.DeliveryChange{Status: status, Attempts: &d.Attempts, LastError: lastError}
-	var workType, outType string
-	switch status {
-	case demiurge.DeliverySent:
-		workType, outType = demiurge.EvWorkSucceeded, demiurge.EvDeliverySent
-		work.Status = demiurge.WorkSucceeded
-	case demiurge.DeliveryUnrouted:
-		workType, outType = demiurge.EvWorkSucceeded, demiurge.EvDeliveryUnrouted
-		work.Status = demiurge.WorkSucceeded
-	case demiurge.DeliveryFailed:
-		workType, outType = demiurge.EvWorkFailed, demiurge.EvDeliveryFailed
-		work.Status = demiurge.WorkFailed
-		if m, _ := d.Payload["message_id"].(string); m != "" {
-			out.MessageID = m
-			// The failure text is recorded beside the body, never over it.
-			body, _ := d.Payload["history_text"].(string)
-			if f, _ := d.Payload["failure_history_text"].(string); f != "" && f != body {
-				out.FailureText = f
-			}
-		}
-	case demiurge.DeliveryUnknown:
-		workType, outType = demiurge.EvWorkUnknown, demiurge.EvDeliveryUnknown
-		work.Status, work.ClearClaim = demiurge.WorkUnknown, true
-	case demiurge.DeliveryQueued:
-		if retryAt.IsZero() {
-			return nil, demiurge.Errorf(demiurge.EINVALID, "delivery %s: a retry needs a next attempt time", d.ID)
-		}
-		workType, outType = demiurge.EvWorkFailed, demiurge.EvDeliveryRetryScheduled
-		next := demiurge.FormatTime(retryAt)
-		work.Status, work.ClearClaim, work.NextAttemptAt = demiurge.WorkRetryScheduled, true, next
-		out.NextAttemptAt = next
-	default:
-		return nil, demiurge.Errorf(demiurge.EINVALID, "unsupported delivery outcome: %s", status)
-	}
-	workEv, err := workEvent(d.ID, workType, work)
-	if err != nil {
-		return nil, err
-	}
-	outPayload, err := out.As(outType)
-	if err != nil {
-		return nil, err
-	}
-	return []demiurge.Event{workEv, demiurge.NewEvent(demiurge.AggDelivery, d.ID, outPayload)}, nil
 }

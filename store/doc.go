@@ -143,6 +143,10 @@
 //	                        type), effect_status, effect_error {code, message,
 //	                        execution_started, provenance}, result
 //	                        → status, result COALESCE, completed_at
+//	model.step.completed session_id, turn_id, step_id, model?, input_tokens, output_tokens
+//	                        → the turn's input_tokens and output_tokens grow by the step's
+//	                        (aggregate model_step "<step id>"; written only for a step whose
+//	                        provider reported usage)
 //	delivery.queued owner_turn_id?, channel?, target?, status? (queued), idempotency_key?,
 //	                        payload?, attempts (0), last_error?, host_id?
 //	                        → outbox row
@@ -231,6 +235,15 @@
 //	                        child_session_id?, child_turn_id?, child_outcome?, error?
 //	                        → event only (aggregate agent_spawn "<task id>" or, for a
 //	                        rejection, the parent turn id)
+//
+// # Commit observer
+//
+// SetCommitObserver installs one CommitObserver (publish.go), told of the
+// events each write transaction inserted, right after its commit and in
+// commit order: the Host's live session feed. It is asked once per
+// transaction whether it observes; while it does not, nothing is collected
+// or allocated. Publication is a hand-off that must not block; the
+// transaction's writer connection is already free.
 //
 // # Queries
 //

@@ -12,8 +12,8 @@ import "context"
 // checkpoint, so when the keeper is the last to close the log stays as it
 // is; the next process reads it back (its wal-index is rebuilt from it) and
 // appends to it. Nothing is less durable: a commit is in the log either
-// way, and the log is checkpointed into the database while it runs, by the
-// writer, once it holds walCheckpointPages.
+// way, and the log is checkpointed into the database while it runs
+// (checkpoint.go).
 
 // keep makes the keeper hold its shared lock on the database file, which a
 // WAL-mode connection keeps between reads: the connection that closes while

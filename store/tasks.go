@@ -201,6 +201,7 @@ func (db *DB) AppendTaskBatches(ctx context.Context, batches []demiurge.EventBat
 			if _, err := t.exec(sqlSavepoint); err != nil {
 				return err
 			}
+			published := len(t.published)
 			stored, err := t.append(b.Events, b.IdempotencyKey, b.Expected)
 			var tk demiurge.Task
 			if err == nil {
@@ -216,6 +217,7 @@ func (db *DB) AppendTaskBatches(ctx context.Context, batches []demiurge.EventBat
 					return err // busy, cancelled or broken: the whole transaction fails
 				}
 				t.sessionDeltas, t.sessionOrder = nil, nil
+				t.published = t.published[:published] // undone: never committed
 				if _, rerr := t.exec(sqlSavepointUndo); rerr != nil {
 					return rerr
 				}

@@ -27,6 +27,11 @@ type wtx struct {
 	// (project_message.go).
 	sessionDeltas map[string]*sessionDelta
 	sessionOrder  []string
+
+	// observing: the commit observer wanted this transaction's events
+	// when it began; published are the events it inserted (publish.go).
+	observing bool
+	published []demiurge.Event
 }
 
 // write runs fn in a BEGIN IMMEDIATE transaction on the single writer
@@ -49,15 +54,18 @@ func (db *DB) write(ctx context.Context, fn func(t *wtx) error) error {
 		if err != nil {
 			return err
 		}
-		t := &wtx{ctx: wctx, db: db, tx: tx, now: db.now().UTC(), stmts: map[string]*sql.Stmt{}}
+		t := &wtx{ctx: wctx, db: db, tx: tx, now: db.now().UTC(), stmts: map[string]*sql.Stmt{}, observing: db.pub.observing()}
 		if err := fn(t); err != nil {
 			tx.Rollback()
 			return err
 		}
-		if err := tx.Commit(); err != nil {
+		if err := t.commit(); err != nil {
 			return err
 		}
-		db.commits.Add(1)
+		n := db.commits.Add(1)
+		if db.ckpt != nil {
+			db.ckpt.committed(n)
+		}
 		return nil
 	})
 }

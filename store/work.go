@@ -131,6 +131,11 @@ func claimable(w demiurge.WorkItem, now time.Time) bool {
 // passed. Items in sending are never re-claimed (they become unknown).
 func (db *DB) ClaimDueWork(ctx context.Context, kind, ownerID string, lease time.Duration, limit int) ([]demiurge.WorkItem, error) {
 	limit = clampLimit(limit, 1, 100)
+	// Most polls find nothing due: a read answers those without taking the
+	// write lock or committing. What the read misses, the next poll claims.
+	if due, err := db.anyDueWork(ctx, kind); err != nil || !due {
+		return nil, err
+	}
 	var out []demiurge.WorkItem
 	err := db.write(ctx, func(t *wtx) error {
 		out = nil
@@ -162,6 +167,18 @@ func (db *DB) ClaimDueWork(ctx context.Context, kind, ownerID string, lease time
 		return nil
 	})
 	return out, err
+}
+
+// anyDueWork reports whether ClaimDueWork would find something to claim.
+func (db *DB) anyDueWork(ctx context.Context, kind string) (bool, error) {
+	q, args := claimDueQuery(kind, demiurge.FormatTime(db.now().UTC()), 1)
+	rows, err := db.reader.QueryContext(ctx, q, args...)
+	if err != nil {
+		return false, db.codeError(ctx, err)
+	}
+	defer rows.Close()
+	due := rows.Next()
+	return due, db.codeError(ctx, rows.Err())
 }
 
 // claimDueQuery selects due work. Its candidates come from an index on the

@@ -109,8 +109,12 @@ func TestClaimDueWork(t *testing.T) {
 	if g := ids(got, func(w demiurge.WorkItem) string { return w.ID }); len(g) != 2 || g[0] != "work_old" || g[1] != "work_new" {
 		t.Fatalf("due claims %v, want [work_old work_new]", g)
 	}
+	before := db.Commits()
 	if again, _ := db.ClaimDueWork(ctx, demiurge.WorkKindScheduleFire, "worker", time.Minute, 10); len(again) != 0 {
 		t.Fatalf("claimed live claims again: %v", again)
+	}
+	if n := db.Commits() - before; n != 0 {
+		t.Fatalf("a poll that found nothing due committed %d write transactions", n)
 	}
 	clock.Advance(2 * time.Hour) // leases expire, work_later becomes due; sending is never re-claimed
 	got, _ = db.ClaimDueWork(ctx, "", "worker2", time.Minute, 10)

@@ -28,9 +28,10 @@ type sessionRuntime interface {
 }
 
 type deliveryRuntime interface {
-	// Send records in, with first, and dispatches it; first is written
-	// exactly when the returned id is not empty.
-	Send(ctx context.Context, in demiurge.DeliveryIntent, first []demiurge.EventBatch) (id, status string, err error)
+	// Send delivers in and returns the batches that record it and its
+	// outcome, for the turn's next write; the id is empty (and nothing is
+	// sent) only for an intent that cannot be recorded.
+	Send(ctx context.Context, in demiurge.DeliveryIntent) (id, status string, record []demiurge.EventBatch, err error)
 }
 
 type router interface {

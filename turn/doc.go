@@ -14,6 +14,17 @@
 // engine import is effect: a turn runs its tool calls over the effect
 // runtime's per-turn catalog and turn context.
 //
+// # Observation
+//
+// A caller may watch a turn live (observe.go, usage.go): Request.OnToolCall
+// reports each tool call requested, waiting for approval, running and
+// ended, with a one-line summary, its typed status, duration, a redacted
+// excerpt of its output and the tool's display data (diffs, terminal exit
+// code and tail); Request.OnStep reports each model step with the usage
+// the provider reported. A step whose provider reported usage is recorded
+// as model.step.completed, riding with the turn's next write. Nothing is
+// built for a callback that is not set.
+//
 // # Concurrency
 //
 // An Execution is safe for concurrent use. Turns of one session run one at

@@ -47,6 +47,7 @@ func (l *modelLoop) run(ctx context.Context, userText string) (turnOutput, error
 		if err != nil {
 			return turnOutput{}, err
 		}
+		l.noteStep(stepID, n, resp)
 		resp = l.redactResponse(resp)
 		if len(resp.ToolCalls) == 0 {
 			return turnOutput{text: resp.Content}, nil
@@ -119,7 +120,7 @@ func (l *modelLoop) redactResponse(resp demiurge.ModelResponse) demiurge.ModelRe
 		found = append(found, redact.Discover(map[string]any{"arguments": c.Arguments})...)
 	}
 	red := l.t.tc.Secrets.Add(found...)
-	out := demiurge.ModelResponse{Content: red.String(resp.Content, redact.Model), Raw: resp.Raw}
+	out := demiurge.ModelResponse{Content: red.String(resp.Content, redact.Model), Raw: resp.Raw, Usage: resp.Usage}
 	for _, c := range resp.ToolCalls {
 		out.ToolCalls = append(out.ToolCalls, demiurge.ToolCall{ID: c.ID, Name: c.Name, Arguments: redactArgs(red, c.Arguments, redact.Model)})
 	}
@@ -182,9 +183,10 @@ func (l *modelLoop) call(ctx context.Context, stepID string, call demiurge.ToolC
 		return demiurge.EffectResult{}, err
 	}
 
-	observe := t.req.OnToolCall
-	if observe != nil {
-		observe(ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: call.Arguments})
+	var obs *callObserver
+	if observe := t.req.OnToolCall; observe != nil {
+		obs = l.observeCall(observe, stepID, call)
+		tc = obs.context(tc)
 	}
 	var res demiurge.EffectResult
 	if bound {
@@ -214,8 +216,8 @@ func (l *modelLoop) call(ctx context.Context, stepID string, call demiurge.ToolC
 		CallID: call.ID, Name: call.Name, Status: res.Status, IsError: res.IsError(),
 		ExecutionStarted: res.ExecutionStarted, Content: res.ModelView,
 	})
-	if observe != nil {
-		observe(ToolCallEvent{CallID: call.ID, Name: call.Name, Arguments: call.Arguments, Done: true, Status: res.Status, IsError: res.IsError()})
+	if obs != nil {
+		obs.end(res, tc.Secrets.Redactor())
 	}
 	return res, ctx.Err()
 }

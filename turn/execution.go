@@ -181,7 +181,7 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	res := Result{SessionID: sess.ID, TurnID: turnID, CoreID: snap.Core.ID, CoreRevision: snap.Revision}
 	out, runErr := t.run(turnCtx)
-	res.Text, res.ToolCalls, res.Deliveries = out.text, t.calls, t.deliveries
+	res.Text, res.ToolCalls, res.Deliveries, res.Usage = out.text, t.calls, t.deliveries, t.usage
 
 	// The terminal event is written even when the caller's context is gone.
 	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

@@ -9,10 +9,12 @@ import (
 // A turn writes its events in as few transactions as its guarantees allow:
 // one when it is admitted (the session lease and turn.started), one before
 // each tool call runs (the events since the last write and
-// tool.call.started), one with each delivery it starts, and one when it
-// ends (the rest, the terminal event and the lease release). Everything in
-// between — the user message, assistant steps, a call's completion and its
-// tool message — is recorded here and rides with the next of those writes.
+// tool.call.started), and one when it ends (the rest, the terminal event
+// and the lease release). Everything in between — the user message,
+// assistant steps, a call's completion and its tool message, and each
+// delivery with its outcome (delivery.Runtime.Send sends first and leaves
+// the record to the turn) — is recorded here and rides with the next of
+// those writes.
 // Before anything can observe the transcript from outside the engine (a
 // slot reading history, a child agent, an effect), the recorded events are
 // written first, so nothing sees less than it did when each was its own

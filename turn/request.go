@@ -1,6 +1,8 @@
 package turn
 
 import (
+	"time"
+
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/core"
 	"github.com/demiurge/demiurge/effect"
@@ -34,10 +36,19 @@ type Request struct {
 	Stream func(delta string)
 	// OnAdmitted is called once the turn has an id, before any model call.
 	OnAdmitted func(sessionID, turnID string)
-	// OnToolCall observes the turn's tool calls as they happen: once when
-	// a call starts (Done false) and once with its status (Done true), on
-	// the turn's goroutine (nil: not observed).
+	// OnToolCall observes the turn's tool calls as they happen (nil: not
+	// observed): each call is reported requested (Done false), possibly
+	// awaiting approval and running, and ended with its status (Done
+	// true); see ToolCallPhase. The calls of one turn are never
+	// concurrent and arrive in that order; the approval phase comes from
+	// the approval runtime's goroutine while the turn waits, the others
+	// from the turn's goroutine. It must not block for long: the turn
+	// waits for it.
 	OnToolCall func(ToolCallEvent)
+	// OnStep observes each model step once its provider call returned,
+	// with the usage the provider reported (nil: not observed). It runs
+	// on the turn's goroutine.
+	OnStep func(StepEvent)
 
 	// Delegation makes this a delegated child turn (nil: a top-level turn).
 	Delegation *Delegation
@@ -86,6 +97,9 @@ type Result struct {
 	Error        *demiurge.Error
 	ToolCalls    []ToolCallSummary
 	Deliveries   []DeliverySummary
+	// Usage is the provider usage of the turn's model steps (zero when the
+	// provider reported none).
+	Usage demiurge.Usage
 }
 
 // ToolCallSummary is one tool call of the turn, as the model saw its result.
@@ -100,14 +114,45 @@ type ToolCallSummary struct {
 
 // ToolCallEvent is one observation of a tool call (Request.OnToolCall).
 // Arguments are the model view (redacted with the turn's secrets as known
-// when the call started); Status and IsError are set once Done.
+// when the call started); Status and IsError are set once Done. Every text
+// field is redacted: nothing here holds a secret the turn knows of, nor a
+// credential a command line names.
 type ToolCallEvent struct {
 	CallID    string
 	Name      string
 	Arguments map[string]any
 	Done      bool
-	Status    demiurge.EffectStatus
+	Status    demiurge.EffectStatus // the effect's status; CardStatus maps it to a card's
 	IsError   bool
+
+	// Phase is the moment reported; Done is Phase == ToolCallEnded.
+	Phase  ToolCallPhase
+	StepID string
+	// StartedAt is when the call was requested.
+	StartedAt time.Time
+	// Summary is the one-line summary of the arguments (argumentSummary:
+	// "$ <command>", "write_file: <path>", compact JSON, ...), at most
+	// SummaryChars characters.
+	Summary string
+	// Approval is the question put to the operator (ToolCallAwaitingApproval
+	// only), redacted and bounded by the approval runtime.
+	Approval *effect.ApprovalRequest
+
+	// Set when Done:
+	//
+	// Duration is how long the call ran (from ToolCallRunning), or, for a
+	// call that never ran, how long it took to be refused.
+	Duration time.Duration
+	// Output is the operator view of the result, at most
+	// OutputExcerptChars characters (then "...[truncated N chars]").
+	Output string
+	// ResultSummary is Output shortened to one line of SummaryChars, or
+	// Summary when the output is empty.
+	ResultSummary string
+
+	// Display is the tool's own display data; Command is set from the
+	// start, the rest when Done.
+	Display ToolDisplay
 }
 
 // DeliverySummary is one delivery of the turn.

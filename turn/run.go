@@ -25,6 +25,7 @@ type turnRun struct {
 
 	calls      []ToolCallSummary
 	deliveries []DeliverySummary
+	usage      demiurge.Usage // the provider usage of the steps so far (usage.go)
 	// pending are the events recorded since the turn's last write
 	// (journal.go).
 	pending []demiurge.EventBatch
@@ -131,24 +132,26 @@ func (t *turnRun) turnInfo(userInput string) demiurge.TurnInfo {
 	}
 }
 
-// enqueueIntents records delivery intents in the outbox and dispatches them
-// to the turn's route at once; the turn's recorded events ride with the
-// first. A failed dispatch never fails the turn.
+// enqueueIntents delivers the turn's delivery intents to its route at once
+// and records them, with their outcomes, for the turn's next write. A
+// failed delivery never fails the turn; a cancelled one ends it.
 func (t *turnRun) enqueueIntents(ctx context.Context, intents []demiurge.SlotIntent) error {
 	red := t.tc.Secrets.Redactor()
 	for _, in := range intents {
 		in = redactIntent(in, red)
 		text := fallbackText(in.Blocks)
-		id, status, err := t.x.d.Deliveries.Send(ctx, demiurge.DeliveryIntent{
+		id, status, record, err := t.x.d.Deliveries.Send(ctx, demiurge.DeliveryIntent{
 			SessionID: t.session.ID, TurnID: t.turnID, Channel: t.req.Channel,
 			ConversationKey: t.req.ConversationKey, Kind: in.Kind,
 			Blocks: toDeliveryBlocks(in.Blocks), Visible: in.Visible, HistoryPolicy: in.HistoryPolicy,
 			HistoryText: in.HistoryText, FailureHistoryText: in.FailureHistoryText, Metadata: in.Metadata,
-		}, t.pending)
+		})
 		if id == "" {
-			return err // not recorded: the intent or the store failed
+			return err // an intent that cannot be recorded
 		}
-		t.pending = nil
+		for _, b := range record {
+			t.record(b)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

@@ -3,6 +3,7 @@ package files
 import (
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/demiurge/demiurge/builtin/internal/rootfs"
 	"github.com/demiurge/demiurge/builtin/internal/tool"
+	"github.com/demiurge/demiurge/builtin/internal/udiff"
 	"github.com/demiurge/demiurge/builtin/internal/workspace"
 	"github.com/demiurge/demiurge/effect"
 )
@@ -55,14 +57,45 @@ func runWriteFile(_ context.Context, c *pathCall[writeArgs]) (effect.Outcome, er
 	if !ok {
 		return out, nil
 	}
+	before, diffable := previousContent(root, t.Rel, len(content))
 	if err := c.pt.deps.writer.Write(root, t.Rel, []byte(content), mode); err != nil {
 		return tool.Invalid("write failed: %s: %s", t.Show, tool.IOReason(err)), nil
 	}
 	chars := utf8.RuneCountInString(content)
-	return tool.Succeeded(
-		fmt.Sprintf("wrote %d chars to %s", chars, t.Show),
-		map[string]any{"path": t.Show, "chars": chars},
-	), nil
+	data := map[string]any{"path": t.Show, "chars": chars}
+	if diffable {
+		// What the write changed, for the operator's tool card (the
+		// model sees the content line only).
+		data["diff"] = tool.TruncateText(udiff.Text(t.Show, before, content), tool.OutputChars)
+	}
+	return tool.Succeeded(fmt.Sprintf("wrote %d chars to %s", chars, t.Show), data), nil
+}
+
+// maxDiffBytes bounds the old and the new content write_file diffs; a
+// bigger write is reported without a diff.
+const maxDiffBytes = 1 << 20
+
+// previousContent is the file's content before a write of newLen bytes
+// ("" for a file that does not exist yet) and whether a diff of the two is
+// worth making: both within maxDiffBytes and the old one readable. It
+// never fails the write.
+func previousContent(root *os.Root, rel string, newLen int) (string, bool) {
+	if newLen > maxDiffBytes {
+		return "", false
+	}
+	f, err := root.Open(rel)
+	if os.IsNotExist(err) {
+		return "", true
+	}
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxDiffBytes+1))
+	if err != nil || len(data) > maxDiffBytes {
+		return "", false
+	}
+	return string(data), true
 }
 
 // prepareWrite checks that t can be written as a regular file and returns

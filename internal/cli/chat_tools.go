@@ -80,6 +80,9 @@ func (o *chatOut) endLine() {
 // when it ends (the whole line again if a question came in between); off a
 // terminal the line is written once, when the call ends.
 func (o *chatOut) toolCall(ev turn.ToolCallEvent) {
+	if ev.Phase == turn.ToolCallAwaitingApproval || ev.Phase == turn.ToolCallRunning {
+		return // the line shows a call's start and its end only
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	head := "· " + printable(ev.Name) + " " + shortArgs(ev.Arguments) + " …"

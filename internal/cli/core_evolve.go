@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -148,47 +147,16 @@ func printReview(streams IO, rv *corerepo.Review) {
 	for _, c := range rv.MCPChanges {
 		printf(streams, "mcp change: %s %s\n", c.Change, c.Path)
 		if c.Before != nil {
-			printf(streams, "  before: %s\n", mcpLine(c.Before))
+			printf(streams, "  before: %s\n", c.Before.Line())
 		}
 		if c.After != nil {
-			printf(streams, "  after:  %s\n", mcpLine(c.After))
+			printf(streams, "  after:  %s\n", c.After.Line())
 		}
 	}
 	if rv.ManualReviewRequired {
 		printf(streams, "manual review token: %s\n", rv.ReviewToken)
 	}
 	printf(streams, "report: %s\n", rv.ReportPath)
-}
-
-// mcpLine is the one-line secret-safe description of an MCP declaration:
-// what would run or be contacted, under which approval, with the names (never
-// the values) of its environment variables and headers.
-func mcpLine(m *coregate.MCPSummary) string {
-	if m.ParseError != "" {
-		return fmt.Sprintf("server %s: does not parse: %s", m.ServerID, m.ParseError)
-	}
-	parts := []string{fmt.Sprintf("server %s", m.ServerID), fmt.Sprintf("enabled=%t", m.Enabled), "transport=" + m.Transport}
-	if m.Command != "" {
-		parts = append(parts, "command="+strings.Join(append([]string{m.Command}, m.Args...), " "))
-	}
-	if m.Cwd != "" {
-		parts = append(parts, "cwd="+m.Cwd)
-	}
-	if m.URL != "" {
-		parts = append(parts, "url="+m.URL)
-	}
-	if len(m.EnvNames) > 0 {
-		parts = append(parts, "env="+strings.Join(m.EnvNames, ","))
-	}
-	if len(m.HeaderNames) > 0 {
-		parts = append(parts, "headers="+strings.Join(m.HeaderNames, ","))
-	}
-	for _, v := range m.HostVariables {
-		parts = append(parts, "host_variable=["+v.String()+"]")
-	}
-	parts = append(parts, "risk="+m.Risk, "approval="+m.ApprovalPolicy, "connect_approval="+m.EffectiveConnectApprovalPolicy,
-		"capabilities="+m.ConnectCapability+","+m.CallCapability)
-	return strings.Join(parts, " ")
 }
 
 func newEvolvePromoteCmd(g *globals, streams IO, asJSON *bool) *cobra.Command {

@@ -19,8 +19,9 @@ func Call(name string, args map[string]any) demiurge.ModelResponse {
 
 // scriptItem is one response of a fake provider script (--fake-script).
 type scriptItem struct {
-	Content   string       `json:"content,omitempty"`
-	ToolCalls []scriptCall `json:"tool_calls,omitempty"`
+	Content   string          `json:"content,omitempty"`
+	ToolCalls []scriptCall    `json:"tool_calls,omitempty"`
+	Usage     *demiurge.Usage `json:"usage,omitempty"`
 }
 
 type scriptCall struct {
@@ -38,6 +39,9 @@ func Script(tb testing.TB, responses ...demiurge.ModelResponse) string {
 	items := make([]scriptItem, 0, len(responses))
 	for _, r := range responses {
 		it := scriptItem{Content: r.Content}
+		if !r.Usage.IsZero() {
+			it.Usage = &r.Usage
+		}
 		for _, c := range r.ToolCalls {
 			it.ToolCalls = append(it.ToolCalls, scriptCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}

@@ -90,6 +90,10 @@ var layers = map[string]string{
 	"internal/demiurgetest":                     "test",
 	"mcp/internal/testserver":                   "test",
 	"mcp/internal/testserver/cmd/mcptestserver": "test",
+
+	// The terminal UI's slash commands: a front end over the Host, below
+	// the CLI that launches the UI.
+	"internal/tui/slash": "ui",
 }
 
 // allowed lists, per layer, the layers it may import. Engines do not
@@ -106,7 +110,8 @@ var allowed = map[string][]string{
 	"tools":       {"root", "pure", "util", "model", "engine", "adapter", "toolkit"},
 	"registry":    {"root", "pure", "util", "model", "engine", "adapter", "toolkit", "tools"},
 	"composition": {"root", "pure", "util", "model", "engine", "adapter", "tools", "registry"},
-	"cli":         {"root", "pure", "util", "model", "engine", "adapter", "tools", "registry", "composition"},
+	"ui":          {"root", "pure", "util", "model", "engine", "adapter", "tools", "registry", "composition"},
+	"cli":         {"root", "pure", "util", "model", "engine", "adapter", "tools", "registry", "composition", "ui"},
 	"bench":       {"root", "pure", "util", "model", "engine", "adapter", "tools", "registry", "composition"},
 	"main":        {"cli", "composition", "root", "adapter", "engine", "model", "util", "pure", "tools", "registry", "bench"},
 	"test":        {"root", "pure", "util", "model", "engine", "adapter", "toolkit", "tools", "registry", "composition", "cli"},

@@ -1,0 +1,20 @@
+package host
+
+import (
+	"context"
+
+	"github.com/demiurge/demiurge"
+)
+
+// SessionUsage is the provider usage of every turn of a session, summed
+// (zero for a session without turns or whose provider reports none). A
+// running turn counts the steps it has written so far.
+func (h *Host) SessionUsage(ctx context.Context, sessionID string) (demiurge.Usage, error) {
+	return h.store.SessionUsage(ctx, sessionID)
+}
+
+// TurnUsage is the provider usage of one turn; ENOTFOUND for an unknown
+// turn.
+func (h *Host) TurnUsage(ctx context.Context, turnID string) (demiurge.Usage, error) {
+	return h.store.TurnUsage(ctx, turnID)
+}

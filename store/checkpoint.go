@@ -1,0 +1,105 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// The log is checkpointed into the database off the commit path. SQLite's
+// own automatic checkpoint runs inside the commit that crosses its
+// threshold: that commit copies every page of the log into the database
+// and syncs both files, so every few turns one turn pays for all of them.
+// Here, every checkpointEvery commits wake a goroutine the DB owns, which
+// runs a PASSIVE checkpoint on a connection of its own: it copies what no
+// reader still needs, never waits for a lock and never blocks a writer or
+// a reader. The writer keeps SQLite's automatic checkpoint at
+// walBackstopPages as a backstop: for a process too short to wake the
+// checkpointer (a `demiurge run` exits within checkpointDelay), and for a
+// log that readers keep from being copied. The log outlives each process
+// (keeper.go) and the next one reads it back at open: a log of at most
+// 1 MiB keeps that under a millisecond.
+const (
+	checkpointEvery  = 4
+	checkpointDelay  = time.Second
+	walBackstopPages = 256
+)
+
+// checkpointer is the goroutine that checkpoints the log, and its
+// connection, opened on its first wake-up.
+type checkpointer struct {
+	path   string
+	opened time.Time
+	wake   chan struct{} // capacity 1: wake-ups coalesce while one runs
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu   sync.Mutex // guards conn
+	conn *sql.DB
+}
+
+func startCheckpointer(path string) *checkpointer {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &checkpointer{path: path, opened: time.Now(), wake: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
+	go c.run(ctx)
+	return c
+}
+
+// committed is called after each commit, with the number of commits so
+// far. Nothing wakes it in the first checkpointDelay after Open: a short
+// process (a `demiurge run`) would only interrupt the checkpoint at its
+// exit, and the backstop bounds what such processes leave in the log.
+func (c *checkpointer) committed(n int64) {
+	if n%checkpointEvery != 0 || time.Since(c.opened) < checkpointDelay {
+		return
+	}
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *checkpointer) run(ctx context.Context) {
+	defer close(c.done)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.wake:
+			// A failed checkpoint loses nothing: the log keeps every
+			// commit, and the next wake-up or the backstop copies it.
+			_ = c.checkpoint(ctx)
+		}
+	}
+}
+
+func (c *checkpointer) checkpoint(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn == nil {
+		conn, err := sql.Open("sqlite", dsn(c.path, fmt.Sprintf("_pragma=busy_timeout(%d)", 0)))
+		if err != nil {
+			return err
+		}
+		conn.SetMaxOpenConns(1)
+		c.conn = conn
+	}
+	_, err := c.conn.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+	return err
+}
+
+// close stops the goroutine (interrupting a checkpoint that runs) and
+// closes its connection. The keeper is still open, so closing this
+// connection leaves the log in place (keeper.go).
+func (c *checkpointer) close() error {
+	c.cancel()
+	<-c.done
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn == nil {
+		return nil
+	}
+	return c.conn.Close()
+}

@@ -1,0 +1,71 @@
+package store
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/demiurge/demiurge"
+)
+
+// filler is an event payload of a test: a block of text.
+type filler struct {
+	Text string `json:"text"`
+}
+
+func (filler) Type() string { return "test.filler" }
+
+// The log reaches the database file without any commit crossing SQLite's
+// automatic threshold: the checkpointer copies it in the background, and
+// Close stops it.
+func TestCheckpointerCopiesTheLogInTheBackground(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ckpt.sqlite3")
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			db.Close()
+		}
+	}()
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	before := size()
+	db.ckpt.opened = time.Now().Add(-checkpointDelay)
+	// Far fewer pages than walBackstopPages: only the checkpointer can
+	// move them into the database file.
+	for i := range 2 * checkpointEvery {
+		ev := demiurge.NewEvent("test", demiurge.NewID("t"), filler{Text: strings.Repeat("x", 6000)})
+		if _, err := db.Append(ctx, []demiurge.Event{ev}, "", nil); err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for size() <= before {
+		if time.Now().After(deadline) {
+			t.Fatalf("database file still %d bytes after %d commits: the log was not checkpointed", size(), 2*checkpointEvery)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c := db.ckpt
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	closed = true
+	select {
+	case <-c.done:
+	default:
+		t.Fatal("the checkpointer goroutine outlived Close")
+	}
+}
