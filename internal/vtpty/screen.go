@@ -19,8 +19,9 @@ type Screen struct {
 	// screen.
 	AltScreen bool
 	// Colored counts the cells drawn with a foreground or background
-	// colour of their own.
-	Colored int
+	// colour of their own; RowColored counts them per row.
+	Colored    int
+	RowColored []int
 	// At is when the newest output shown here was read from the terminal
 	// (zero before any output).
 	At time.Time
@@ -47,12 +48,14 @@ func (t *Term) snapshot() *Screen {
 	}
 	pos := t.emu.CursorPosition()
 	s.CursorX, s.CursorY = pos.X, pos.Y
+	s.RowColored = make([]int, t.rows)
 	for y := range t.rows {
 		for x := range t.cols {
 			if c := t.emu.CellAt(x, y); c != nil && (c.Style.Fg != nil || c.Style.Bg != nil) {
-				s.Colored++
+				s.RowColored[y]++
 			}
 		}
+		s.Colored += s.RowColored[y]
 	}
 	return s
 }

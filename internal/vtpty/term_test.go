@@ -45,8 +45,8 @@ func TestScreenShowsWhatTheProgramDraws(t *testing.T) {
 	if s.Lines[0] != "first line" || s.Lines[1] != "covered" || s.Lines[2] != "red" {
 		t.Fatalf("rows %q, want the second row overwritten:\n%s", s.Lines[:3], s)
 	}
-	if s.Colored != 3 {
-		t.Fatalf("%d coloured cells, want the 3 of \"red\":\n%s", s.Colored, s)
+	if s.Colored != 3 || s.RowColored[2] != 3 {
+		t.Fatalf("%d coloured cells (per row %v), want the 3 of \"red\" on row 2:\n%s", s.Colored, s.RowColored, s)
 	}
 	if len(s.Lines) != 6 || s.Cols != 40 {
 		t.Fatalf("screen %d×%d rows %d, want 40×6", s.Cols, s.Rows, len(s.Lines))
