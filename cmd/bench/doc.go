@@ -57,7 +57,8 @@
 //     composer's new text has reached the terminal; the keys come at
 //     moments spread over the frame clock's phases, as typing does. Idle
 //     CPU (target: < 1 % of a core): the same process's user and system
-//     time over a few seconds with nothing to do. Memory with a long
+//     time over a few seconds with nothing to do, with the bytes it drew
+//     meanwhile (a UI that redraws while idle shows there). Memory with a long
 //     session open (target: VmRSS ≤ 80 MiB): a session of 10,000 messages
 //     is seeded through the Host and the store and opened with `chat
 //     --session`; VmRSS and VmHWM are read once its newest message is on

@@ -34,7 +34,7 @@ func tuiRows(ctx context.Context, bin, dir string, c counts) ([]row, error) {
 	}
 	rows := timedRows(figKeystroke, k.Samples, tuibench.KeystrokeTarget)
 	return append(rows,
-		row{figure: figTUIIdle, value: fmt.Sprintf("%.2f %% over %s", k.IdleCPU, k.Idle), target: cpuTarget, verdict: check(k.IdleCPU < tuibench.IdleCPUTarget)},
+		row{figure: figTUIIdle, value: fmt.Sprintf("%.2f %% over %s, %d bytes drawn", k.IdleCPU, k.Idle, k.IdleOutput), target: cpuTarget, verdict: check(k.IdleCPU < tuibench.IdleCPUTarget)},
 		row{figure: figTUIMemory + ", VmRSS", value: fmt.Sprintf("%.1f MiB", m.RSS), target: rssTarget, verdict: check(m.RSS <= tuibench.RSSTarget)},
 		row{figure: figTUIMemory + ", peak (VmHWM)", value: fmt.Sprintf("%.1f MiB", m.HWM)},
 	), nil

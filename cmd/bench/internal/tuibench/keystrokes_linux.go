@@ -110,9 +110,11 @@ func MeasureKeystrokes(ctx context.Context, bin string, env []string, dir string
 		return k, err
 	}
 	k.Idle = idle
+	before := term.Screen().Bytes
 	if k.IdleCPU, err = idleCPU(ctx, term.Pid(), idle); err != nil {
 		return k, err
 	}
+	k.IdleOutput = term.Screen().Bytes - before
 	return k, nil
 }
 

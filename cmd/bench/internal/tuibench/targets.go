@@ -37,6 +37,9 @@ type Keystrokes struct {
 	// core.
 	IdleCPU float64
 	Idle    time.Duration
+	// IdleOutput is what the UI wrote to the terminal over Idle, in bytes:
+	// a UI that redraws while idle shows here.
+	IdleOutput int64
 }
 
 // Memory is the resident memory of the UI with the seeded session open,
