@@ -23,7 +23,9 @@ type counts struct {
 	coldWarm, runs  int // figure 2
 	batches         int // figure 3 (storebench.BenchBatchSize events each)
 	idle            time.Duration
-	only            []string // lower-case texts one of which a figure's name contains (none: all)
+	keys            int           // keystrokes of the terminal UI figure
+	tuiIdle         time.Duration // the terminal UI's idle CPU window
+	only            []string      // lower-case texts one of which a figure's name contains (none: all)
 }
 
 // selects reports whether -only asks for figure.
@@ -36,9 +38,9 @@ func (c counts) selects(figure string) bool {
 }
 
 func countsFor(short bool, n int) counts {
-	c := counts{turnWarm: 20, turns: 300, coldWarm: 3, runs: 40, batches: 200, idle: time.Second}
+	c := counts{turnWarm: 20, turns: 300, coldWarm: 3, runs: 40, batches: 200, idle: time.Second, keys: 200, tuiIdle: 5 * time.Second}
 	if short {
-		c = counts{turnWarm: 5, turns: 30, coldWarm: 1, runs: 8, batches: 20, idle: time.Second}
+		c = counts{turnWarm: 5, turns: 30, coldWarm: 1, runs: 8, batches: 20, idle: time.Second, keys: 40, tuiIdle: 3 * time.Second}
 	}
 	if n > 0 {
 		c.turns, c.runs, c.batches = n, n, n
@@ -118,6 +120,7 @@ func run(ctx context.Context, c counts, stdout, stderr io.Writer) int {
 		{figTaskThroughput, func() ([]row, error) { return taskRows(ctx, dir("tasks"), c) }},
 		{figCoreSave, func() ([]row, error) { return coreRepoRows(ctx, dir("corerepo")) }},
 		{figMCPDiscovery, func() ([]row, error) { return mcpRows(ctx, dir("mcp"), c) }},
+		{figKeystroke, withBinary(func(bin string) ([]row, error) { return tuiRows(ctx, bin, dir("tui"), c) })},
 	}
 	var rows []row
 	failed := false
