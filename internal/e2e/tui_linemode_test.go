@@ -10,14 +10,14 @@ import (
 	"github.com/demiurge/demiurge/internal/vtpty"
 )
 
-// The harness against the line-mode chat on a terminal: what the chat
+// The harness against the line-mode chat on a terminal (--line): what the chat
 // prints is on the emulated screen row by row, an approval answered with
 // "y" lets the write through, and Ctrl-D on the empty prompt ends the
 // chat with 0.
 func TestVTLineChatApprovesAndExits(t *testing.T) {
 	e := newEnv(t)
 	script := writeScript(e, "vt.txt", "through the emulator", "wrote vt.txt")
-	v := startTerm(t, e, 120, 40, nil, "chat", "--fake-script", script)
+	v := startTerm(t, e, 120, 40, nil, "chat", "--line", "--fake-script", script)
 	v.waitText("demiurge chat · core")
 	v.waitFor("the prompt", func(s *vtpty.Screen) bool { return s.Lines[s.CursorY] == ">" || s.Lines[s.CursorY] == "> " })
 	v.line("please write it")
