@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,6 +25,16 @@ type counts struct {
 	idle            time.Duration
 	keys            int           // keystrokes of the terminal UI figure
 	tuiIdle         time.Duration // the terminal UI's idle CPU window
+	only            []string      // lower-case texts one of which a figure's name contains (none: all)
+}
+
+// selects reports whether -only asks for figure.
+func (c counts) selects(figure string) bool {
+	if len(c.only) == 0 {
+		return true
+	}
+	name := strings.ToLower(figure)
+	return slices.ContainsFunc(c.only, func(s string) bool { return s != "" && strings.Contains(name, s) })
 }
 
 func countsFor(short bool, n int) counts {
@@ -40,15 +52,20 @@ func main() {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	short := fs.Bool("short", false, "small sample counts (for CI); the figures are informational")
 	n := fs.Int("n", 0, "samples of figures 1-3: turns, process runs, batches of 100 events (0: the mode's default)")
+	only := fs.String("only", "", "measure only the figures whose name contains one of these comma-separated texts (case-insensitive)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
 	if *n < 0 || fs.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./cmd/bench [-short] [-n N]")
+		fmt.Fprintln(os.Stderr, "usage: go run ./cmd/bench [-short] [-n N] [-only TEXT]")
 		os.Exit(2)
 	}
+	c := countsFor(*short, *n)
+	if *only != "" {
+		c.only = strings.Split(strings.ToLower(*only), ",")
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, countsFor(*short, *n), os.Stdout, os.Stderr)
+	code := run(ctx, c, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -108,6 +125,9 @@ func run(ctx context.Context, c counts, stdout, stderr io.Writer) int {
 	var rows []row
 	failed := false
 	for _, s := range steps {
+		if !c.selects(s.figure) {
+			continue
+		}
 		r, err := s.measure()
 		if err != nil {
 			failed = true

@@ -91,8 +91,9 @@ var layers = map[string]string{
 	"mcp/internal/testserver":                   "test",
 	"mcp/internal/testserver/cmd/mcptestserver": "test",
 
-	// The terminal UI's slash commands: a front end over the Host, below
-	// the CLI that launches the UI.
+	// The terminal UI and its slash commands: front ends over the Host,
+	// below the CLI that launches the UI.
+	"internal/tui":       "ui",
 	"internal/tui/slash": "ui",
 }
 
@@ -124,10 +125,11 @@ var exceptions = map[[2]string]string{
 	{"corerepo", "gitrepo"}: "the core repository's workflows keep every revision in its git storage, which is theirs alone",
 	{"corerepo", "coregate"}: "the core repository's workflows run the gates and the security review on every save and review; " +
 		"the gates know nothing of the workflows",
-	{"turn", "effect"}:       "a turn runs the model ⇄ tools loop over the effect runtime's per-turn catalog (TurnContext, Catalog, Secrets)",
-	{"delegation", "effect"}: "delegate_task is an effect adapter: it answers effect's Invocation with an Outcome under the parent's ToolPolicy",
-	{"process", "sandbox"}:   "every command the process manager starts may run inside the OS sandbox",
-	{"slot", "starlark"}:     "the slot runtime is the slot ABI over the Starlark interpreter; authored code reaches nothing else",
+	{"turn", "effect"}:                     "a turn runs the model ⇄ tools loop over the effect runtime's per-turn catalog (TurnContext, Catalog, Secrets)",
+	{"delegation", "effect"}:               "delegate_task is an effect adapter: it answers effect's Invocation with an Outcome under the parent's ToolPolicy",
+	{"process", "sandbox"}:                 "every command the process manager starts may run inside the OS sandbox",
+	{"internal/tui", "internal/tui/slash"}: "the terminal UI renders the slash commands' outcomes and is their Env; the commands know nothing of the drawing",
+	{"slot", "starlark"}:                   "the slot runtime is the slot ABI over the Starlark interpreter; authored code reaches nothing else",
 	{"mcp/internal/testserver/cmd/mcptestserver", "mcp/internal/testserver"}: "the MCP test server's command runs the test server",
 }
 
