@@ -56,14 +56,17 @@ var layers = map[string]string{
 	"builtin/evolve":      "tools",
 	"builtin/schedules":   "tools",
 	"authored":            "tools",
-	"mcp":                 "tools",
-	"host":                "composition",
-	"internal/cli":        "cli",
-	"cmd/demiurge":        "main",
-	"cmd/bench":           "main",
-	"internal/deps":       "test",
-	"internal/e2e":        "test",
-	"internal/testutil":   "test",
+	// The out-of-process runner of authored Python: it drives the process
+	// manager and the sandbox and serves the ctx built-ins of package starlark.
+	"pyworker":          "tools",
+	"mcp":               "tools",
+	"host":              "composition",
+	"internal/cli":      "cli",
+	"cmd/demiurge":      "main",
+	"cmd/bench":         "main",
+	"internal/deps":     "test",
+	"internal/e2e":      "test",
+	"internal/testutil": "test",
 
 	// The bench driver's measurements of single packages: they wire what
 	// they measure like the composition root does.
