@@ -26,36 +26,39 @@ var layers = map[string]string{
 	"internal/yamlx":      "util",
 	"internal/filelock":   "util",
 	"internal/atomicfile": "util",
-	"core":                "model",
-	"store":               "adapter",
-	"provider":            "adapter",
-	"starlark":            "adapter",
-	"process":             "adapter",
-	"sandbox":             "adapter",
-	"gitrepo":             "adapter",
-	"session":             "engine",
-	"turn":                "engine",
-	"effect":              "engine",
-	"slot":                "engine",
-	"delivery":            "engine",
-	"controlplane":        "engine",
-	"corerepo":            "engine",
-	"coregate":            "engine",
-	"schedule":            "engine",
-	"delegation":          "engine",
-	"builtin":             "registry", // assembles the builtin toolsets
-	"builtin/files":       "tools",
-	"builtin/terminal":    "tools",
-	"builtin/web":         "tools",
-	"builtin/skills":      "tools",
-	"builtin/todo":        "tools",
-	"builtin/dialog":      "tools",
-	"builtin/sessions":    "tools",
-	"builtin/tasks":       "tools",
-	"builtin/delegate":    "tools",
-	"builtin/evolve":      "tools",
-	"builtin/schedules":   "tools",
-	"authored":            "tools",
+	// A program on a pseudo-terminal read through a VT emulator, for the
+	// terminal UI's end-to-end tests and the bench driver's terminal figures.
+	"internal/vtpty":    "util",
+	"core":              "model",
+	"store":             "adapter",
+	"provider":          "adapter",
+	"starlark":          "adapter",
+	"process":           "adapter",
+	"sandbox":           "adapter",
+	"gitrepo":           "adapter",
+	"session":           "engine",
+	"turn":              "engine",
+	"effect":            "engine",
+	"slot":              "engine",
+	"delivery":          "engine",
+	"controlplane":      "engine",
+	"corerepo":          "engine",
+	"coregate":          "engine",
+	"schedule":          "engine",
+	"delegation":        "engine",
+	"builtin":           "registry", // assembles the builtin toolsets
+	"builtin/files":     "tools",
+	"builtin/terminal":  "tools",
+	"builtin/web":       "tools",
+	"builtin/skills":    "tools",
+	"builtin/todo":      "tools",
+	"builtin/dialog":    "tools",
+	"builtin/sessions":  "tools",
+	"builtin/tasks":     "tools",
+	"builtin/delegate":  "tools",
+	"builtin/evolve":    "tools",
+	"builtin/schedules": "tools",
+	"authored":          "tools",
 	// The out-of-process runner of authored Python: it drives the process
 	// manager and the sandbox and serves the ctx built-ins of package starlark.
 	"pyworker":          "tools",
@@ -75,6 +78,7 @@ var layers = map[string]string{
 	"cmd/bench/internal/procbench":  "bench",
 	"cmd/bench/internal/storebench": "bench",
 	"cmd/bench/internal/taskbench":  "bench",
+	"cmd/bench/internal/tuibench":   "bench",
 
 	// What several builtin toolsets share: argument and result helpers,
 	// the workspace sandbox, safe file I/O under a root, bounded text
@@ -90,8 +94,9 @@ var layers = map[string]string{
 	"mcp/internal/testserver":                   "test",
 	"mcp/internal/testserver/cmd/mcptestserver": "test",
 
-	// The terminal UI's slash commands: a front end over the Host, below
-	// the CLI that launches the UI.
+	// The terminal UI and its slash commands: front ends over the Host,
+	// below the CLI that launches the UI.
+	"internal/tui":       "ui",
 	"internal/tui/slash": "ui",
 }
 
@@ -123,10 +128,11 @@ var exceptions = map[[2]string]string{
 	{"corerepo", "gitrepo"}: "the core repository's workflows keep every revision in its git storage, which is theirs alone",
 	{"corerepo", "coregate"}: "the core repository's workflows run the gates and the security review on every save and review; " +
 		"the gates know nothing of the workflows",
-	{"turn", "effect"}:       "a turn runs the model ⇄ tools loop over the effect runtime's per-turn catalog (TurnContext, Catalog, Secrets)",
-	{"delegation", "effect"}: "delegate_task is an effect adapter: it answers effect's Invocation with an Outcome under the parent's ToolPolicy",
-	{"process", "sandbox"}:   "every command the process manager starts may run inside the OS sandbox",
-	{"slot", "starlark"}:     "the slot runtime is the slot ABI over the Starlark interpreter; authored code reaches nothing else",
+	{"turn", "effect"}:                     "a turn runs the model ⇄ tools loop over the effect runtime's per-turn catalog (TurnContext, Catalog, Secrets)",
+	{"delegation", "effect"}:               "delegate_task is an effect adapter: it answers effect's Invocation with an Outcome under the parent's ToolPolicy",
+	{"process", "sandbox"}:                 "every command the process manager starts may run inside the OS sandbox",
+	{"internal/tui", "internal/tui/slash"}: "the terminal UI renders the slash commands' outcomes and is their Env; the commands know nothing of the drawing",
+	{"slot", "starlark"}:                   "the slot runtime is the slot ABI over the Starlark interpreter; authored code reaches nothing else",
 	{"mcp/internal/testserver/cmd/mcptestserver", "mcp/internal/testserver"}: "the MCP test server's command runs the test server",
 }
 
