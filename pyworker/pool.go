@@ -259,3 +259,39 @@ func invocation(call starlark.ForeignCall) (invokeParams, error) {
 		Args: call.Args,
 	}, nil
 }
+
+// ProbeReport is what Probe found: the interpreter, the version it
+// reported and whether a worker started in the sandbox.
+type ProbeReport struct {
+	Interpreter string `json:"interpreter"`
+	Version     string `json:"version,omitempty"`
+	Started     bool   `json:"worker_started"`
+	Error       string `json:"error,omitempty"`
+}
+
+// Probe starts a worker as a call would (sandboxed, no network), reads its
+// ready line and stops it.
+func (p *Pool) Probe(ctx context.Context) ProbeReport {
+	rep := ProbeReport{Interpreter: cmpOr(p.opts.Python, DefaultPython)}
+	abs, err := p.interpreter()
+	if err != nil {
+		rep.Error = demiurge.ErrorMessage(err)
+		return rep
+	}
+	rep.Interpreter = abs
+	w, err := p.startWorker(ctx, "doctor", "doctor", false)
+	if err != nil {
+		rep.Error = demiurge.ErrorMessage(err)
+		return rep
+	}
+	rep.Version, rep.Started = w.python, true
+	w.stop()
+	return rep
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
