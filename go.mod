@@ -86,3 +86,5 @@ require (
 // The metaschemas are compiled on first use, not at package init
 // (third_party/jsonschema/README.md).
 replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema
+
+replace github.com/alecthomas/chroma/v2 => ./third_party/chroma
