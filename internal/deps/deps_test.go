@@ -59,6 +59,9 @@ var layers = map[string]string{
 	"builtin/evolve":    "tools",
 	"builtin/schedules": "tools",
 	"authored":          "tools",
+	// The out-of-process runner of authored Python: it drives the process
+	// manager and the sandbox and serves the ctx built-ins of package starlark.
+	"pyworker":          "tools",
 	"mcp":               "tools",
 	"host":              "composition",
 	"internal/cli":      "cli",
