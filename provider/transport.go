@@ -141,6 +141,9 @@ func (c *client) attempt(ctx context.Context, body []byte, stream bool, handle f
 			return c.contextError(ctx, actx), false, -1
 		}
 		code, retry := statusCode(resp.StatusCode)
+		if code == demiurge.EINVALID && contextLengthError(raw) {
+			code = demiurge.ECONTEXTOVERFLOW
+		}
 		text := excerpt(errorMessage(raw), c.key.Reveal(), maxExcerpt)
 		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 			text = "unexpected redirect (redirects are not followed)"
