@@ -35,6 +35,9 @@ type windowServer struct {
 	cacheKeys map[string]bool
 	marked    int // requests that carried prompt-cache breakpoints
 	noLimit   int // requests without an output limit
+	// held, when set, receives each compaction request, which is then
+	// answered only once its client is gone (a crash test's child).
+	held chan struct{}
 }
 
 // wireMessage is a request message of either protocol, reduced to what
@@ -103,6 +106,11 @@ func (s *windowServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if summary && s.held != nil {
+		s.held <- struct{}{}
+		<-r.Context().Done()
+		return
+	}
 	last := msgs[len(msgs)-1]
 	switch {
 	case summary:
