@@ -174,3 +174,5 @@ func TestPrepareBoundsTheRequest(t *testing.T) {
 		t.Fatalf("err %v, want context_overflow saying by how much", err)
 	}
 }
+
+func coreModel() core.ModelConfig { return core.ModelConfig{} }

@@ -1,7 +1,7 @@
 package turn
 
 import (
-	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/demiurge/demiurge"
@@ -147,5 +147,9 @@ func (c *countCache) put(key string, n int) {
 }
 
 func countKey(counter tokens.Counter, id string, textLen int, stub bool) string {
-	return fmt.Sprintf("%s\x00%s\x00%d\x00%t", counter.Name(), id, textLen, stub)
+	kind := "\x00m\x00"
+	if stub {
+		kind = "\x00s\x00"
+	}
+	return counter.Name() + "\x00" + id + kind + strconv.Itoa(textLen)
 }
