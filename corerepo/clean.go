@@ -2,6 +2,7 @@ package corerepo
 
 import (
 	"sync"
+	"time"
 
 	"github.com/demiurge/demiurge/gitrepo"
 )
@@ -13,18 +14,19 @@ import (
 // agent's edit, a save, a switch by another process on this machine) ends
 // it, and the next EnsureSaved scans again.
 //
-// The watch is armed from the armAfter-th call on: releasing an inotify
-// instance costs the kernel milliseconds, more than the few scans of a
-// process that loads a core once (a `demiurge run`) would save.
+// The watch is armed only once the Repo has been open for armDelay:
+// releasing an inotify instance costs the kernel milliseconds (at Close or
+// at the process's exit), more than the few scans of a short process (a
+// `demiurge run`) would save.
 type cleanCache struct {
 	mu     sync.Mutex // serializes EnsureSaved; guards the fields below
+	opened time.Time  // when the Repo was made
 	watch  *gitrepo.Watch
 	rev    string // "" when not known clean
-	calls  int    // EnsureSaved calls so far
 	closed bool   // by Close: nothing is watched any more
 }
 
-const armAfter = 3
+const armDelay = time.Second
 
 // get returns the remembered revision while the watch is quiet.
 func (c *cleanCache) get() (string, bool) {
@@ -38,8 +40,7 @@ func (c *cleanCache) get() (string, bool) {
 // arm (re)arms the watch over g and reports whether it is armed; without
 // it, nothing is remembered and every call scans.
 func (c *cleanCache) arm(g *gitrepo.Repo) bool {
-	c.calls++
-	if c.closed || c.calls < armAfter {
+	if c.closed || time.Since(c.opened) < armDelay {
 		return false
 	}
 	if c.watch == nil {

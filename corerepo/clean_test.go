@@ -3,7 +3,22 @@ package corerepo
 import (
 	"context"
 	"testing"
+	"time"
 )
+
+// A Repo younger than armDelay never arms its watch: a short process pays
+// nothing for it at exit.
+func TestEnsureSavedDoesNotWatchInAShortProcess(t *testing.T) {
+	_, r := newHome(t)
+	for range 3 {
+		if _, err := r.EnsureSaved(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r.clean.watch != nil || r.clean.rev != "" {
+		t.Fatal("a Repo open for less than armDelay armed its watch")
+	}
+}
 
 // EnsureSaved answers from its clean cache only while nothing changed: an
 // edit after a cached answer is saved by the next call, and a change made
@@ -11,11 +26,12 @@ import (
 func TestEnsureSavedCacheEndsWithAnyChange(t *testing.T) {
 	ctx := context.Background()
 	p, r := newHome(t)
+	r.clean.opened = time.Now().Add(-armDelay)
 	first, err := r.EnsureSaved(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range armAfter + 1 {
+	for range 3 {
 		if rev, err := r.EnsureSaved(ctx); err != nil || rev != first {
 			t.Fatalf("EnsureSaved = %q, %v; want the unchanged %q", rev, err, first)
 		}
@@ -41,6 +57,7 @@ func TestEnsureSavedCacheEndsWithAnyChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = other.Close() })
+	other.clean.opened = time.Now().Add(-armDelay)
 	writeFile(t, p.Agents, "assistant/agent/skills/notes/SKILL.md", "---\nname: notes\ndescription: keep notes\n---\nKeep short notes.\n")
 	byOther, err := other.EnsureSaved(ctx)
 	if err != nil || byOther == edited {
@@ -56,6 +73,7 @@ func TestEnsureSavedCacheEndsWithAnyChange(t *testing.T) {
 func TestEnsureSavedAfterClose(t *testing.T) {
 	ctx := context.Background()
 	p, r := newHome(t)
+	r.clean.opened = time.Now().Add(-armDelay)
 	rev, err := r.EnsureSaved(ctx)
 	if err != nil {
 		t.Fatal(err)

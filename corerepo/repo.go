@@ -58,7 +58,7 @@ func Open(paths Paths, opts Options) (*Repo, error) {
 }
 
 func newRepo(paths Paths, opts Options) *Repo {
-	r := &Repo{paths: paths, now: opts.Now, onSwitch: opts.OnSwitch}
+	r := &Repo{paths: paths, now: opts.Now, onSwitch: opts.OnSwitch, clean: cleanCache{opened: time.Now()}}
 	if r.now == nil {
 		r.now = time.Now
 	}

@@ -49,12 +49,27 @@
 //     "hello" and sat idle for a second, VmRSS is read from
 //     /proc/<pid>/status. Then stdin is closed and the process must exit 0.
 //     Outside Linux the figure is reported as n/a.
+//  5. The terminal UI, through a pseudo-terminal read by a VT emulator
+//     (internal/tuibench). Keystroke to frame (target: median ≤ 16 ms):
+//     `demiurge chat` on a 100×30 terminal answers one message with a
+//     10,000-line reply, then each sample types a character into the
+//     composer or deletes one and lasts until the output that shows the
+//     composer's new text has reached the terminal; the keys come at
+//     moments spread over the frame clock's phases, as typing does. Idle
+//     CPU (target: < 1 % of a core): the same process's user and system
+//     time over a few seconds with nothing to do, with the bytes it drew
+//     meanwhile (a UI that redraws while idle shows there). Memory with a long
+//     session open (target: VmRSS ≤ 80 MiB): a session of 10,000 messages
+//     is seeded through the Host and the store and opened with `chat
+//     --session`; VmRSS and VmHWM are read once its newest message is on
+//     the screen. Outside Linux the figures are reported as n/a.
 //
 // # Measurements
 //
 // The figures of single packages are measured by the driver's own
 // packages, each with its Go benchmarks and smoke tests: internal/corebench
-// (core repository saves and reviews), internal/storebench (Append against
+// (core repository saves and reviews), internal/tuibench (the terminal
+// UI), internal/storebench (Append against
 // raw inserts), internal/taskbench (task worker throughput, completion
 // latency, bounded task logs), internal/procbench (output drain, kill
 // latency, spawn, output discovery) and internal/mcpbench (MCP discovery

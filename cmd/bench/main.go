@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -21,12 +23,24 @@ type counts struct {
 	coldWarm, runs  int // figure 2
 	batches         int // figure 3 (storebench.BenchBatchSize events each)
 	idle            time.Duration
+	keys            int           // keystrokes of the terminal UI figure
+	tuiIdle         time.Duration // the terminal UI's idle CPU window
+	only            []string      // lower-case texts one of which a figure's name contains (none: all)
+}
+
+// selects reports whether -only asks for figure.
+func (c counts) selects(figure string) bool {
+	if len(c.only) == 0 {
+		return true
+	}
+	name := strings.ToLower(figure)
+	return slices.ContainsFunc(c.only, func(s string) bool { return s != "" && strings.Contains(name, s) })
 }
 
 func countsFor(short bool, n int) counts {
-	c := counts{turnWarm: 20, turns: 300, coldWarm: 3, runs: 40, batches: 200, idle: time.Second}
+	c := counts{turnWarm: 20, turns: 300, coldWarm: 3, runs: 40, batches: 200, idle: time.Second, keys: 200, tuiIdle: 5 * time.Second}
 	if short {
-		c = counts{turnWarm: 5, turns: 30, coldWarm: 1, runs: 8, batches: 20, idle: time.Second}
+		c = counts{turnWarm: 5, turns: 30, coldWarm: 1, runs: 8, batches: 20, idle: time.Second, keys: 40, tuiIdle: 3 * time.Second}
 	}
 	if n > 0 {
 		c.turns, c.runs, c.batches = n, n, n
@@ -38,15 +52,20 @@ func main() {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	short := fs.Bool("short", false, "small sample counts (for CI); the figures are informational")
 	n := fs.Int("n", 0, "samples of figures 1-3: turns, process runs, batches of 100 events (0: the mode's default)")
+	only := fs.String("only", "", "measure only the figures whose name contains one of these comma-separated texts (case-insensitive)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
 	if *n < 0 || fs.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./cmd/bench [-short] [-n N]")
+		fmt.Fprintln(os.Stderr, "usage: go run ./cmd/bench [-short] [-n N] [-only TEXT]")
 		os.Exit(2)
 	}
+	c := countsFor(*short, *n)
+	if *only != "" {
+		c.only = strings.Split(strings.ToLower(*only), ",")
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, countsFor(*short, *n), os.Stdout, os.Stderr)
+	code := run(ctx, c, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -101,10 +120,14 @@ func run(ctx context.Context, c counts, stdout, stderr io.Writer) int {
 		{figTaskThroughput, func() ([]row, error) { return taskRows(ctx, dir("tasks"), c) }},
 		{figCoreSave, func() ([]row, error) { return coreRepoRows(ctx, dir("corerepo")) }},
 		{figMCPDiscovery, func() ([]row, error) { return mcpRows(ctx, dir("mcp"), c) }},
+		{figKeystroke, withBinary(func(bin string) ([]row, error) { return tuiRows(ctx, bin, dir("tui"), c) })},
 	}
 	var rows []row
 	failed := false
 	for _, s := range steps {
+		if !c.selects(s.figure) {
+			continue
+		}
 		r, err := s.measure()
 		if err != nil {
 			failed = true

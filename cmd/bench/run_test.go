@@ -16,7 +16,7 @@ func TestRunMeasuresEveryFigure(t *testing.T) {
 		t.Skip("builds the binary and starts processes")
 	}
 	var out, errb bytes.Buffer
-	c := counts{turnWarm: 1, turns: 3, coldWarm: 1, runs: 2, batches: 2, idle: 100 * time.Millisecond}
+	c := counts{turnWarm: 1, turns: 3, coldWarm: 1, runs: 2, batches: 2, idle: 100 * time.Millisecond, keys: 4, tuiIdle: 500 * time.Millisecond}
 	if code := run(context.Background(), c, &out, &errb); code != 0 {
 		t.Fatalf("run exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	}
@@ -24,7 +24,7 @@ func TestRunMeasuresEveryFigure(t *testing.T) {
 	for _, fig := range []string{figTurn + ", median", figCold + ", median", figAppend + ", ratio", figMemory + ", VmRSS",
 		figCatalog + ", median", figDispatch + ", median", figReadFile + ", median", figReadFile + ", peak RSS growth", figSearch + ", peak RSS growth",
 		figDrain + ", ratio to cat", figKill + ", median", figSpawn + ", sandboxed − unsandboxed median", figURL + ", median",
-		figRedact + ", ratio to cat"} {
+		figRedact + ", ratio to cat", figKeystroke + ", median", figTUIIdle, figTUIMemory + ", VmRSS"} {
 		line := ""
 		for _, l := range strings.Split(table, "\n") {
 			if strings.HasPrefix(l, "| "+fig+" |") {
@@ -54,7 +54,7 @@ func TestRunFailsOnCancelledContext(t *testing.T) {
 	if code := run(ctx, countsFor(true, 1), &out, &errb); code != 1 {
 		t.Fatalf("run exit %d, want 1\nstdout:\n%s", code, out.String())
 	}
-	if got := strings.Count(out.String(), "| FAIL |"); got != 15 {
-		t.Fatalf("%d FAIL rows, want one per figure (15):\n%s", got, out.String())
+	if got := strings.Count(out.String(), "| FAIL |"); got != 16 {
+		t.Fatalf("%d FAIL rows, want one per figure (16):\n%s", got, out.String())
 	}
 }

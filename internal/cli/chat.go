@@ -22,6 +22,7 @@ type chatFlags struct {
 	workspace  string
 	session    string
 	approve    string
+	line       bool
 }
 
 func newChatCmd(g *globals, streams IO) *cobra.Command {
@@ -41,6 +42,7 @@ func newChatCmd(g *globals, streams IO) *cobra.Command {
 	fl.StringVar(&f.workspace, "workspace", "", "workspace directory (env DEMIURGE_WORKSPACE, default the current directory)")
 	fl.StringVar(&f.session, "session", "", "resume this session")
 	fl.StringVar(&f.approve, "approve", "", "approvals: ask, deny or all (default ask on a terminal, deny otherwise)")
+	fl.BoolVar(&f.line, "line", false, "line mode even on a terminal (the terminal UI is the default there)")
 	return cmd
 }
 
@@ -66,6 +68,9 @@ type chat struct {
 // terminal the default is to ask every approval; off one it is deny
 // (the CLI contract), and --approve ask reads each answer as the next input line.
 func runChat(ctx context.Context, g *globals, streams IO, f chatFlags) error {
+	if wantsTUI(streams, f) {
+		return runTUI(ctx, g, streams, f)
+	}
 	workspace, err := g.workspace(f.workspace)
 	if err != nil {
 		return err

@@ -161,7 +161,7 @@ func TestChatPTYAllowOnce(t *testing.T) {
 		`{"tool_calls":[{"id":"c1","name":"write_file","arguments":{"path":"notes.txt","content":"hello pty"}}]},{"content":"wrote it"},`+
 		`{"tool_calls":[{"id":"c2","name":"write_file","arguments":{"path":"notes.txt","content":"again"}}]},{"content":"wrote again"},`+
 		`{"tool_calls":[{"id":"c3","name":"write_file","arguments":{"path":"notes.txt","content":"third"}}]},{"content":"wrote third"}]`)
-	p := startPTY(t, e, "chat", "--fake-script", script)
+	p := startPTY(t, e, "chat", "--line", "--fake-script", script)
 	p.expect("> ")
 	p.typeLine("please write the note")
 	q := p.expect("[y] allow once  [a] allow for this session  [n] deny")
@@ -204,7 +204,7 @@ func TestChatPTYAllowOnce(t *testing.T) {
 // goes on to its reply. Ctrl-D at the prompt then ends the chat cleanly.
 func TestChatPTYDeny(t *testing.T) {
 	e := newEnv(t)
-	p := startPTY(t, e, "chat", "--approve", "ask", "--fake-script", writeScript(e, "denied.txt", "no", "after the denial"))
+	p := startPTY(t, e, "chat", "--line", "--approve", "ask", "--fake-script", writeScript(e, "denied.txt", "no", "after the denial"))
 	p.expect("> ")
 	p.typeLine("write it")
 	p.expect("[n] deny")
@@ -229,7 +229,7 @@ func TestChatPTYDeny(t *testing.T) {
 // hanging or approving.
 func TestChatPTYEndOfInputDenies(t *testing.T) {
 	e := newEnv(t)
-	p := startPTY(t, e, "chat", "--fake-script", writeScript(e, "eof.txt", "no", "finished anyway"))
+	p := startPTY(t, e, "chat", "--line", "--fake-script", writeScript(e, "eof.txt", "no", "finished anyway"))
 	p.expect("> ")
 	p.typeLine("write it")
 	p.expect("[n] deny")
