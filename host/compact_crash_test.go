@@ -55,7 +55,10 @@ func TestCompactionSurvivesSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s.held = make(chan struct{}, 1)
+	held := make(chan struct{}, 1)
+	s.mu.Lock()
+	s.held = held
+	s.mu.Unlock()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCompactionSurvivesSIGKILL$", "-test.count=1")
 	cmd.Env = append(os.Environ(), compactChildHome+"="+home, compactChildSession+"="+sessionID)
 	var out strings.Builder
@@ -66,7 +69,7 @@ func TestCompactionSurvivesSIGKILL(t *testing.T) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	select {
-	case <-s.held: // the child is inside its summarising request
+	case <-held: // the child is inside its summarising request
 	case err := <-exited:
 		t.Fatalf("the child ended (%v) before asking for a summary:\n%s", err, out.String())
 	case <-time.After(2 * time.Minute):
@@ -81,7 +84,9 @@ func TestCompactionSurvivesSIGKILL(t *testing.T) {
 	if err := <-exited; !errors.As(err, &exit) {
 		t.Fatalf("child: %v, want killed", err)
 	}
+	s.mu.Lock()
 	s.held = nil
+	s.mu.Unlock()
 
 	h2, err := host.Open(ctx, host.Options{Home: home})
 	if err != nil {

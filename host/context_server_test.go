@@ -106,8 +106,11 @@ func (s *windowServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if summary && s.held != nil {
-		s.held <- struct{}{}
+	s.mu.Lock()
+	held := s.held
+	s.mu.Unlock()
+	if summary && held != nil {
+		held <- struct{}{}
 		<-r.Context().Done()
 		return
 	}

@@ -15,8 +15,15 @@ import (
 )
 
 // longSessionTurns is the length of the long-session tests: 300 turns,
-// each reading a 20 KiB file.
-const longSessionTurns = 300
+// each reading a 20 KiB file; under the race detector, which slows the
+// tokenizers on both ends about tenfold, 60 (still a dozen compactions).
+var longSessionTurns = 300
+
+func init() {
+	if raceEnabled {
+		longSessionTurns = 60
+	}
+}
 
 // openWindowed opens a Host whose default provider is the loopback
 // server, through a custom profile with the server's window.
@@ -145,7 +152,7 @@ func longSession(t *testing.T, s *windowServer, h *host.Host, ws, model string) 
 		t.Fatalf("%d compaction summaries in the transcript, want several", summaries)
 	}
 	u, steps, err := h.SessionUsageSteps(ctx, sessionID)
-	if err != nil || steps != 2*longSessionTurns || u.InputTokens == 0 || u.CachedTokens == 0 && !s.anthropic {
+	if err != nil || steps != int64(2*longSessionTurns) || u.InputTokens == 0 || u.CachedTokens == 0 && !s.anthropic {
 		t.Fatalf("session usage %+v over %d steps (%v)", u, steps, err)
 	}
 	t.Logf("%d requests, %d summaries, largest prompt %d of %d", s.requests, s.summaries, s.maxPrompt, s.window)
