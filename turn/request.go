@@ -98,8 +98,10 @@ type Result struct {
 	ToolCalls    []ToolCallSummary
 	Deliveries   []DeliverySummary
 	// Usage is the provider usage of the turn's model steps (zero when the
-	// provider reported none).
+	// provider reported none); Steps is the number of model calls the
+	// turn made (compaction requests not included).
 	Usage demiurge.Usage
+	Steps int
 }
 
 // ToolCallSummary is one tool call of the turn, as the model saw its result.
