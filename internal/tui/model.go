@@ -21,6 +21,7 @@ type Model struct {
 
 	tr       transcript
 	comp     composer
+	sugg     suggestPanel
 	display  toolDisplay
 	busyMode string // interrupt or queue
 
