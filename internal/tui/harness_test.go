@@ -35,6 +35,7 @@ func (f *fakeEngine) startTurn(s turnSpec)  { f.started = append(f.started, s) }
 func (f *fakeEngine) cancelTurn(seq int)    { f.cancelled = append(f.cancelled, seq) }
 func (f *fakeEngine) command(line string)   { f.commands = append(f.commands, line) }
 func (f *fakeEngine) loadHistory(id string) { f.histories = append(f.histories, id) }
+func (f *fakeEngine) loadConversation()     { f.histories = append(f.histories, "") }
 func (f *fakeEngine) refresh(string)        {}
 func (f *fakeEngine) watch(id string)       { f.watched = append(f.watched, id) }
 func (f *fakeEngine) forget(id string)      { f.forgotten = append(f.forgotten, id) }
