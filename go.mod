@@ -86,3 +86,7 @@ require (
 // The metaschemas are compiled on first use, not at package init
 // (third_party/jsonschema/README.md).
 replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema
+
+// Lexers are loaded on first use, not at package init, and trimmed
+// (third_party/chroma/README.md).
+replace github.com/alecthomas/chroma/v2 => ./third_party/chroma

@@ -32,7 +32,8 @@ type SlotSpec struct {
 	Phase            string // PhaseBootstrap, PhaseInput, PhaseOutput ("" = the phase being run)
 	Lane             string // LaneSerial or LaneParallel ("" = serial); bootstrap is serial only
 	RelPath          string // core-relative slot path, e.g. "agent/input/base_input"; the capability subject
-	ModulePath       string // absolute path of module.star; names the module in errors
+	ModulePath       string // absolute path of module.star (or module.py, run by the Python worker); names the module in errors
+	CoreDir          string // absolute core directory; a Python module's imports are read beneath it
 	Source           []byte // module source; nil = read ModulePath at each invocation
 	Function         string // entry function ("" = "process")
 	FailurePolicy    string // FailSoft or FailHard ("" = soft)

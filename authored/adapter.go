@@ -31,6 +31,7 @@ type adapter struct {
 	declared   policy.Grants // the tool's own capabilities list, at relPath
 	gate       policy.Grants // core defaults and capabilities.slots[relPath]; no component grants
 	rt         *starlark.Runtime
+	python     bool // module.py: runs on opts.Python
 	opts       Options
 }
 
@@ -41,7 +42,7 @@ var _ effect.Adapter = (*adapter)(nil)
 // its module read and loaded, when the call runs (see the package doc for
 // the outcomes), and it asks the default approval question.
 func (a *adapter) Prepare(_ context.Context, inv effect.Invocation) (effect.Call, *effect.Outcome) {
-	c := &call{a: a, turn: inv.Turn}
+	c := &call{a: a, turn: inv.Turn, raw: inv.Args}
 	c.args, c.argsErr = starlark.ToStarlark(integralNumbers(inv.Args))
 	if c.argsErr == nil {
 		c.args.Freeze()
@@ -54,7 +55,8 @@ type call struct {
 	a       *adapter
 	turn    effect.TurnContext
 	args    sl.Value
-	argsErr error // the arguments are not JSON-compatible
+	argsErr error          // the arguments are not JSON-compatible
+	raw     map[string]any // the arguments as the call gave them
 }
 
 func (c *call) ApprovalFacts() effect.ApprovalFacts { return effect.ApprovalFacts{} }
@@ -63,14 +65,17 @@ func (c *call) ApprovalFacts() effect.ApprovalFacts { return effect.ApprovalFact
 // execute(ctx, args).
 func (c *call) Run(ctx context.Context) (effect.Outcome, error) {
 	a := c.a
-	if a.rt == nil {
-		return effect.Outcome{}, demiurge.Errorf(demiurge.EINTERNAL, "authored tool %s has no Starlark runtime", a.name)
-	}
 	if a.capability != "" && !(c.turn.Grants.Can(a.capability, a.relPath) && a.gate.Can(a.capability, a.relPath)) {
 		return effect.Outcome{
 			IsError: true, Denial: "capability",
 			Content: fmt.Sprintf("capability denied: %s for %s", a.capability, a.relPath),
 		}, nil
+	}
+	if a.python {
+		return c.runPython(ctx)
+	}
+	if a.rt == nil {
+		return effect.Outcome{}, demiurge.Errorf(demiurge.EINTERNAL, "authored tool %s has no Starlark runtime", a.name)
 	}
 
 	src, problem, err := a.readModule()

@@ -24,6 +24,9 @@ type Options struct {
 	Timeout   time.Duration // deadline of one execute call (default 30 s)
 	MaxSteps  uint64        // Starlark step budget of one execute call (default 10,000,000)
 	MaxSource int           // largest module read, in bytes (default 1 MiB)
+	// Python runs module.py tools (the Host's Python worker); nil fails
+	// their calls.
+	Python starlark.ForeignRunner
 }
 
 func (o Options) withDefaults() Options {
@@ -68,6 +71,7 @@ func Definitions(c *core.Core, rt *starlark.Runtime, opts Options) []effect.Defi
 			function:   cmp.Or(t.Function, "execute"),
 			capability: t.Capability,
 			rt:         rt,
+			python:     core.IsPython(t.ModulePath),
 			opts:       opts,
 		}
 		if len(t.Capabilities) > 0 {

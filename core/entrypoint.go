@@ -19,11 +19,13 @@ var (
 )
 
 // entrypoint resolves a slot's or tool's entrypoint, "module:function"
-// (module dotted, relative to the component directory, ".star" added) or
-// "<core-relative path>.star:function", and checks that the module exists
-// inside the core, parses as Starlark and defines function at top level.
-// Parsing here turns a broken module into a load error (and so a failed
-// core_load gate) rather than a failure at the first call.
+// (module dotted, relative to the component directory: "<module>.star",
+// else "<module>.py") or "<core-relative path>.star|.py:function", and checks
+// that the module exists inside the core. A Starlark module must also parse
+// and define function at top level, so a broken module is a load error (and
+// so a failed core_load gate) rather than a failure at the first call. A
+// Python module runs in the Host's Python worker (package pyworker); its
+// syntax and function are checked when it is called, as in the original.
 func (l *loader) entrypoint(doc *yamlx.Document, spec, def, componentDir string) (string, string, error) {
 	line := doc.Line("entrypoint")
 	if strings.TrimSpace(spec) == "" {
@@ -35,15 +37,19 @@ func (l *loader) entrypoint(doc *yamlx.Document, spec, def, componentDir string)
 	}
 	var abs string
 	switch {
-	case strings.HasSuffix(module, ".py"):
-		return "", "", doc.Errorf(line, "invalid entrypoint %s: Python modules are not supported; authored code is Starlark (module.star)", quoteShort(spec))
-	case strings.HasSuffix(module, ".star"):
+	case strings.HasSuffix(module, ".star"), strings.HasSuffix(module, ".py"):
 		var problem string
 		if abs, problem = l.resolve(module); problem != "" {
 			return "", "", doc.Errorf(line, "invalid entrypoint %s: module path %s", quoteShort(spec), problem)
 		}
 	case modulePattern.MatchString(module):
-		abs = filepath.Join(componentDir, filepath.FromSlash(strings.ReplaceAll(module, ".", "/"))+".star")
+		base := filepath.Join(componentDir, filepath.FromSlash(strings.ReplaceAll(module, ".", "/")))
+		abs = base + ".star"
+		if _, err := l.read(abs, maxModuleBytes); errors.Is(err, fs.ErrNotExist) {
+			if _, perr := l.read(base+".py", maxModuleBytes); perr == nil || !errors.Is(perr, fs.ErrNotExist) {
+				abs = base + ".py"
+			}
+		}
 	default:
 		return "", "", doc.Errorf(line, "invalid entrypoint %s: expected module:function", quoteShort(spec))
 	}
@@ -54,6 +60,9 @@ func (l *loader) entrypoint(doc *yamlx.Document, spec, def, componentDir string)
 	if err != nil {
 		return "", "", l.readErr(abs, err)
 	}
+	if IsPython(abs) {
+		return abs, function, nil
+	}
 	if err := l.checkModule(abs, src, function); err != nil {
 		if de := (*demiurge.Error)(nil); errors.As(err, &de) {
 			return "", "", err
@@ -62,6 +71,9 @@ func (l *loader) entrypoint(doc *yamlx.Document, spec, def, componentDir string)
 	}
 	return abs, function, nil
 }
+
+// IsPython reports whether a resolved module path is a Python module.
+func IsPython(modulePath string) bool { return strings.HasSuffix(modulePath, ".py") }
 
 // checkModule parses a Starlark module and looks for a top-level def (or
 // assignment) of function. Syntax errors are reported at the module's line.

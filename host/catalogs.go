@@ -25,6 +25,7 @@ import (
 type catalogs struct {
 	builtins builtin.Deps
 	starlark *starlark.Runtime
+	python   starlark.ForeignRunner // module.py tools
 	global   policy.ApprovalConfig
 	// mcp connects the core's MCP servers behind their connect gate; nil
 	// (or a context without a turn) contributes no MCP tools.
@@ -55,7 +56,7 @@ func (c catalogs) Prepare(ctx context.Context, snap turn.Snapshot, tc effect.Tur
 		hit = cachedCatalog{
 			revision: snap.Revision,
 			builtins: builtin.Definitions(m.Tools.Toolsets, c.builtins),
-			authored: authored.Definitions(snap.Core, c.starlark, authored.Options{}),
+			authored: authored.Definitions(snap.Core, c.starlark, authored.Options{Python: c.python}),
 		}
 	}
 	cat, err := effect.Prepare(effect.Sources{

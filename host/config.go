@@ -42,6 +42,9 @@ func (c SandboxConfig) Settings() sandbox.Settings { return c.settings }
 type RuntimeConfig struct {
 	DefaultCore string `yaml:"default_core"`
 	Timezone    string `yaml:"timezone"`
+	// Python is the interpreter of module.py slots and tools: a name on
+	// the Host's PATH or a path ("" is python3).
+	Python string `yaml:"python"`
 }
 
 // ChannelConfig is the channel section.

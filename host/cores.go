@@ -27,6 +27,9 @@ import (
 type coreLoader struct {
 	home Home
 	repo *corerepo.Repo
+	// python resolves the interpreter of runtime.python: a core with a
+	// module.py slot or tool fails to load without one (nil: not checked).
+	python func() (string, error)
 
 	mu    sync.Mutex // guards cache
 	cache map[string]turn.Snapshot
@@ -58,6 +61,11 @@ func (l *coreLoader) Load(ctx context.Context, coreID string) (turn.Snapshot, er
 		c, err := core.LoadSaved(dir)
 		if err != nil {
 			return turn.Snapshot{}, err
+		}
+		if l.python != nil && c.HasPython() {
+			if _, err := l.python(); err != nil {
+				return turn.Snapshot{}, err
+			}
 		}
 		after, err := l.repo.EnsureSaved(ctx)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/pyworker"
 	"github.com/demiurge/demiurge/sandbox"
 	"github.com/demiurge/demiurge/schedule"
 )
@@ -33,11 +34,14 @@ type DoctorReport struct {
 	// ActiveTasks counts queued, running and blocked tasks of every Host
 	// sharing the home (tasks of a Host that died are counted until a Host
 	// opening the home reconciles them).
-	ActiveTasks int             `json:"active_tasks"`
-	Timezone    DoctorTimezone  `json:"timezone"`
-	Sandbox     sandbox.Report  `json:"sandbox"`
-	Counts      DoctorCounts    `json:"counts"`
-	Findings    []DoctorFinding `json:"findings"`
+	ActiveTasks int            `json:"active_tasks"`
+	Timezone    DoctorTimezone `json:"timezone"`
+	Sandbox     sandbox.Report `json:"sandbox"`
+	// Python is the interpreter of module.py slots and tools and whether a
+	// worker starts in the sandbox.
+	Python   pyworker.ProbeReport `json:"python"`
+	Counts   DoctorCounts         `json:"counts"`
+	Findings []DoctorFinding      `json:"findings"`
 }
 
 // DoctorDatabase is the runtime database's part of the report.
@@ -87,6 +91,12 @@ type DoctorFinding struct {
 // finding (every finding is an error: the report is unhealthy on any).
 func (r *DoctorReport) pass() { r.Counts.OK++ }
 
+// warnMsg records a problem that only some cores have.
+func (r *DoctorReport) warnMsg(code, msg, remediation string) {
+	r.Counts.Warning++
+	r.Findings = append(r.Findings, DoctorFinding{Severity: "warning", Code: code, Message: strings.Join(strings.Fields(msg), " "), Remediation: remediation})
+}
+
 func (r *DoctorReport) fail(code string, err error, remediation string) {
 	r.failMsg(code, demiurge.ErrorMessage(err), remediation)
 }
@@ -133,6 +143,7 @@ func Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
 		rep.Timezone = DoctorTimezone{Name: tz.Name, Source: tz.Source}
 		rep.pass()
 	}
+	doctorPython(ctx, h, cfg, opts.Getenv, rep)
 	doctorSandbox(h, cfg, opts.Getenv, rep)
 	rep.OK = rep.Counts.Error == 0
 	return rep, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/demiurge/demiurge/effect"
 	"github.com/demiurge/demiurge/mcp"
 	"github.com/demiurge/demiurge/process"
+	"github.com/demiurge/demiurge/pyworker"
 	"github.com/demiurge/demiurge/schedule"
 	"github.com/demiurge/demiurge/session"
 	"github.com/demiurge/demiurge/slot"
@@ -60,6 +61,9 @@ type Host struct {
 	turns     *turn.Execution
 	approvals *effect.ApprovalRuntime
 	processes *process.Manager
+	// python runs the cores' module.py slots and tools, one worker per
+	// core revision (python.go).
+	python *pyworker.Pool
 	// control is the task ledger; tasks the live worker that runs this
 	// Host's background tasks.
 	control *controlplane.ControlPlane
@@ -184,6 +188,9 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	deps := h.builtinDeps()
 	deps.Getenv, deps.URLPolicy, deps.Timezone = opts.Getenv, opts.URLPolicy, h.timezone
 	deps.Sandbox = SandboxProfile(h.home, h.config, opts.Getenv)
+	if err := h.openPython(deps.Sandbox); err != nil {
+		return nil, err
+	}
 	h.mcp = mcp.NewManager(mcp.Options{
 		URLPolicy: opts.URLPolicy,
 		BaseEnv:   func() []string { return terminal.AllowlistedEnv(os.Environ()) },
@@ -199,7 +206,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if err := h.closers.opened("mcp", 5*time.Second, h.mcp.Close); err != nil {
 		return nil, err
 	}
-	h.catalogs = &catalogs{starlark: interp, global: approvalConfig(global.Approval), mcp: h.mcp, approvals: h.approvals, logger: opts.Logger, audit: h.store.Append,
+	h.catalogs = &catalogs{starlark: interp, python: h.python, global: approvalConfig(global.Approval), mcp: h.mcp, approvals: h.approvals, logger: opts.Logger, audit: h.store.Append,
 		decls: &declCache{cores: map[string]cachedDecls{}}}
 	h.delivery = delivery.NewRuntime(h.store, h.router, delivery.Options{HostID: h.lease.ID(), Logger: opts.Logger})
 	loops := newLoops()
@@ -225,7 +232,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		Sessions:   h.sessions,
 		Deliveries: h.delivery,
 		Router:     h.router,
-		Slots:      slot.NewRuntime(interp, slot.Options{}),
+		Slots:      slot.NewRuntime(interp, slot.Options{Python: h.python}),
 		Cores:      h.cores,
 		Providers:  provs,
 		Catalogs:   h.catalogs,

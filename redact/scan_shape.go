@@ -27,7 +27,7 @@ const shapeMinEntropy = 3.0
 // compiledShape is a rule ready to match: its pattern anchored at the
 // start, its name and source precomputed.
 type compiledShape struct {
-	re           *regexp.Regexp
+	re           func() *regexp.Regexp // compiled on the rule's first candidate
 	name, source string
 	maxLen       int
 }
@@ -51,7 +51,9 @@ func buildShapeIndex(rules []shapeRule) *shapeIndex {
 	ix := &shapeIndex{}
 	for _, r := range rules {
 		c := &compiledShape{
-			re:     regexp.MustCompile(`^(?:` + r.pattern + `)`),
+			// Most text never reaches most rules: a process pays for a
+			// rule's expression only once a candidate prefix of it occurs.
+			re:     sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:` + r.pattern + `)`) }),
 			name:   strings.ToUpper(strings.ReplaceAll(r.id, "-", "_")),
 			source: "shape:" + r.id,
 			maxLen: r.maxLen,
@@ -101,7 +103,7 @@ func (ix *shapeIndex) match(d *discoverer, s string, i int) int {
 		}
 		r := cand.rule
 		window := s[i:min(len(s), i+r.maxLen)]
-		loc := r.re.FindStringSubmatchIndex(window)
+		loc := r.re().FindStringSubmatchIndex(window)
 		if loc == nil {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -479,5 +480,19 @@ func TestShapeRulesWellFormed(t *testing.T) {
 		if !ok {
 			t.Errorf("sample of %s starts with none of its prefixes", sm.id)
 		}
+	}
+}
+
+// Every shape rule's expression compiles: they are compiled lazily, on a
+// rule's first candidate, so a broken one would otherwise fail only on the
+// text that reaches it.
+func TestEveryShapeRuleCompiles(t *testing.T) {
+	for _, r := range shapeRules {
+		if _, err := regexp.Compile(`^(?:` + r.pattern + `)`); err != nil {
+			t.Errorf("shape rule %s: %v", r.id, err)
+		}
+	}
+	if len(shapeRules) == 0 {
+		t.Fatal("no shape rules")
 	}
 }

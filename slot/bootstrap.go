@@ -55,7 +55,8 @@ func (r *Runtime) RunBootstrap(ctx context.Context, specs []demiurge.SlotSpec, e
 					"core_revision": sl.String(env.CoreRevision),
 				}),
 			})
-			return invocation{ctx: ctxObj, commit: func() { fragments = append(fragments, staged...) }}, nil
+			return invocation{ctx: ctxObj, commit: func() { fragments = append(fragments, staged...) },
+				core: env.CoreID, revision: env.CoreRevision, caps: env.Caps}, nil
 		})
 	})
 	if err != nil {

@@ -67,7 +67,7 @@ func (r *Runtime) RunInput(ctx context.Context, specs []demiurge.SlotSpec, env d
 				"agents":     agentsObject(env.Agents, s),
 				"input":      starlark.NewObject("ctx.input", members),
 			})
-			inv := invocation{ctx: ctxObj, sender: snd}
+			inv := invocation{ctx: ctxObj, sender: snd, core: env.Turn.CoreID, revision: env.Turn.CoreRevision, caps: env.Caps}
 			if !parallel {
 				inv.commit = func() { committed = append(committed, pb.staged...) }
 			}

@@ -65,7 +65,7 @@ func (r *Runtime) RunOutput(ctx context.Context, specs []demiurge.SlotSpec, env 
 				"output":     starlark.NewObject("ctx.output", members),
 				"result":     res.object(),
 			})
-			inv := invocation{ctx: ctxObj, sender: snd}
+			inv := invocation{ctx: ctxObj, sender: snd, core: env.Turn.CoreID, revision: env.Turn.CoreRevision, caps: env.Caps}
 			if !parallel {
 				inv.commit = res.commit
 			}

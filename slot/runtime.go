@@ -21,6 +21,9 @@ const DefaultTimeout = 10 * time.Second
 type Options struct {
 	// DefaultTimeout replaces SlotSpec.Timeout when that is 0 (default 10 s).
 	DefaultTimeout time.Duration
+	// Python runs module.py slots (the Host's Python worker); nil fails
+	// them with EUNAVAILABLE.
+	Python starlark.ForeignRunner
 }
 
 // Runtime runs slot pipelines. It holds no per-turn state and is safe for
@@ -42,9 +45,13 @@ func NewRuntime(rt *starlark.Runtime, opts Options) *Runtime {
 // sender collecting its intents (nil in bootstrap), and commit, which applies
 // the slot's staged writes once it has completed.
 type invocation struct {
-	ctx    sl.Value
+	ctx    *starlark.Object
 	sender *sender
 	commit func()
+	// core and revision name the Python worker of a module.py slot; caps
+	// decides whether it may use the network.
+	core, revision string
+	caps           demiurge.CapabilityChecker
 }
 
 // slotRun is the outcome of one slot.
@@ -66,7 +73,7 @@ func (r *Runtime) runSlot(ctx context.Context, phase string, s demiurge.SlotSpec
 	run.events = append(run.events, demiurge.SlotEvent{Type: demiurge.SlotEventStarted, SlotID: s.ID, Phase: phase, Data: data(nil)})
 	start := time.Now()
 
-	ret, inv, err := r.call(ctx, s, build)
+	retType, inv, err := r.call(ctx, s, build)
 	elapsed := time.Since(start).Milliseconds()
 	if err != nil {
 		discarded := 0
@@ -86,31 +93,39 @@ func (r *Runtime) runSlot(ctx context.Context, phase string, s demiurge.SlotSpec
 	if inv.sender != nil {
 		run.intents = inv.sender.intents
 	}
-	if ret != sl.None {
+	if retType != "" {
 		run.events = append(run.events, demiurge.SlotEvent{
 			Type: demiurge.SlotEventReturnIgnored, SlotID: s.ID, Phase: phase,
-			Data: data(map[string]any{eventDataReturnType: ret.Type()}),
+			Data: data(map[string]any{eventDataReturnType: retType}),
 		})
 	}
 	run.events = append(run.events, demiurge.SlotEvent{Type: demiurge.SlotEventCompleted, SlotID: s.ID, Phase: phase, Data: data(map[string]any{eventDataElapsed: elapsed})})
 	return run
 }
 
-func (r *Runtime) call(ctx context.Context, s demiurge.SlotSpec, build func() (invocation, error)) (sl.Value, invocation, error) {
-	mod, err := r.load(s)
-	if err != nil {
-		return nil, invocation{}, err
-	}
-	inv, err := build()
-	if err != nil {
-		return nil, inv, err
-	}
+// call runs the slot and returns the type name of a non-None return value
+// ("" for None).
+func (r *Runtime) call(ctx context.Context, s demiurge.SlotSpec, build func() (invocation, error)) (string, invocation, error) {
 	timeout := s.Timeout
 	if timeout <= 0 {
 		timeout = r.opts.DefaultTimeout
 	}
+	if isPython(s) {
+		return r.callPython(ctx, s, timeout, build)
+	}
+	mod, err := r.load(s)
+	if err != nil {
+		return "", invocation{}, err
+	}
+	inv, err := build()
+	if err != nil {
+		return "", inv, err
+	}
 	ret, err := mod.CallLimited(ctx, starlark.Limits{Timeout: timeout}, function(s), inv.ctx)
-	return ret, inv, err
+	if err != nil || ret == sl.None {
+		return "", inv, err
+	}
+	return ret.Type(), inv, nil
 }
 
 // load reads and compiles the slot's module. The starlark runtime caches by

@@ -252,7 +252,7 @@ func specs(c *core.Core, phase string) []demiurge.SlotSpec {
 	for _, s := range c.Slots[phase] {
 		out = append(out, demiurge.SlotSpec{
 			ID: s.ID, Phase: s.Phase, Lane: s.Lane, RelPath: s.RelPath,
-			ModulePath: s.ModulePath, Function: s.Function, FailurePolicy: s.FailurePolicy,
+			ModulePath: s.ModulePath, CoreDir: c.Dir, Function: s.Function, FailurePolicy: s.FailurePolicy,
 			HistoryPolicy: s.HistoryPolicy, DefaultPlacement: s.DefaultPlacement,
 			Timeout: time.Duration(s.TimeoutSeconds * float64(time.Second)), Capabilities: s.Capabilities,
 		})

@@ -12,6 +12,7 @@ import (
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/authored"
 	"github.com/demiurge/demiurge/builtin"
+	"github.com/demiurge/demiurge/cmd/bench/internal/procstat"
 	"github.com/demiurge/demiurge/core"
 	"github.com/demiurge/demiurge/effect"
 	"github.com/demiurge/demiurge/policy"
@@ -204,14 +205,14 @@ func peakGrowth(fn func() error) (float64, error) {
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		return 0, fmt.Errorf("reset peak RSS: %w", err)
 	}
-	before, err := procStatus("/proc/self/status")
+	before, err := procstat.Status("/proc/self/status")
 	if err != nil {
 		return 0, err
 	}
 	if err := fn(); err != nil {
 		return 0, err
 	}
-	after, err := procStatus("/proc/self/status")
+	after, err := procstat.Status("/proc/self/status")
 	if err != nil {
 		return 0, err
 	}

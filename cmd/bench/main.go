@@ -111,6 +111,7 @@ func run(ctx context.Context, c counts, stdout, stderr io.Writer) int {
 		{figMemory, withBinary(func(bin string) ([]row, error) { return memoryRows(ctx, bin, dir("chat"), c) })},
 		{figCatalog, inProcess(ctx, func() ([]row, error) { return catalogRows(dir("catalog"), c) })},
 		{figDispatch, inProcess(ctx, func() ([]row, error) { return dispatchRows(c) })},
+		{figPythonWarm, inProcess(ctx, func() ([]row, error) { return pythonRows(ctx, dir("python"), c) })},
 		{figReadFile, inProcess(ctx, func() ([]row, error) { return fileRows(dir("files"), c) })},
 		{figDrain, inProcess(ctx, func() ([]row, error) { return drainRows(ctx, dir("drain")) })},
 		{figKill, inProcess(ctx, func() ([]row, error) { return killRows(ctx, dir("kill"), c) })},

@@ -1,17 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/demiurge/demiurge/cmd/bench/internal/procstat"
 )
 
 // memoryTarget is figure 4's limit on idle VmRSS, in MiB.
@@ -84,7 +82,7 @@ func idleChatRSS(ctx context.Context, bin, home, workspace string, idle time.Dur
 	case <-ctx.Done():
 		return 0, 0, failure("idle", ctx.Err())
 	}
-	status, err := procStatus(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	status, err := procstat.Status(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
 	if err != nil {
 		return 0, 0, failure("read /proc status", err)
 	}
@@ -96,35 +94,4 @@ func idleChatRSS(ctx context.Context, bin, home, workspace string, idle time.Dur
 		return 0, 0, failure("exit after stdin closed", err)
 	}
 	return status["VmRSS"], status["VmHWM"], nil
-}
-
-// procStatus returns the kB-valued fields of a /proc/<pid>/status file, in
-// MiB ("VmRSS:	  23456 kB" → VmRSS: 22.9).
-func procStatus(path string) (map[string]float64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	out := map[string]float64{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		key, val, ok := strings.Cut(sc.Text(), ":")
-		fields := strings.Fields(val)
-		if !ok || len(fields) != 2 || fields[1] != "kB" {
-			continue
-		}
-		kb, err := strconv.ParseFloat(fields[0], 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s: field %s: %v", path, key, err)
-		}
-		out[key] = kb / 1024
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if _, ok := out["VmRSS"]; !ok {
-		return nil, errors.New(path + ": no VmRSS line")
-	}
-	return out, nil
 }

@@ -21,6 +21,8 @@ const (
 
 	figCatalog     = "catalog preparation, 200 authored tools"
 	figDispatch    = "dispatch of a no-op builtin"
+	figPythonWarm  = "module.py slot call, warm worker"
+	figPythonCold  = "module.py worker cold start and first call"
 	figDispatch200 = "dispatch of a no-op builtin, 200-secret turn set"
 	figReadFile    = "read_file, 20,000-char window of a 1 GiB file"
 	figSearch      = "search_files over 1 GiB"

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/demiurge/demiurge/pyworker"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -88,6 +89,7 @@ func printDoctor(streams IO, rep *host.DoctorReport) {
 	printf(streams, "active tasks: %d\n", rep.ActiveTasks)
 	printf(streams, "timezone: %s (%s)\n", orNone(rep.Timezone.Name), orNone(rep.Timezone.Source))
 	printf(streams, "sandbox: %s\n", sandboxLine(rep.Sandbox))
+	printf(streams, "python: %s\n", pythonLine(rep.Python))
 	for _, f := range rep.Findings {
 		printf(streams, "%s %s: %s\n  fix: %s\n", f.Severity, f.Code, f.Message, f.Remediation)
 	}
@@ -109,4 +111,15 @@ func sandboxLine(r sandbox.Report) string {
 		return "UNAVAILABLE: missing " + strings.Join(r.Missing, ", ")
 	}
 	return "UNAVAILABLE: " + r.Error
+}
+
+// pythonLine is the doctor's line for the Python worker.
+func pythonLine(p pyworker.ProbeReport) string {
+	switch {
+	case p.Started:
+		return p.Interpreter + " " + p.Version + " (worker starts)"
+	case p.Error != "":
+		return "unavailable: " + p.Error
+	}
+	return "unavailable"
 }

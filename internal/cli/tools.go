@@ -5,6 +5,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/demiurge/demiurge/core"
 )
 
 func newToolsCmd(g *globals, streams IO) *cobra.Command {
@@ -26,7 +28,11 @@ func newToolsCmd(g *globals, streams IO) *cobra.Command {
 			}
 			out := []toolJSON{}
 			for _, e := range cat.Entries() {
-				out = append(out, toolJSON{Name: e.Name, Source: e.Source, Capability: e.Capability,
+				source := e.Source
+				if t, ok := snap.Core.Tool(e.Name); ok && e.Source == "authored" && core.IsPython(t.ModulePath) {
+					source = "authored (python)" // runs on the Python worker
+				}
+				out = append(out, toolJSON{Name: e.Name, Source: source, Capability: e.Capability,
 					ApprovalPolicy: e.ApprovalPolicy, Risk: e.Risk, Provenance: e.Provenance, Description: e.Description})
 			}
 			if asJSON {

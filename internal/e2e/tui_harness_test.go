@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -107,4 +108,25 @@ func (v *vtTerm) exitCode() int {
 		v.t.Fatal(err)
 	}
 	return st.ExitCode()
+}
+
+// startTUI starts the terminal UI (chat on a terminal) with args and
+// waits for its first frame: the status line naming the home's default
+// core.
+func startTUI(t *testing.T, e *env, cols, rows int, extraEnv []string, args ...string) *vtTerm {
+	t.Helper()
+	v := startTerm(t, e, cols, rows, extraEnv, append([]string{"chat"}, args...)...)
+	v.waitStatus("assistant")
+	return v
+}
+
+// status is the terminal UI's status line, the bottom row.
+func status(s *vtpty.Screen) string { return s.Lines[len(s.Lines)-1] }
+
+// waitStatus waits until the status line shows text.
+func (v *vtTerm) waitStatus(text string) *vtpty.Screen {
+	v.t.Helper()
+	return v.waitFor(fmt.Sprintf("the status line showing %q", text), func(s *vtpty.Screen) bool {
+		return strings.Contains(status(s), text)
+	})
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/demiurge/demiurge/internal/vtpty"
 )
 
-// The harness against the line-mode chat on a terminal: what the chat
+// The harness against the line-mode chat on a terminal (--line): what the chat
 // prints is on the emulated screen row by row, an approval answered with
 // "y" lets the write through, and Ctrl-D on the empty prompt ends the
 // chat with 0.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/demiurge/demiurge/cmd/bench/internal/procstat"
 	"github.com/demiurge/demiurge/internal/vtpty"
 )
 
@@ -38,7 +39,7 @@ func MeasureSessionRSS(ctx context.Context, bin string, env []string, dir string
 	if err := settle(ctx, term, quiet); err != nil {
 		return m, err
 	}
-	st, err := procStatus(term.Pid())
+	st, err := procstat.Status(fmt.Sprintf("/proc/%d/status", term.Pid()))
 	if err != nil {
 		return m, err
 	}

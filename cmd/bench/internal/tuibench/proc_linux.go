@@ -1,7 +1,6 @@
 package tuibench
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -59,36 +58,4 @@ func idleCPU(ctx context.Context, pid int, d time.Duration) (float64, error) {
 	}
 	wall := time.Since(start).Seconds()
 	return float64(after-before) / userHZ / wall * 100, nil
-}
-
-// procStatus returns the kB-valued fields of /proc/<pid>/status in MiB
-// ("VmRSS:	  23456 kB" → VmRSS: 22.9).
-func procStatus(pid int) (map[string]float64, error) {
-	path := fmt.Sprintf("/proc/%d/status", pid)
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	out := map[string]float64{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		key, val, ok := strings.Cut(sc.Text(), ":")
-		fields := strings.Fields(val)
-		if !ok || len(fields) != 2 || fields[1] != "kB" {
-			continue
-		}
-		kb, err := strconv.ParseFloat(fields[0], 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s: field %s: %v", path, key, err)
-		}
-		out[key] = kb / 1024
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if _, ok := out["VmRSS"]; !ok {
-		return nil, errors.New(path + ": no VmRSS line")
-	}
-	return out, nil
 }
