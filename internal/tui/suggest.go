@@ -8,6 +8,10 @@ import (
 // (spec surfaces §2.8); a short screen lists fewer.
 const maxSuggestions = 8
 
+// maxCommandToken is longer than any command name: a longer draft is not
+// one being typed.
+const maxCommandToken = 64
+
 // suggestPanel is the slash-command suggestion panel above the composer
 // (spec surfaces §2.8). It is open while the draft is a command name being
 // typed, unless Esc hid it for exactly this draft text; Up and Down move
@@ -31,7 +35,9 @@ func commandToken(s string) bool {
 // suggestionsOpen lists what the panel shows now, with the selected row;
 // nil when it is closed.
 func (m *Model) suggestionsOpen() ([]suggestion, int) {
-	if m.panelOpen() {
+	// Cheap checks first: this runs for every frame, and the draft may be
+	// a large paste.
+	if m.panelOpen() || len(m.comp.buf) == 0 || m.comp.buf[0] != '/' || len(m.comp.buf) > maxCommandToken {
 		return nil, 0
 	}
 	text := m.comp.value()
