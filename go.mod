@@ -92,3 +92,7 @@ replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema
 // Lexers are loaded on first use, not at package init, and trimmed
 // (third_party/chroma/README.md).
 replace github.com/alecthomas/chroma/v2 => ./third_party/chroma
+
+// The renderer's frame ticker stops while nothing asks for a frame
+// (third_party/bubbletea/README.md).
+replace charm.land/bubbletea/v2 => ./third_party/bubbletea
