@@ -38,5 +38,6 @@ func EventPayloads() []EventPayload {
 
 		AgentSpawnStartedPayload{}, AgentSpawnCompletedPayload{}, AgentSpawnBlockedPayload{},
 		AgentSpawnFailedPayload{}, AgentSpawnRejectedPayload{},
+		AgentRunStartedPayload{}, AgentRunCompletedPayload{},
 	}
 }

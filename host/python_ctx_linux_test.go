@@ -1,0 +1,164 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/coregate"
+	"github.com/demiurge/demiurge/corerepo"
+	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/host"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
+	"github.com/demiurge/demiurge/turn"
+)
+
+// deliveredTexts joins a turn's delivered texts with "|".
+func deliveredTexts(res turn.Result) string {
+	var texts []string
+	for _, d := range res.Deliveries {
+		texts = append(texts, d.Text)
+	}
+	return strings.Join(texts, "|")
+}
+
+// openPythonHost initialises a home with the Python core of pythonCore,
+// lets edit change it, and opens a Host on a script of final answers.
+func openPythonHost(t *testing.T, edit func(core string), answers ...string) (*host.Host, string) {
+	t.Helper()
+	needPython(t)
+	home := t.TempDir()
+	if _, err := host.Init(home, ""); err != nil {
+		t.Fatal(err)
+	}
+	pythonCore(t, home)
+	edit(filepath.Join(home, "agents", "assistant"))
+	confirmSave(t, home)
+	var script []demiurge.ModelResponse
+	for _, a := range answers {
+		script = append(script, demiurge.ModelResponse{Content: a})
+	}
+	h, err := host.Open(context.Background(), host.Options{Home: home, FakeScript: demiurgetest.Script(t, script...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	return h, home
+}
+
+// ctx.tools.call from a Python slot: tool.call:<name> is checked for the
+// slot first (PermissionError naming it), then the tool runs as a model's
+// call would, with its approval asked of the turn's approver; the echo
+// tool is Python too, so its call nests into the slot's worker.
+func TestPythonToolsCallFromSlot(t *testing.T) {
+	h, home := openPythonHost(t, func(core string) {
+		writeFile(t, filepath.Join(core, "agent/input/base_input/slot.yaml"), "failure_policy: hard\ncapabilities: [tool.call:echo]\n")
+		echo := filepath.Join(core, "agent/tools/echo/tool.yaml")
+		b, err := os.ReadFile(echo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, echo, strings.Replace(string(b), "approval_policy: auto", "approval_policy: prompt", 1))
+		writeFile(t, filepath.Join(core, "agent/input/base_input/module.py"), `
+async def process(ctx):
+    ctx.input.add_context(ctx.input.raw_text, role="user")
+    try:
+        await ctx.tools.call("todo", {})
+    except PermissionError as e:
+        ctx.input.progress("denied: " + str(e))
+    r = await ctx.tools.call("echo", {"text": "from slot"})
+    ctx.input.progress("echo: %s %s %s" % (r.content, r.is_error, r["display_output"]))
+    ctx.input.progress("root: " + ctx.input.session_root)
+`)
+	}, "one", "two")
+	ctx := context.Background()
+
+	deny := demiurgetest.NewApprover(effect.DecisionDeny)
+	res, err := h.Run(ctx, turn.Request{Text: "hi", NewSession: true, Approver: deny})
+	if err != nil || res.Outcome != turn.OutcomeCompleted {
+		t.Fatalf("turn: %v %+v", err, res)
+	}
+	got := deliveredTexts(res)
+	if !strings.Contains(got, "denied: capability denied: tool.call:todo for agent/input/base_input") {
+		t.Errorf("no denial of tool.call:todo: %q", got)
+	}
+	if !strings.Contains(got, "echo: approval denied: Call authored tool echo True") {
+		t.Errorf("denied approval: %q", got)
+	}
+	if deny.Asked() != 1 || deny.Requests()[0].Tool != "echo" {
+		t.Errorf("approver asked %+v", deny.Requests())
+	}
+	wantRoot := filepath.Join(home, "runtime", "artifacts", res.SessionID)
+	if !strings.Contains(got, "root: "+wantRoot) {
+		t.Errorf("session_root: %q, want %s", got, wantRoot)
+	}
+
+	allow := demiurgetest.NewApprover(effect.DecisionAllowOnce)
+	res, err = h.Run(ctx, turn.Request{Text: "again", SessionID: res.SessionID, Approver: allow})
+	if err != nil || res.Outcome != turn.OutcomeCompleted {
+		t.Fatalf("turn: %v %+v", err, res)
+	}
+	if got := deliveredTexts(res); !strings.Contains(got, "echo: echo:from slot False shown") {
+		t.Errorf("allowed call: %q", got)
+	}
+}
+
+// The same from Starlark: the call's result is a record read by attribute
+// or key, and a denial fails the slot with the capability named.
+func TestStarlarkToolsCallFromSlot(t *testing.T) {
+	h, _ := openPythonHost(t, func(core string) {
+		writeFile(t, filepath.Join(core, "agent/output/base_output/slot.yaml"), "failure_policy: hard\ncapabilities: [tool.call:echo]\n")
+		writeFile(t, filepath.Join(core, "agent/output/base_output/module.star"), `
+def process(ctx):
+    r = ctx.tools.call("echo", {"text": "star"})
+    ctx.output.send_text("%s|%s|%s" % (r.content, r["is_error"], r.display_output))
+    if ctx.output.response_text == "deny me":
+        ctx.tools.call("todo")
+`)
+		removeFile(t, filepath.Join(core, "agent/output/base_output/module.py"))
+	}, "fine", "deny me")
+	ctx := context.Background()
+	res, err := h.Run(ctx, turn.Request{Text: "hi", NewSession: true, Approver: demiurgetest.NewApprover(effect.DecisionAllowOnce)})
+	if err != nil || res.Outcome != turn.OutcomeCompleted {
+		t.Fatalf("turn: %v %+v", err, res)
+	}
+	if got := deliveredTexts(res); !strings.Contains(got, "echo:star|False|shown") {
+		t.Errorf("deliveries %q", got)
+	}
+	res, err = h.Run(ctx, turn.Request{Text: "hi", SessionID: res.SessionID, Approver: demiurgetest.NewApprover(effect.DecisionAllowOnce)})
+	if err != nil || res.Outcome != turn.OutcomeFailed || res.Error == nil ||
+		!strings.Contains(res.Error.Message, "capability denied: tool.call:todo for agent/output/base_output") {
+		t.Fatalf("denied call: %v %+v", err, res)
+	}
+}
+
+func removeFile(t *testing.T, path string) {
+	t.Helper()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// confirmSave saves the local edits as the operator would, confirming the
+// grants they add (`demiurge core save --confirm <token>`).
+func confirmSave(t *testing.T, home string) {
+	t.Helper()
+	ctx := context.Background()
+	repo, err := host.OpenRepo(ctx, home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	_, err = repo.Save(ctx, corerepo.SaveOptions{Reason: "test"})
+	var ge *coregate.GateError
+	if errors.As(err, &ge) && ge.Token != "" {
+		_, err = repo.Save(ctx, corerepo.SaveOptions{Reason: "test", Confirm: ge.Token})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
