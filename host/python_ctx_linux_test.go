@@ -162,3 +162,36 @@ func confirmSave(t *testing.T, home string) {
 		t.Fatal(err)
 	}
 }
+
+// ctx.agents.run from Python: a synchronous child turn of the evolver (its
+// deliveries and result come back as an AgentRunResult); a core the slot
+// may not run is a PermissionError naming agents.run:<core>;
+// ctx.skills.activate passes for a granted skill and is denied otherwise.
+func TestPythonAgentsRunAndSkills(t *testing.T) {
+	h, _ := openPythonHost(t, func(core string) {
+		writeFile(t, filepath.Join(core, "agent/output/base_output/slot.yaml"), "failure_policy: hard\ncapabilities: [agents.run:evolver]\n")
+		writeFile(t, filepath.Join(core, "agent/output/base_output/module.py"), `
+async def process(ctx):
+    try:
+        ctx.agents.run("assistant", "x")
+    except PermissionError as e:
+        ctx.output.progress("denied: " + str(e))
+    r = await ctx.agents.run("evolver", "child goal", tools="none", context="be brief")
+    ctx.output.send_text("child %s %s %s %d" % (r.core_id, r.content, r.session_id.startswith("session_child_"), len(r.deliveries)))
+`)
+		writeFile(t, filepath.Join(core, "agent/input/base_input/module.py"), `
+def process(ctx):
+    ctx.input.add_context(ctx.input.raw_text, role="user")
+    ctx.skills.activate("debugging")
+`)
+	}, "parent answer", "child answer")
+	res, err := h.Run(context.Background(), turn.Request{Text: "hi", NewSession: true})
+	if err != nil || res.Outcome != turn.OutcomeCompleted {
+		t.Fatalf("turn: %v %+v", err, res)
+	}
+	got := deliveredTexts(res)
+	if !strings.Contains(got, "denied: capability denied: agents.run:assistant for agent/output/base_output") ||
+		!strings.Contains(got, "child evolver child answer True 1") {
+		t.Errorf("deliveries %q", got)
+	}
+}
