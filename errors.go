@@ -18,6 +18,10 @@ const (
 	EUNAUTHORIZED = "unauthorized" // denied by capability, approval or owner checks
 	EUNSUPPORTED  = "unsupported"  // the platform or build cannot keep a guarantee
 	ESCHEMA       = "schema"       // a database this build does not own or understand
+	// ECONTEXTOVERFLOW: a model request cannot be made to fit the model's
+	// context window, even with the minimal context (system, compaction
+	// summary, newest user message); the message says by how much.
+	ECONTEXTOVERFLOW = "context_overflow"
 )
 
 // Error is the coded domain error. Message is safe to show a user: it never

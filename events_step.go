@@ -19,6 +19,7 @@ type ModelStepCompletedPayload struct {
 	Model        string `json:"model,omitempty"`
 	InputTokens  int64  `json:"input_tokens"`
 	OutputTokens int64  `json:"output_tokens"`
+	CachedTokens int64  `json:"cached_tokens,omitempty"`
 }
 
 func (ModelStepCompletedPayload) Type() string { return EvModelStepCompleted }

@@ -32,6 +32,26 @@ type ModelRequest struct {
 	Messages []ModelMessage
 	Tools    []ToolSpec
 	Metadata map[string]any
+	// MaxTokens is the output limit of the call (the protocol's max_tokens);
+	// 0 leaves it to the provider's own default.
+	MaxTokens int
+	// CacheKey groups requests that share a prompt prefix for the
+	// provider's prompt cache (a session id; "" for none).
+	CacheKey string
+	// StableMessages is how many leading Messages form the prefix that
+	// stays byte-identical from call to call (system, summary, older
+	// history), so a provider may mark its end for the prompt cache; 0 is
+	// no such prefix.
+	StableMessages int
+}
+
+// ModelLimits are what one model can take: its context window and its
+// output limit, in tokens, and the tokenizer that counts them ("" for a
+// calibrated estimate).
+type ModelLimits struct {
+	ContextWindow   int    `json:"context_window"`
+	MaxOutputTokens int    `json:"max_output_tokens"`
+	Tokenizer       string `json:"tokenizer,omitempty"`
 }
 
 // ModelResponse is a provider's answer: final text or tool calls.

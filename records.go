@@ -83,6 +83,10 @@ type Turn struct {
 	Error        map[string]any
 	CreatedAt    time.Time
 	CompletedAt  time.Time
+	// Usage is the provider usage of the turn's model steps; ModelSteps
+	// counts the steps whose usage was recorded.
+	Usage      Usage
+	ModelSteps int64
 }
 
 // Message roles.

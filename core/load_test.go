@@ -249,7 +249,7 @@ func TestLoadGlobal(t *testing.T) {
 		{"other key", "model:\n  provider: fake\ntools:\n  toolsets: [coding]\n",
 			`agents/agent.yaml:3: unknown key "tools": the global fallback config may only set model, ui, approval`},
 		{"nested unknown key", "model:\n  base_url: x\n",
-			`agents/agent.yaml:2: unknown key "base_url" in model (expected one of: provider, model_name, model_options)`},
+			`agents/agent.yaml:2: unknown key "base_url" in model (expected one of: provider, model_name, model_options, context_window)`},
 		{"bad policy", "approval:\n  tools:\n    terminal: never\n",
 			`agents/agent.yaml:3: invalid approval policy for approval.tools.terminal: "never" (expected one of: auto, prompt, deny)`},
 	} {
@@ -265,5 +265,20 @@ func TestLoadGlobal(t *testing.T) {
 	g, err := core.LoadGlobal(filepath.Join(t.TempDir(), "agent.yaml"))
 	if err != nil || g.Model.Provider != "" {
 		t.Fatalf("missing fallback: %+v, %v", g, err)
+	}
+}
+
+func TestModelContextWindow(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "agents")
+	p := filepath.Join(dir, "agent.yaml")
+	writeFile(t, p, "model:\n  provider: fake\n  context_window: 0\n")
+	_, err := core.LoadGlobal(p)
+	if want := "agents/agent.yaml:3: model.context_window must be at least 1024 tokens, got 0"; demiurge.ErrorMessage(err) != want || demiurge.ErrorCode(err) != demiurge.ECONFIG {
+		t.Fatalf("err %v, want %q", err, want)
+	}
+	writeFile(t, p, "model:\n  provider: fake\n  context_window: 8192\n")
+	g, err := core.LoadGlobal(p)
+	if err != nil || g.Model.ContextWindow != 8192 {
+		t.Fatalf("window %d, err %v", g.Model.ContextWindow, err)
 	}
 }

@@ -49,7 +49,14 @@ type ModelConfig struct {
 	Provider     string         `yaml:"provider"`   // "" (unset), auto, fake or a profile id
 	ModelName    string         `yaml:"model_name"` // "" when unset
 	ModelOptions map[string]any `yaml:"model_options"`
+	// ContextWindow overrides the provider profile's context window, in
+	// tokens (0: the profile's).
+	ContextWindow int `yaml:"context_window"`
 }
+
+// MinContextWindow is the smallest model.context_window a core may
+// declare: below it not even a system prompt and one message fit.
+const MinContextWindow = 1024
 
 // UIConfig is the ui section of agent.yaml and of the global fallback.
 type UIConfig struct {
@@ -180,6 +187,9 @@ func (m *Manifest) validate(doc *yamlx.Document, dirName string) error {
 func validateModel(doc *yamlx.Document, m ModelConfig) error {
 	if doc.Has("model", "provider") && m.Provider != "" && strings.TrimSpace(m.Provider) != m.Provider {
 		return doc.Errorf(doc.Line("model", "provider"), "model.provider %q has surrounding spaces", m.Provider)
+	}
+	if doc.Has("model", "context_window") && m.ContextWindow < MinContextWindow {
+		return doc.Errorf(doc.Line("model", "context_window"), "model.context_window must be at least %d tokens, got %d", MinContextWindow, m.ContextWindow)
 	}
 	return nil
 }

@@ -29,7 +29,7 @@ type providers struct {
 
 type fallbackModel struct{ provider, model string }
 
-func (p *providers) Resolve(_ context.Context, c turn.ProviderChoice) (demiurge.Provider, string, string, error) {
+func (p *providers) Resolve(_ context.Context, c turn.ProviderChoice) (turn.ResolvedModel, error) {
 	in := provider.ResolveInput{
 		Flag: c.Flag, Model: c.Model, CoreProvider: c.CoreProvider, CoreModel: c.CoreModel,
 		FallbackProvider: p.fallback.provider, FallbackModel: p.fallback.model,
@@ -37,19 +37,20 @@ func (p *providers) Resolve(_ context.Context, c turn.ProviderChoice) (demiurge.
 	}
 	prov, res, err := provider.Resolve(in)
 	if err != nil {
-		return nil, "", "", err
+		return turn.ResolvedModel{}, err
 	}
 	key := res.ID + "\x00" + res.Model + "\x00" + res.BaseURL
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if cached, ok := p.cache[key]; ok {
-		return cached, res.ID, res.Model, nil
+		prov = cached
+	} else {
+		if p.cache == nil {
+			p.cache = map[string]demiurge.Provider{}
+		}
+		p.cache[key] = prov
 	}
-	if p.cache == nil {
-		p.cache = map[string]demiurge.Provider{}
-	}
-	p.cache[key] = prov
-	return prov, res.ID, res.Model, nil
+	return turn.ResolvedModel{Provider: prov, ID: res.ID, Model: res.Model, Limits: res.Limits}, nil
 }
 
 // Secrets returns credential values present in the environment: anything

@@ -51,9 +51,9 @@ func (h *Host) UISettings() UISettings {
 // would use with these overrides (flag "" or "auto": the core's and the
 // config's choice), as the turn resolves them.
 func (h *Host) ResolveModel(ctx context.Context, snap turn.Snapshot, flag, model string) (providerID, modelName string, err error) {
-	_, providerID, modelName, err = h.providers.Resolve(ctx, turn.ProviderChoice{
+	rm, err := h.providers.Resolve(ctx, turn.ProviderChoice{
 		Flag: flag, Model: model,
 		CoreProvider: snap.Core.Manifest.Model.Provider, CoreModel: snap.Core.Manifest.Model.ModelName,
 	})
-	return providerID, modelName, err
+	return rm.ID, rm.Model, err
 }

@@ -18,3 +18,15 @@ func (h *Host) SessionUsage(ctx context.Context, sessionID string) (demiurge.Usa
 func (h *Host) TurnUsage(ctx context.Context, turnID string) (demiurge.Usage, error) {
 	return h.store.TurnUsage(ctx, turnID)
 }
+
+// SessionUsageSteps is SessionUsage with the number of model steps whose
+// usage was recorded.
+func (h *Host) SessionUsageSteps(ctx context.Context, sessionID string) (demiurge.Usage, int64, error) {
+	return h.store.SessionUsageSteps(ctx, sessionID)
+}
+
+// TurnUsageSteps is TurnUsage with the number of model steps whose usage
+// was recorded.
+func (h *Host) TurnUsageSteps(ctx context.Context, turnID string) (demiurge.Usage, int64, error) {
+	return h.store.TurnUsageSteps(ctx, turnID)
+}

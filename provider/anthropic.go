@@ -76,26 +76,38 @@ type (
 		Content any    `json:"content"` // a string, or a list of blocks
 	}
 	anText struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type         string   `json:"type"`
+		Text         string   `json:"text"`
+		CacheControl *anCache `json:"cache_control,omitempty"`
 	}
 	anToolUse struct {
-		Type  string         `json:"type"`
-		ID    string         `json:"id"`
-		Name  string         `json:"name"`
-		Input map[string]any `json:"input"`
+		Type         string         `json:"type"`
+		ID           string         `json:"id"`
+		Name         string         `json:"name"`
+		Input        map[string]any `json:"input"`
+		CacheControl *anCache       `json:"cache_control,omitempty"`
 	}
 	anToolResult struct {
-		Type      string `json:"type"`
-		ToolUseID string `json:"tool_use_id"`
-		Content   string `json:"content"`
+		Type         string   `json:"type"`
+		ToolUseID    string   `json:"tool_use_id"`
+		Content      string   `json:"content"`
+		CacheControl *anCache `json:"cache_control,omitempty"`
 	}
 	anTool struct {
-		Name        string         `json:"name"`
-		Description string         `json:"description"`
-		InputSchema map[string]any `json:"input_schema"`
+		Name         string         `json:"name"`
+		Description  string         `json:"description"`
+		InputSchema  map[string]any `json:"input_schema"`
+		CacheControl *anCache       `json:"cache_control,omitempty"`
+	}
+	// anCache is a prompt-cache breakpoint: the prefix up to and including
+	// the block that carries it is cached.
+	anCache struct {
+		Type string `json:"type"`
 	}
 )
+
+// ephemeral is the one cache breakpoint kind of the Messages API.
+var ephemeral = &anCache{Type: "ephemeral"}
 
 // requestBody maps req onto the Messages payload:
 // system messages become the top-level system text joined with "\n\n"; each
@@ -118,9 +130,13 @@ func (p *Anthropic) requestBody(req demiurge.ModelRequest, stream bool) ([]byte,
 			results = nil
 		}
 	}
+	stableEnd := -1 // index in msgs of the message that ends the stable prefix
 	for i, m := range req.Messages {
 		if m.Role != "tool" {
 			flush()
+		}
+		if i == req.StableMessages && i > 0 && m.Role != "tool" {
+			stableEnd = len(msgs) - 1
 		}
 		switch m.Role {
 		case "system":
@@ -150,24 +166,66 @@ func (p *Anthropic) requestBody(req demiurge.ModelRequest, stream bool) ([]byte,
 		}
 	}
 	flush()
+	if req.StableMessages >= len(req.Messages) && req.StableMessages > 0 {
+		stableEnd = len(msgs) - 1
+	}
 	if msgs == nil {
 		msgs = []anMessage{}
 	}
-
-	maxTokens := metadataInt(req.Metadata, "max_tokens", "max_output_tokens")
-	if maxTokens == 0 {
-		maxTokens = p.maxTokens
+	cache := req.CacheKey != ""
+	if cache && stableEnd >= 0 {
+		msgs[stableEnd] = markCached(msgs[stableEnd])
 	}
+
+	maxTokens := cmpPositive(req.MaxTokens, metadataInt(req.Metadata, "max_tokens", "max_output_tokens"), p.maxTokens)
 	payload := map[string]any{"model": req.Model, "max_tokens": maxTokens, "messages": msgs}
 	if len(system) > 0 {
-		payload["system"] = strings.Join(system, "\n\n")
+		text := strings.Join(system, "\n\n")
+		if cache {
+			payload["system"] = []anText{{Type: "text", Text: text, CacheControl: ephemeral}}
+		} else {
+			payload["system"] = text
+		}
 	}
 	if len(req.Tools) > 0 {
 		tools := make([]anTool, 0, len(req.Tools))
 		for _, t := range req.Tools {
 			tools = append(tools, anTool{Name: t.Name, Description: t.Description, InputSchema: schemaOrEmpty(t.InputSchema)})
 		}
+		if cache {
+			tools[len(tools)-1].CacheControl = ephemeral
+		}
 		payload["tools"] = tools
 	}
 	return marshalPayload(name, payload, p.extraBody, req.Model, stream)
+}
+
+// markCached puts a cache breakpoint on the last block of m (a text
+// content becomes one text block).
+func markCached(m anMessage) anMessage {
+	switch c := m.Content.(type) {
+	case string:
+		if c == "" {
+			return m
+		}
+		m.Content = []any{anText{Type: "text", Text: c, CacheControl: ephemeral}}
+	case []any:
+		if len(c) == 0 {
+			return m
+		}
+		blocks := append([]any(nil), c...)
+		switch b := blocks[len(blocks)-1].(type) {
+		case anText:
+			b.CacheControl = ephemeral
+			blocks[len(blocks)-1] = b
+		case anToolUse:
+			b.CacheControl = ephemeral
+			blocks[len(blocks)-1] = b
+		case anToolResult:
+			b.CacheControl = ephemeral
+			blocks[len(blocks)-1] = b
+		}
+		m.Content = blocks
+	}
+	return m
 }

@@ -75,3 +75,25 @@ func streamError(name string, e apiError, emitted bool) error {
 	}
 	return err
 }
+
+// contextLengthError reports whether an error body says the request did
+// not fit the model's context window: OpenAI's code
+// context_length_exceeded, or the wording of Anthropic's and compatible
+// servers' messages ("prompt is too long", "maximum context length", ...).
+func contextLengthError(raw []byte) bool {
+	var body struct {
+		Error apiError `json:"error"`
+	}
+	if json.Unmarshal(raw, &body) == nil {
+		if code, _ := body.Error.Code.(string); code == "context_length_exceeded" {
+			return true
+		}
+	}
+	msg := strings.ToLower(errorMessage(raw))
+	for _, s := range []string{"context_length_exceeded", "prompt is too long", "maximum context length", "context window", "context length", "too many tokens", "input is too long"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}

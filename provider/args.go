@@ -74,3 +74,23 @@ func metadataInt(md map[string]any, keys ...string) int {
 	}
 	return 0
 }
+
+// cmpPositive returns the first positive value, or 0.
+func cmpPositive(vs ...int) int {
+	for _, v := range vs {
+		if v > 0 {
+			return v
+		}
+	}
+	return 0
+}
+
+// cmpOr returns the first non-empty string.
+func cmpOr(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

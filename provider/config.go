@@ -8,7 +8,12 @@ import (
 	"strings"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/tokens"
 )
+
+// MinContextWindow is the smallest context window a profile or core may
+// declare: below it not even a system prompt and one message fit.
+const MinContextWindow = 1024
 
 // Config is the providers: section of config.yaml.
 type Config struct {
@@ -33,6 +38,13 @@ type CustomProfile struct {
 	BaseURL   string `yaml:"base_url" json:"base_url"`
 	APIKeyEnv string `yaml:"api_key_env" json:"api_key_env,omitempty"`
 	APIKey    string `yaml:"api_key" json:"-"` // never marshalled to JSON
+	// ContextWindow and MaxOutputTokens override the model family's limits
+	// (0: the family's); Tokenizer names the encoding that counts for the
+	// endpoint's models (o200k_base, cl100k_base or estimate; "": the
+	// family's).
+	ContextWindow   int    `yaml:"context_window" json:"context_window,omitempty"`
+	MaxOutputTokens int    `yaml:"max_output_tokens" json:"max_output_tokens,omitempty"`
+	Tokenizer       string `yaml:"tokenizer" json:"tokenizer,omitempty"`
 }
 
 // Validate checks the whole section: builtin overrides name builtin profiles
@@ -78,6 +90,17 @@ func validateCustom(id string, p CustomProfile) error {
 	}
 	if _, err := validBaseURL(id, p.BaseURL); err != nil {
 		return demiurge.Errorf(demiurge.ECONFIG, "providers.custom.%s.base_url: %s", id, urlProblem(p.BaseURL))
+	}
+	if p.ContextWindow < 0 || (p.ContextWindow > 0 && p.ContextWindow < MinContextWindow) {
+		return demiurge.Errorf(demiurge.ECONFIG, "providers.custom.%s.context_window: %d is below the minimal context of %d tokens", id, p.ContextWindow, MinContextWindow)
+	}
+	if p.MaxOutputTokens < 0 || (p.ContextWindow > 0 && p.MaxOutputTokens >= p.ContextWindow) {
+		return demiurge.Errorf(demiurge.ECONFIG, "providers.custom.%s.max_output_tokens: %d must be positive and below the context window", id, p.MaxOutputTokens)
+	}
+	switch p.Tokenizer {
+	case "", tokens.O200k, tokens.Cl100k, tokens.Estimate:
+	default:
+		return demiurge.Errorf(demiurge.ECONFIG, "providers.custom.%s.tokenizer: unknown tokenizer %q (want %s, %s or %s)", id, p.Tokenizer, tokens.O200k, tokens.Cl100k, tokens.Estimate)
 	}
 	return nil
 }

@@ -24,6 +24,10 @@ type Endpoint struct {
 	// ExtraBody, when set, returns fields merged into the top level of the
 	// request body for a model (a vendor's extension such as "thinking").
 	ExtraBody func(model string) map[string]any
+	// OutputLimitField is the request field that carries the output limit
+	// on an OpenAI-compatible endpoint ("": max_tokens; OpenAI's own API
+	// wants max_completion_tokens for its reasoning models).
+	OutputLimitField string
 	// Options tune timeouts and retries.
 	Options Options
 }

@@ -13,9 +13,10 @@ import (
 // <base>/chat/completions) and of the many servers compatible with it. It is
 // safe for concurrent use.
 type OpenAI struct {
-	c         *client
-	extraBody func(model string) map[string]any
-	maxTokens int
+	c           *client
+	extraBody   func(model string) map[string]any
+	maxTokens   int
+	outputField string // the output-limit field ("": max_tokens)
 }
 
 var _ demiurge.Provider = (*OpenAI)(nil)
@@ -36,7 +37,7 @@ func NewOpenAI(e Endpoint) (*OpenAI, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OpenAI{c: c, extraBody: e.ExtraBody, maxTokens: e.Options.MaxTokens}, nil
+	return &OpenAI{c: c, extraBody: e.ExtraBody, maxTokens: e.Options.MaxTokens, outputField: e.OutputLimitField}, nil
 }
 
 // Complete sends req. With stream == nil it asks for one JSON response;
@@ -125,10 +126,13 @@ func (p *OpenAI) requestBody(req demiurge.ModelRequest, stream bool) ([]byte, er
 		// A stream reports usage only when asked to (in its last chunk).
 		payload["stream_options"] = map[string]any{"include_usage": true}
 	}
-	if n := metadataInt(req.Metadata, "max_tokens", "max_output_tokens"); n > 0 {
-		payload["max_tokens"] = n
-	} else if p.maxTokens > 0 {
-		payload["max_tokens"] = p.maxTokens
+	if n := cmpPositive(req.MaxTokens, metadataInt(req.Metadata, "max_tokens", "max_output_tokens"), p.maxTokens); n > 0 {
+		payload[cmpOr(p.outputField, "max_tokens")] = n
+	}
+	if req.CacheKey != "" {
+		// Requests of one session share their prefix: the key routes them
+		// to the same prompt cache.
+		payload["prompt_cache_key"] = req.CacheKey
 	}
 	return marshalPayload(name, payload, p.extraBody, req.Model, stream)
 }

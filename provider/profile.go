@@ -27,6 +27,8 @@ type profile struct {
 	model      string   // default model
 	headers    map[string]string
 	extraBody  func(model string) map[string]any
+	// outputField is Endpoint.OutputLimitField.
+	outputField string
 }
 
 // builtinProfiles are the vendors known without configuration. Base URLs may
@@ -34,7 +36,7 @@ type profile struct {
 var builtinProfiles = map[string]profile{
 	"openai": {
 		mode: ModeOpenAIChat, baseURL: "https://api.openai.com/v1", baseURLEnv: "OPENAI_BASE_URL",
-		keyEnv: []string{"OPENAI_API_KEY"}, model: "gpt-4o-mini",
+		keyEnv: []string{"OPENAI_API_KEY"}, model: "gpt-4o-mini", outputField: "max_completion_tokens",
 	},
 	"anthropic": {
 		mode: ModeAnthropicMessages, baseURL: "https://api.anthropic.com", baseURLEnv: "ANTHROPIC_BASE_URL",

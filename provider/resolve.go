@@ -37,6 +37,8 @@ type Resolved struct {
 	APIMode string // openai-chat | anthropic-messages | fake
 	Model   string
 	BaseURL string
+	// Limits are the model's context window, output limit and tokenizer.
+	Limits demiurge.ModelLimits
 }
 
 // Resolve picks the provider and model:
@@ -74,7 +76,7 @@ func Resolve(in ResolveInput) (demiurge.Provider, Resolved, error) {
 		if err != nil {
 			return nil, Resolved{}, err
 		}
-		return f, Resolved{ID: FakeID, APIMode: ModeFake, Model: model}, nil
+		return f, Resolved{ID: FakeID, APIMode: ModeFake, Model: model, Limits: limitsOf(FakeModel, nil)}, nil
 	}
 
 	var (
@@ -104,7 +106,7 @@ func Resolve(in ResolveInput) (demiurge.Provider, Resolved, error) {
 			return nil, Resolved{}, demiurge.Errorf(demiurge.ECONFIG, "provider %s: API key missing; set %s", id, builtin.keyEnv[0])
 		}
 		model = cmp.Or(model, builtin.model)
-		ep.Headers, ep.ExtraBody = builtin.headers, builtin.extraBody
+		ep.Headers, ep.ExtraBody, ep.OutputLimitField = builtin.headers, builtin.extraBody, builtin.outputField
 	} else {
 		mode, base = custom.APIMode, custom.BaseURL
 		if custom.APIKeyEnv != "" {
@@ -137,7 +139,7 @@ func Resolve(in ResolveInput) (demiurge.Provider, Resolved, error) {
 	if err != nil {
 		return nil, Resolved{}, err
 	}
-	return p, Resolved{ID: id, APIMode: mode, Model: model, BaseURL: shownURL(base)}, nil
+	return p, Resolved{ID: id, APIMode: mode, Model: model, BaseURL: shownURL(base), Limits: limitsOf(model, custom)}, nil
 }
 
 // first returns the first id that is neither empty nor "auto".

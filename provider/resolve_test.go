@@ -125,6 +125,11 @@ func TestResolve(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			limits := got.Limits
+			got.Limits = demiurge.ModelLimits{} // TestResolvedLimits checks them
+			if limits.ContextWindow <= limits.MaxOutputTokens || limits.MaxOutputTokens <= 0 {
+				t.Errorf("resolved limits %+v: the window must exceed a positive output limit", limits)
+			}
 			if got != tt.want {
 				t.Errorf("resolved %+v, want %+v", got, tt.want)
 			}

@@ -58,10 +58,15 @@ func (c *client) complete(ctx context.Context, body []byte, stream func(string),
 	decode func(name string, r io.Reader) (demiurge.ModelResponse, error), newStream func() streamDecoder,
 ) (demiurge.ModelResponse, error) {
 	var resp demiurge.ModelResponse
-	err := c.post(ctx, body, stream != nil, func(r io.Reader) error {
-		if stream == nil {
+	err := c.post(ctx, body, stream != nil, func(r io.Reader, contentType string) error {
+		if stream == nil || isJSON(contentType) {
+			// A server that ignores "stream": true answers with one JSON
+			// document; its text is passed on as one delta.
 			var derr error
 			resp, derr = decode(c.name, r)
+			if derr == nil && stream != nil && resp.Content != "" {
+				stream(resp.Content)
+			}
 			return derr
 		}
 		st := newStream()
@@ -82,7 +87,7 @@ func (c *client) complete(ctx context.Context, body []byte, stream func(string),
 // on 429, 408, 5xx and connection failures that happen before any byte of the
 // response body was read, and never after: a handler that has read bytes (and
 // perhaps streamed deltas) owns the outcome.
-func (c *client) post(ctx context.Context, body []byte, stream bool, handle func(r io.Reader) error) error {
+func (c *client) post(ctx context.Context, body []byte, stream bool, handle func(r io.Reader, contentType string) error) error {
 	for attempt := 0; ; attempt++ {
 		if ctx.Err() != nil {
 			return c.contextError(ctx, ctx)
@@ -104,7 +109,7 @@ func (c *client) post(ctx context.Context, body []byte, stream bool, handle func
 }
 
 // attempt makes one request. wait is the server's Retry-After, or -1.
-func (c *client) attempt(ctx context.Context, body []byte, stream bool, handle func(r io.Reader) error) (err *demiurge.Error, retry bool, wait time.Duration) {
+func (c *client) attempt(ctx context.Context, body []byte, stream bool, handle func(r io.Reader, contentType string) error) (err *demiurge.Error, retry bool, wait time.Duration) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	total := time.AfterFunc(c.opts.Timeout, func() { cancel(errAttemptTimeout) })
@@ -141,6 +146,9 @@ func (c *client) attempt(ctx context.Context, body []byte, stream bool, handle f
 			return c.contextError(ctx, actx), false, -1
 		}
 		code, retry := statusCode(resp.StatusCode)
+		if code == demiurge.EINVALID && contextLengthError(raw) {
+			code = demiurge.ECONTEXTOVERFLOW
+		}
 		text := excerpt(errorMessage(raw), c.key.Reveal(), maxExcerpt)
 		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 			text = "unexpected redirect (redirects are not followed)"
@@ -157,7 +165,7 @@ func (c *client) attempt(ctx context.Context, body []byte, stream bool, handle f
 	if idle != nil {
 		cr.onData = func() { idle.Reset(c.opts.IdleTimeout) }
 	}
-	herr := handle(cr)
+	herr := handle(cr, resp.Header.Get("Content-Type"))
 	if herr == nil {
 		return nil, false, -1
 	}
@@ -305,4 +313,12 @@ func (c *countingReader) Read(p []byte) (int, error) {
 		c.err = err
 	}
 	return n, err
+}
+
+// isJSON reports whether a Content-Type is a JSON document (not an event
+// stream).
+func isJSON(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }

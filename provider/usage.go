@@ -9,7 +9,9 @@ import (
 // usageOf reads the token counts of a response's "usage" object in either
 // API's spelling: input_tokens/output_tokens (Anthropic, OpenAI
 // Responses), prompt_tokens/completion_tokens (OpenAI Chat Completions).
-// Anthropic's cache reads and writes are input too. Absent or malformed
+// Anthropic's cache reads and writes are input too; CachedTokens are the
+// cache reads (Anthropic cache_read_input_tokens, OpenAI
+// prompt_tokens_details.cached_tokens). Absent or malformed
 // counts read as zero.
 func usageOf(raw map[string]any) demiurge.Usage {
 	u, _ := raw["usage"].(map[string]any)
@@ -24,7 +26,11 @@ func usageOf(raw map[string]any) demiurge.Usage {
 	if out == 0 {
 		out = count(u["completion_tokens"])
 	}
-	return demiurge.Usage{InputTokens: in, OutputTokens: out}
+	cached := count(u["cache_read_input_tokens"])
+	if d, ok := u["prompt_tokens_details"].(map[string]any); ok && cached == 0 {
+		cached = count(d["cached_tokens"])
+	}
+	return demiurge.Usage{InputTokens: in, OutputTokens: out, CachedTokens: cached}
 }
 
 func count(v any) int64 {

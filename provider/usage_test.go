@@ -16,7 +16,10 @@ func TestUsageOfBothSpellings(t *testing.T) {
 		{"none", map[string]any{"id": "x"}, demiurge.Usage{}},
 		{"anthropic with cache", map[string]any{"usage": map[string]any{
 			"input_tokens": 10.0, "cache_read_input_tokens": 5.0, "cache_creation_input_tokens": 2.0, "output_tokens": 7.0}},
-			demiurge.Usage{InputTokens: 17, OutputTokens: 7}},
+			demiurge.Usage{InputTokens: 17, OutputTokens: 7, CachedTokens: 5}},
+		{"chat completions with cache", map[string]any{"usage": map[string]any{"prompt_tokens": 12.0, "completion_tokens": 3.0,
+			"prompt_tokens_details": map[string]any{"cached_tokens": 8.0}}},
+			demiurge.Usage{InputTokens: 12, OutputTokens: 3, CachedTokens: 8}},
 		{"chat completions", map[string]any{"usage": map[string]any{"prompt_tokens": 12.0, "completion_tokens": 3.0, "total_tokens": 15.0}},
 			demiurge.Usage{InputTokens: 12, OutputTokens: 3}},
 		{"negative and malformed", map[string]any{"usage": map[string]any{"input_tokens": -4.0, "output_tokens": "many"}}, demiurge.Usage{}},

@@ -41,6 +41,8 @@ type Runtime struct {
 	now     func() time.Time
 	log     *slog.Logger
 	history historyCache
+	// summaries keeps compaction summary texts (compaction.go).
+	summaries summaryCache
 }
 
 // NewRuntime returns a Runtime over st.

@@ -143,8 +143,10 @@
 //	                        type), effect_status, effect_error {code, message,
 //	                        execution_started, provenance}, result
 //	                        → status, result COALESCE, completed_at
-//	model.step.completed session_id, turn_id, step_id, model?, input_tokens, output_tokens
-//	                        → the turn's input_tokens and output_tokens grow by the step's
+//	model.step.completed session_id, turn_id, step_id, model?, input_tokens, output_tokens,
+//	                        cached_tokens?
+//	                        → the turn's input_tokens, output_tokens and cached_tokens grow by
+//	                        the step's and its model_steps by one
 //	                        (aggregate model_step "<step id>"; written only for a step whose
 //	                        provider reported usage)
 //	delivery.queued owner_turn_id?, channel?, target?, status? (queued), idempotency_key?,

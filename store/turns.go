@@ -14,7 +14,7 @@ const (
 )
 
 const turnSelect = `SELECT turn_id, session_id, status, core_id, core_revision, host_id, result_ref, error_json,
-  created_at, completed_at FROM turns`
+  created_at, completed_at, input_tokens, output_tokens, cached_tokens, model_steps FROM turns`
 
 const (
 	sqlListTurns = turnSelect + ` WHERE session_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`
@@ -54,7 +54,8 @@ func scanTurn(r scanner) (demiurge.Turn, error) {
 	var tr demiurge.Turn
 	var core, rev, host, result, completed ns
 	var errJSON, created string
-	if err := r.Scan(&tr.ID, &tr.SessionID, &tr.Status, &core, &rev, &host, &result, &errJSON, &created, &completed); err != nil {
+	if err := r.Scan(&tr.ID, &tr.SessionID, &tr.Status, &core, &rev, &host, &result, &errJSON, &created, &completed,
+		&tr.Usage.InputTokens, &tr.Usage.OutputTokens, &tr.Usage.CachedTokens, &tr.ModelSteps); err != nil {
 		return tr, err
 	}
 	tr.CoreID, tr.CoreRevision, tr.HostID, tr.ResultRef = core.String, rev.String, host.String, result.String

@@ -13,21 +13,36 @@ type contextLayers struct {
 	skills        string
 	bootstrap     string
 	system        string
+	summary       string // the session's compaction summary ("" for none)
 	contributions []demiurge.Contribution
 	history       []demiurge.Message
 }
 
-// assemble builds the provider messages in this order: soul,
-// skill index, bootstrap snapshot, system context; pre-history
-// contributions; session history; pre-current-user contributions; the user
-// message; post-current-user contributions; this turn's assistant and tool
-// messages. Every system message is then merged into one leading message.
-func assemble(l contextLayers, userText string, inTurn []demiurge.ModelMessage) []demiurge.ModelMessage {
+// systemText is the leading system layers: soul, skill index, bootstrap
+// snapshot, system context, compaction summary.
+func (l contextLayers) systemText() string {
 	var systems []string
-	for _, s := range []string{l.soul, l.skills, l.bootstrap, l.system} {
+	for _, s := range []string{l.soul, l.skills, l.bootstrap, l.system, l.summary} {
 		if strings.TrimSpace(s) != "" {
 			systems = append(systems, s)
 		}
+	}
+	return strings.Join(systems, "\n")
+}
+
+// assemble builds the provider messages in this order: soul,
+// skill index, bootstrap snapshot, system context, compaction summary;
+// pre-history contributions; the selected session history (replayed);
+// pre-current-user contributions; the user message; post-current-user
+// contributions; this turn's assistant and tool messages. Every system
+// message is then merged into one leading message. stable is the number
+// of leading messages that do not change from step to step (the system
+// message, pre-history contributions and history): the prompt-cache
+// prefix.
+func assemble(l contextLayers, history []demiurge.ModelMessage, userText string, inTurn []demiurge.ModelMessage) (msgs []demiurge.ModelMessage, stable int) {
+	var systems []string
+	if s := l.systemText(); s != "" {
+		systems = append(systems, s)
 	}
 	var rest []demiurge.ModelMessage
 	add := func(placement string) {
@@ -38,7 +53,8 @@ func assemble(l contextLayers, userText string, inTurn []demiurge.ModelMessage) 
 		}
 	}
 	add(demiurge.PlacementPreHistory)
-	rest = append(rest, replay(l.history)...)
+	rest = append(rest, history...)
+	stableRest := len(rest)
 	add(demiurge.PlacementPreCurrentUser)
 	rest = append(rest, demiurge.ModelMessage{Role: demiurge.RoleUser, Content: userText})
 	add(demiurge.PlacementPostCurrentUser)
@@ -53,12 +69,18 @@ func assemble(l contextLayers, userText string, inTurn []demiurge.ModelMessage) 
 	if len(systems) > 0 {
 		out = append(out, demiurge.ModelMessage{Role: demiurge.RoleSystem, Content: strings.Join(systems, "\n")})
 	}
-	for _, m := range rest {
+	for i, m := range rest {
 		if m.Role != demiurge.RoleSystem {
 			out = append(out, m)
 		}
+		if i == stableRest-1 {
+			stable = len(out)
+		}
 	}
-	return out
+	if stableRest == 0 && len(systems) > 0 {
+		stable = 1
+	}
+	return out, stable
 }
 
 // replay turns persisted history into provider messages. Assistant steps get
@@ -68,31 +90,40 @@ func replay(history []demiurge.Message) []demiurge.ModelMessage {
 	var out []demiurge.ModelMessage
 	open := map[string]bool{} // tool call ids announced by an assistant message in the window
 	for _, m := range history {
-		switch m.Role {
-		case demiurge.RoleAssistant:
-			calls := toolCallsOf(m.Content.Metadata)
-			if strings.TrimSpace(m.Content.Text) == "" && len(calls) == 0 {
-				continue
-			}
-			for _, c := range calls {
-				open[c.ID] = true
-			}
-			out = append(out, demiurge.ModelMessage{Role: m.Role, Content: m.Content.Text, ToolCalls: calls})
-		case demiurge.RoleTool:
-			id, _ := m.Content.Metadata["tool_call_id"].(string)
-			if !open[id] {
-				continue
-			}
-			name, _ := m.Content.Metadata["tool_name"].(string)
-			out = append(out, demiurge.ModelMessage{Role: m.Role, Content: m.Content.Text, ToolCallID: id, Name: name})
-		case demiurge.RoleUser, demiurge.RoleSystem:
-			if strings.TrimSpace(m.Content.Text) == "" {
-				continue
-			}
-			out = append(out, demiurge.ModelMessage{Role: m.Role, Content: m.Content.Text})
+		if mm, ok := replayOne(m, open); ok {
+			out = append(out, mm)
 		}
 	}
 	return out
+}
+
+// replayOne is one message of replay; open holds the tool call ids
+// announced so far.
+func replayOne(m demiurge.Message, open map[string]bool) (demiurge.ModelMessage, bool) {
+	switch m.Role {
+	case demiurge.RoleAssistant:
+		calls := toolCallsOf(m.Content.Metadata)
+		if strings.TrimSpace(m.Content.Text) == "" && len(calls) == 0 {
+			return demiurge.ModelMessage{}, false
+		}
+		for _, c := range calls {
+			open[c.ID] = true
+		}
+		return demiurge.ModelMessage{Role: m.Role, Content: m.Content.Text, ToolCalls: calls}, true
+	case demiurge.RoleTool:
+		id, _ := m.Content.Metadata["tool_call_id"].(string)
+		if !open[id] {
+			return demiurge.ModelMessage{}, false
+		}
+		name, _ := m.Content.Metadata["tool_name"].(string)
+		return demiurge.ModelMessage{Role: m.Role, Content: m.Content.Text, ToolCallID: id, Name: name}, true
+	case demiurge.RoleUser, demiurge.RoleSystem:
+		if strings.TrimSpace(m.Content.Text) == "" {
+			return demiurge.ModelMessage{}, false
+		}
+		return demiurge.ModelMessage{Role: m.Role, Content: m.Content.Text}, true
+	}
+	return demiurge.ModelMessage{}, false
 }
 
 func toolCallsOf(meta map[string]any) []demiurge.ToolCall {

@@ -22,7 +22,10 @@ func TestAssembleOrderAndSystemMerge(t *testing.T) {
 		},
 		history: []demiurge.Message{msg("user", "old q", nil), msg("assistant", "old a", nil)},
 	}
-	got := assemble(l, "now", []demiurge.ModelMessage{{Role: "assistant", Content: "thinking"}})
+	got, stable := assemble(l, replay(l.history), "now", []demiurge.ModelMessage{{Role: "assistant", Content: "thinking"}})
+	if stable != 4 { // system, pre-history, old q, old a
+		t.Errorf("stable prefix %d messages, want 4", stable)
+	}
 	var seq []string
 	for _, m := range got {
 		seq = append(seq, m.Role+":"+m.Content)

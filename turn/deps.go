@@ -22,6 +22,12 @@ type sessionRuntime interface {
 	Resolve(ctx context.Context, req demiurge.SessionRequest) (demiurge.Session, bool, error)
 	Message(in demiurge.MessageInput) (demiurge.EventBatch, demiurge.Message, error)
 	History(ctx context.Context, sessionID string, limit int) ([]demiurge.Message, error)
+	// Lookup reads a session whoever owns it; Summary is the text of its
+	// compaction summary ("" for none); Compaction is the batch that
+	// records a summary and moves the cutoff.
+	Lookup(ctx context.Context, id string) (demiurge.Session, error)
+	Summary(ctx context.Context, s demiurge.Session) (string, error)
+	Compaction(in demiurge.CompactionInput) (demiurge.EventBatch, demiurge.Message, error)
 	SetBootstrap(ctx context.Context, sessionID, snapshot string) error
 	TurnStarted(ts demiurge.TurnStart) (demiurge.EventBatch, error)
 	FinishTurnWith(ctx context.Context, turnID string, status demiurge.TurnStatus, errInfo *demiurge.ErrorInfo, first []demiurge.EventBatch, commit demiurge.CommitBatches) error
@@ -57,10 +63,19 @@ type ProviderChoice struct {
 	CoreProvider, CoreModel string
 }
 
+// ResolvedModel is the provider, profile id, model and the model's limits
+// a turn talks to.
+type ResolvedModel struct {
+	Provider demiurge.Provider
+	ID       string
+	Model    string
+	Limits   demiurge.ModelLimits
+}
+
 // Providers resolves the provider and model of a turn. Secrets returns the
 // credential values that must never appear in persisted errors.
 type Providers interface {
-	Resolve(ctx context.Context, choice ProviderChoice) (p demiurge.Provider, id, model string, err error)
+	Resolve(ctx context.Context, choice ProviderChoice) (ResolvedModel, error)
 	Secrets() []string
 }
 

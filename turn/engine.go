@@ -22,6 +22,9 @@ type modelLoop struct {
 	model    string
 	catalog  *effect.Catalog
 	layers   contextLayers
+	win      *window
+	fit      *fitted                 // the context fitted to the window (prepare.go)
+	forced   bool                    // the one forced compaction of the turn has run
 	inTurn   []demiurge.ModelMessage // assistant and tool messages of this turn (model views)
 	raw      []demiurge.ToolCall     // the current step's calls with their raw arguments
 	known    int                     // size of the secret set inTurn was last redacted with
@@ -34,16 +37,14 @@ func (l *modelLoop) run(ctx context.Context, userText string) (turnOutput, error
 		maxSteps = 90
 	}
 	tools := l.catalog.Definitions()
+	l.fit = newFitted(l.win, l.layers, tools, &t.x.counts)
+	if l.fit.wantsCompaction(userText) || len(l.layers.history) >= t.x.d.HistoryLimit {
+		l.compact(ctx, compactAuto, tools)
+	}
 	for n := 1; n <= maxSteps; n++ {
 		stepID := fmt.Sprintf("%s_step_%d", t.turnID, n)
 		l.reredact()
-		msgs := assemble(l.layers, userText, l.inTurn)
-		stream, flush := l.redactedStream()
-		resp, err := l.provider.Complete(ctx, demiurge.ModelRequest{
-			Model: l.model, Messages: msgs, Tools: tools,
-			Metadata: map[string]any{"turn_id": t.turnID, "step_id": stepID},
-		}, stream)
-		flush()
+		resp, err := l.step(ctx, stepID, userText, tools)
 		if err != nil {
 			return turnOutput{}, err
 		}
@@ -74,6 +75,94 @@ func (l *modelLoop) run(ctx context.Context, userText string) (turnOutput, error
 	return turnOutput{text: fmt.Sprintf("The provider did not produce a final assistant message within the configured step budget of %d.", maxSteps)}, nil
 }
 
+// step makes one model call within the window. A provider that refuses
+// the request as over its context window gets one forced compaction and
+// one retry per turn; a second refusal is the typed overflow.
+func (l *modelLoop) step(ctx context.Context, stepID, userText string, tools []demiurge.ToolSpec) (demiurge.ModelResponse, error) {
+	p, err := l.fit.prepare(userText, l.inTurn)
+	if err != nil {
+		return demiurge.ModelResponse{}, err
+	}
+	resp, err := l.complete(ctx, stepID, p, tools)
+	if demiurge.ErrorCode(err) != demiurge.ECONTEXTOVERFLOW || l.forced {
+		return resp, err
+	}
+	l.forced = true
+	// The request was larger than counted: at least the window less the
+	// output reserve. The calibration learns that before anything is
+	// refitted.
+	w := l.win
+	l.win.calib.Observe(int64(p.raw), int64(float64(w.limits.ContextWindow-w.reserve)*1.05))
+	l.t.x.d.Logger.Warn("provider refused the request as over its context window; compacting and retrying once",
+		"session_id", l.t.session.ID, "turn_id", l.t.turnID, "step_id", stepID, "estimate", p.estimate, "err", err)
+	l.compact(ctx, compactForced, tools)
+	if p, err = l.fit.prepare(userText, l.inTurn); err != nil {
+		return demiurge.ModelResponse{}, err
+	}
+	resp, err = l.complete(ctx, stepID, p, tools)
+	if demiurge.ErrorCode(err) == demiurge.ECONTEXTOVERFLOW {
+		return resp, demiurge.Errorf(demiurge.ECONTEXTOVERFLOW,
+			"the provider refused the request as over the model's context window after a forced compaction: estimated %d tokens against an input budget of %d (window %d); over by an unknown amount: %s",
+			p.estimate, w.budget(), w.limits.ContextWindow, demiurge.ErrorMessage(err))
+	}
+	return resp, err
+}
+
+// complete sends one prepared request, streaming (a caller without a
+// Stream gets its deltas dropped), and lets the calibration learn from
+// the usage the provider reports.
+func (l *modelLoop) complete(ctx context.Context, stepID string, p preparedRequest, tools []demiurge.ToolSpec) (demiurge.ModelResponse, error) {
+	t := l.t
+	stream, flush := l.redactedStream()
+	resp, err := l.provider.Complete(ctx, demiurge.ModelRequest{
+		Model: l.model, Messages: p.msgs, Tools: tools,
+		MaxTokens: l.win.reserve, CacheKey: t.session.ID, StableMessages: p.stable,
+		Metadata: map[string]any{"turn_id": t.turnID, "step_id": stepID},
+	}, stream)
+	flush()
+	if err != nil {
+		return resp, err
+	}
+	t.steps++
+	l.win.calib.Observe(int64(p.raw), resp.Usage.InputTokens)
+	return resp, nil
+}
+
+// compact summarises the session's older history and refits the context
+// to what is left. It is best effort: a compaction that fails or finds
+// nothing to do changes nothing, and the turn goes on with pruning alone.
+func (l *modelLoop) compact(ctx context.Context, mode compactMode, tools []demiurge.ToolSpec) {
+	t := l.t
+	c := &compactor{x: t.x, provider: l.provider, model: l.model, win: l.win, sessionID: t.session.ID, skipTurn: t.turnID}
+	res, batch, err := c.summarise(ctx, "", mode)
+	if err == nil && batch != nil {
+		_, err = t.x.d.Store.AppendBatches(ctx, []demiurge.EventBatch{*batch})
+	}
+	if err != nil {
+		t.x.d.Logger.Warn("compaction failed; the turn goes on with pruning", "session_id", t.session.ID, "turn_id", t.turnID, "err", err)
+		return
+	}
+	if res.Skipped {
+		return
+	}
+	history, err := t.x.d.Sessions.History(ctx, t.session.ID, t.x.d.HistoryLimit)
+	if err != nil {
+		t.x.d.Logger.Warn("history after compaction", "session_id", t.session.ID, "err", err)
+		return
+	}
+	// This turn's own messages may already be written; they are in inTurn.
+	keep := history[:0:0]
+	for _, m := range history {
+		if m.TurnID != t.turnID {
+			keep = append(keep, m)
+		}
+	}
+	l.layers.history, l.layers.summary = keep, res.Summary
+	l.fit = newFitted(l.win, l.layers, tools, &t.x.counts)
+	t.x.d.Logger.Info("session compacted", "session_id", t.session.ID, "turn_id", t.turnID,
+		"compacted", res.Compacted, "chunks", res.Chunks, "summary_message_id", res.SummaryMessageID)
+}
+
 // reredact redacts this turn's earlier messages again when the secret set
 // grew since, so a value a later call revealed is not replayed to the
 // provider from an earlier result that held it bare.
@@ -92,11 +181,13 @@ func (l *modelLoop) reredact() {
 // redactedStream returns the delta callback for one provider call: the
 // caller's Stream behind an exact-value redactor that knows the turn's
 // secrets so far, whatever the chunking, and the flush to call once the
-// provider returned. Without a Stream both are no-ops.
+// provider returned. Without a Stream the callback drops the deltas.
 func (l *modelLoop) redactedStream() (stream func(string), flush func()) {
 	out := l.t.req.Stream
 	if out == nil {
-		return nil, func() {}
+		// Every call streams all the same: usage, first-token latency and
+		// cancellation then work alike for every caller.
+		return func(string) {}, func() {}
 	}
 	s := redact.NewStream(deltaWriter(out), l.t.tc.Secrets.Replacements())
 	return func(delta string) { _, _ = s.Write([]byte(delta)) }, func() { _ = s.Close() }

@@ -60,6 +60,11 @@ type Execution struct {
 
 	mu     sync.Mutex // guards active
 	active map[string]*activeTurn
+
+	// calib keeps each session's token calibration, counts the token
+	// counts of persisted messages (window.go).
+	calib  calibrations
+	counts countCache
 }
 
 type activeTurn struct {
@@ -105,11 +110,17 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	// The provider is resolved before any turn starts: a missing key is a
 	// configuration error, not a failed turn.
-	provider, _, model, err := x.d.Providers.Resolve(ctx, ProviderChoice{
+	rm, err := x.d.Providers.Resolve(ctx, ProviderChoice{
 		Flag: req.Provider, Model: req.Model,
 		CoreProvider: snap.Core.Manifest.Model.Provider, CoreModel: snap.Core.Manifest.Model.ModelName,
 	})
 	if err != nil {
+		return Result{}, err
+	}
+	model := rm.Model
+	// The window is checked before any turn starts too: a window the
+	// core's own limits make unusable is a configuration error.
+	if _, err := newWindow(rm.Limits, snap.Core.Manifest.Model, nil); err != nil {
 		return Result{}, err
 	}
 	sess, _, err := x.d.Sessions.Resolve(ctx, demiurge.SessionRequest{
@@ -172,8 +183,12 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 		turnCtx = demiurge.WithRouteToken(turnCtx, token)
 	}
 
+	win, err := newWindow(rm.Limits, snap.Core.Manifest.Model, x.calib.of(sess.ID, model))
+	if err != nil {
+		return Result{}, err
+	}
 	t := &turnRun{
-		x: x, req: req, snap: snap, session: sess, turnID: turnID, provider: provider, model: model,
+		x: x, req: req, snap: snap, session: sess, turnID: turnID, provider: rm.Provider, model: model, win: win,
 		tc: effect.TurnContext{
 			SessionID: sess.ID, TurnID: turnID, CoreID: snap.Core.ID, CoreRevision: snap.Revision,
 			Workspace: req.Workspace, Scope: scope, Grants: grantsOf(snap), Approver: req.Approver,
@@ -186,7 +201,7 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	res := Result{SessionID: sess.ID, TurnID: turnID, CoreID: snap.Core.ID, CoreRevision: snap.Revision}
 	out, runErr := t.run(turnCtx)
-	res.Text, res.ToolCalls, res.Deliveries, res.Usage = out.text, t.calls, t.deliveries, t.usage
+	res.Text, res.ToolCalls, res.Deliveries, res.Usage, res.Steps = out.text, t.calls, t.deliveries, t.usage, t.steps
 	res.AgentResult = t.agentResult
 
 	// The terminal event is written even when the caller's context is gone.

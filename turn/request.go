@@ -98,8 +98,10 @@ type Result struct {
 	ToolCalls    []ToolCallSummary
 	Deliveries   []DeliverySummary
 	// Usage is the provider usage of the turn's model steps (zero when the
-	// provider reported none).
+	// provider reported none); Steps is the number of model calls the
+	// turn made (compaction requests not included).
 	Usage demiurge.Usage
+	Steps int
 	// AgentResult is what the output slots set through ctx.result (nil
 	// when none did): a parent's ctx.agents.run returns it.
 	AgentResult any

@@ -23,6 +23,7 @@ type turnRun struct {
 
 	provider demiurge.Provider
 	model    string
+	win      *window // the model's token budget (window.go)
 	// catalog is prepared once, by the first ctx.tools.call or the model
 	// loop (catalogFor); services serve the slots (slot_tools.go).
 	catalog     *effect.Catalog
@@ -32,6 +33,7 @@ type turnRun struct {
 	calls      []ToolCallSummary
 	deliveries []DeliverySummary
 	usage      demiurge.Usage // the provider usage of the steps so far (usage.go)
+	steps      int            // the model calls made so far
 	// pending are the events recorded since the turn's last write
 	// (journal.go).
 	pending []demiurge.EventBatch
@@ -81,11 +83,16 @@ func (t *turnRun) run(ctx context.Context) (turnOutput, error) {
 	if err != nil {
 		return turnOutput{}, err
 	}
+	summary, err := t.x.d.Sessions.Summary(ctx, t.session)
+	if err != nil {
+		return turnOutput{}, err
+	}
 	loop := &modelLoop{
-		t: t, provider: t.provider, model: t.model, catalog: cat,
+		t: t, provider: t.provider, model: t.model, catalog: cat, win: t.win,
 		layers: contextLayers{
 			soul: t.snap.Core.Soul, skills: skillIndex(t.snap.Core), bootstrap: bootstrap,
-			system: joinContext(systemContext(in), activatedSkills(t.snap.Core, in.Skills), t.delegatedContext()), contributions: in.Contributions, history: history,
+			system: joinContext(systemContext(in), activatedSkills(t.snap.Core, in.Skills), t.delegatedContext()), summary: summary,
+			contributions: in.Contributions, history: history,
 		},
 	}
 	out, err := loop.run(ctx, in.UserText)

@@ -12,7 +12,7 @@ func (l *modelLoop) noteStep(stepID string, n int, resp demiurge.ModelResponse) 
 	if !resp.Usage.IsZero() {
 		t.record(demiurge.EventBatch{Events: []demiurge.Event{demiurge.NewEvent(demiurge.AggModelStep, stepID, demiurge.ModelStepCompletedPayload{
 			SessionID: t.session.ID, TurnID: t.turnID, StepID: stepID, Model: l.model,
-			InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
+			InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens, CachedTokens: resp.Usage.CachedTokens,
 		})}})
 	}
 	if fn := t.req.OnStep; fn != nil {

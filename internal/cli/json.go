@@ -18,6 +18,18 @@ type runOutput struct {
 	ToolCalls    []toolCallOut `json:"tool_calls"`
 	Deliveries   []deliveryOut `json:"deliveries"`
 	Tasks        []taskOut     `json:"tasks"`
+	// Usage is an added field of the contract: the provider usage of the
+	// turn's model steps.
+	Usage usageOut `json:"usage"`
+}
+
+// usageOut is the provider usage of a turn: prompt (input) and completion
+// (output) tokens as the provider reported them, and the model calls made.
+type usageOut struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+	Steps            int   `json:"steps"`
 }
 
 type errorOutput struct {
@@ -51,6 +63,8 @@ func runJSON(r turn.Result, tasks []demiurge.Task) runOutput {
 		SessionID: r.SessionID, TurnID: r.TurnID, CoreID: r.CoreID, CoreRevision: r.CoreRevision,
 		Outcome: string(r.Outcome), Text: r.Text,
 		ToolCalls: []toolCallOut{}, Deliveries: []deliveryOut{}, Tasks: []taskOut{},
+		Usage: usageOut{PromptTokens: r.Usage.InputTokens, CompletionTokens: r.Usage.OutputTokens,
+			TotalTokens: r.Usage.InputTokens + r.Usage.OutputTokens, Steps: r.Steps},
 	}
 	if r.Error != nil {
 		out.Error = &errorOutput{Code: r.Error.Code, Message: r.Error.Message}

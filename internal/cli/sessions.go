@@ -63,17 +63,26 @@ func newSessionsCmd(g *globals, streams IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			usage, steps, err := h.SessionUsageSteps(cmd.Context(), s.ID)
+			if err != nil {
+				return err
+			}
 			if showJSON {
 				out := struct {
 					sessionJSON
-					Messages []messageJSON `json:"messages"`
-				}{sessionJSON: toSessionJSON(s), Messages: []messageJSON{}}
+					Usage    tokenUsageJSON `json:"usage"`
+					Messages []messageJSON  `json:"messages"`
+				}{sessionJSON: toSessionJSON(s), Usage: toUsageJSON(usage, steps), Messages: []messageJSON{}}
 				for _, m := range msgs {
 					out.Messages = append(out.Messages, toMessageJSON(m))
 				}
 				return writeJSON(streams.Out, out)
 			}
 			fmt.Fprintf(streams.Out, "session %s · core %s · %d messages · updated %s\n", s.ID, s.CoreID, s.MessageCount, demiurge.FormatTime(s.UpdatedAt))
+			fmt.Fprintf(streams.Out, "usage: %s\n", usageLine(usage, steps))
+			if s.CompactionSummaryID != "" {
+				fmt.Fprintf(streams.Out, "compacted until %s (summary %s)\n", s.CompactedUntilMessageID, s.CompactionSummaryID)
+			}
 			for _, m := range msgs {
 				if !m.Visible {
 					continue
@@ -85,7 +94,7 @@ func newSessionsCmd(g *globals, streams IO) *cobra.Command {
 	}
 	show.Flags().BoolVar(&showJSON, "json", false, "print JSON")
 	show.Flags().IntVar(&showLimit, "limit", 50, "how many of the newest messages")
-	cmd.AddCommand(list, show, newTurnsCmd(g, streams))
+	cmd.AddCommand(list, show, newTurnsCmd(g, streams), newCompactCmd(g, streams))
 	return cmd
 }
 
@@ -167,19 +176,28 @@ func newTurnsCmd(g *globals, streams IO) *cobra.Command {
 				return err
 			}
 			out := []turnJSON{}
+			var total demiurge.Usage
+			var steps int64
 			for _, tr := range turns {
 				out = append(out, turnJSON{TurnID: tr.ID, SessionID: tr.SessionID, Status: string(tr.Status),
-					CoreRevision: tr.CoreRevision, CreatedAt: demiurge.FormatTime(tr.CreatedAt), Error: tr.Error})
+					CoreRevision: tr.CoreRevision, CreatedAt: demiurge.FormatTime(tr.CreatedAt), Error: tr.Error,
+					Usage: toUsageJSON(tr.Usage, tr.ModelSteps)})
+				total, steps = total.Add(tr.Usage), steps+tr.ModelSteps
 			}
 			if asJSON {
 				return writeJSON(streams.Out, out)
 			}
 			tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TURN\tSESSION\tSTATUS\tCREATED")
+			fmt.Fprintln(tw, "TURN\tSESSION\tSTATUS\tCREATED\tIN\tOUT\tCACHED")
 			for _, tr := range out {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", tr.TurnID, tr.SessionID, tr.Status, tr.CreatedAt)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\n", tr.TurnID, tr.SessionID, tr.Status, tr.CreatedAt,
+					tr.Usage.InputTokens, tr.Usage.OutputTokens, tr.Usage.CachedTokens)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(streams.Out, "total: %s\n", usageLine(total, steps))
+			return err
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -195,4 +213,23 @@ type turnJSON struct {
 	CoreRevision string         `json:"core_revision"`
 	CreatedAt    string         `json:"created_at"`
 	Error        map[string]any `json:"error,omitempty"`
+	Usage        tokenUsageJSON `json:"usage"`
+}
+
+// tokenUsageJSON is the provider usage of a turn or session.
+type tokenUsageJSON struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	CachedTokens int64 `json:"cached_tokens"`
+	TotalTokens  int64 `json:"total_tokens"`
+	Steps        int64 `json:"steps"`
+}
+
+func toUsageJSON(u demiurge.Usage, steps int64) tokenUsageJSON {
+	return tokenUsageJSON{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CachedTokens: u.CachedTokens,
+		TotalTokens: u.InputTokens + u.OutputTokens, Steps: steps}
+}
+
+func usageLine(u demiurge.Usage, steps int64) string {
+	return fmt.Sprintf("%d input tokens (%d cached), %d output tokens, %d model steps", u.InputTokens, u.CachedTokens, u.OutputTokens, steps)
 }

@@ -23,6 +23,7 @@ var layers = map[string]string{
 	"cmdguard":            "pure",
 	"redact":              "pure",
 	"coretree":            "pure",
+	"tokens":              "pure", // token counting: the providers' limits and the turn's budget share it
 	"internal/yamlx":      "util",
 	"internal/filelock":   "util",
 	"internal/atomicfile": "util",

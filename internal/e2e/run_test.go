@@ -53,7 +53,7 @@ func TestRunJSONContractAndSessionContinuity(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if got, want := strings.Join(keys, ","), "core_id,core_revision,deliveries,error,outcome,session_id,tasks,text,tool_calls,turn_id"; got != want {
+	if got, want := strings.Join(keys, ","), "core_id,core_revision,deliveries,error,outcome,session_id,tasks,text,tool_calls,turn_id,usage"; got != want {
 		t.Fatalf("keys=%s, want %s", got, want)
 	}
 	if raw["error"] != nil {

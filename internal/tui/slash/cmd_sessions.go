@@ -2,19 +2,17 @@ package slash
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/turn"
 )
 
 // pickerSessions is how many sessions /resume offers and numbers.
 const pickerSessions = 20
-
-// compactUnavailable is /compact's answer until the context manager that
-// compacts a session's history exists.
-const compactUnavailable = "Compaction is not available yet: this build has no context manager to summarise older history, so the session is kept whole."
 
 // cmdSessions lists the newest sessions of the core (digits only; default
 // 20), the current one marked "*".
@@ -121,8 +119,30 @@ func cmdNew(_ context.Context, env Env, args string) (Outcome, error) {
 	return Outcome{Notice: "new session: " + id, Action: ActionNewSession, SessionID: id}, nil
 }
 
-func cmdCompact(context.Context, Env, string) (Outcome, error) {
-	return warning(compactUnavailable), nil
+// cmdCompact summarises the session's older history with its own model
+// (args: what to focus on); its newest turns stay as they are.
+func cmdCompact(ctx context.Context, env Env, args string) (Outcome, error) {
+	if err := idle(env, "compact"); err != nil {
+		return Outcome{}, err
+	}
+	id := env.SessionID()
+	if id == "" {
+		return warning("No session yet: send a message first; there is nothing to compact."), nil
+	}
+	res, err := env.Host().CompactSession(ctx, turn.CompactRequest{
+		SessionID: id, Focus: strings.TrimSpace(args), Provider: env.Provider(), Model: env.Model(),
+	})
+	if errNotFound(err) {
+		return warning("No session " + id + " yet: send a message first; there is nothing to compact."), nil
+	}
+	if err != nil {
+		return Outcome{}, err
+	}
+	if res.Skipped {
+		return Outcome{Notice: "Nothing compacted: " + res.Reason + "."}, nil
+	}
+	return Outcome{Notice: fmt.Sprintf("Compacted %d older messages into one summary (%d summarising request(s)); the newest %d turns are kept as they are.",
+		res.Compacted, res.Chunks, turn.DefaultProtectTurns)}, nil
 }
 
 // idle refuses a session switch while a turn runs: the turn belongs to the

@@ -181,8 +181,4 @@ func TestControl(t *testing.T) {
 			t.Fatalf("%s = %+v", line, got)
 		}
 	}
-	compact := run(t, env, "/compact older turns")
-	if compact.Level != slash.LevelWarning || !strings.HasPrefix(compact.Notice, "Compaction is not available yet") || strings.Count(compact.Notice, ". ") > 0 {
-		t.Fatalf("/compact = %+v", compact)
-	}
 }
