@@ -39,5 +39,6 @@ func EventPayloads() []EventPayload {
 		AgentSpawnStartedPayload{}, AgentSpawnCompletedPayload{}, AgentSpawnBlockedPayload{},
 		AgentSpawnFailedPayload{}, AgentSpawnRejectedPayload{},
 		AgentRunStartedPayload{}, AgentRunCompletedPayload{},
+		StateModuleUpdatedPayload{},
 	}
 }
