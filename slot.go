@@ -154,6 +154,21 @@ type ToolCaller interface {
 	CallTool(ctx context.Context, slotPath, name string, args map[string]any) (map[string]any, error)
 }
 
+// StateStore keeps the turn's view of the authored state documents
+// (ctx.state.core, ctx.state.session): the stored document with the
+// turn's own writes over it, so a write is visible to a later read of the
+// same turn. It must be safe for concurrent use. The slot runtime checks
+// the capabilities and the target before calling it.
+type StateStore interface {
+	// Document returns the document of scope (StateScopeCore or
+	// StateScopeSession). The caller must not modify it.
+	Document(ctx context.Context, scope string) (map[string]any, error)
+	// Write applies op (StateSet, StateMerge, StateAppend) at target with
+	// patch for the slot at slotPath and returns the new value at target.
+	// The write is durable with the turn's next write.
+	Write(ctx context.Context, scope, slotPath, target, op string, patch any) (any, error)
+}
+
 // TurnInfo is what a slot's ctx.turn exposes. Metadata is JSON-compatible;
 // it is both ctx.turn.metadata and ctx.turn.user_input.metadata.
 type TurnInfo struct {
@@ -185,6 +200,7 @@ type InputEnv struct {
 	Caps        CapabilityChecker
 	Agents      AgentSpawner // ctx.agents.spawn/run; nil: not available
 	Tools       ToolCaller   // ctx.tools.call; nil: not available
+	State       StateStore   // ctx.state; nil: not available
 }
 
 // OutputEnv is the environment of the output phase.
@@ -198,6 +214,7 @@ type OutputEnv struct {
 	Caps         CapabilityChecker
 	Agents       AgentSpawner
 	Tools        ToolCaller
+	State        StateStore
 }
 
 // BootstrapResult is the outcome of the bootstrap phase.

@@ -229,6 +229,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	h.turns = turn.New(turn.Deps{
 		Agents:       h.children,
 		ArtifactRoot: h.home.ArtifactsDir(),
+		State:        h.store,
 		Store:        h.store,
 		Sessions:     h.sessions,
 		Deliveries:   h.delivery,

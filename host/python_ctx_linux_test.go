@@ -195,3 +195,60 @@ def process(ctx):
 		t.Errorf("deliveries %q", got)
 	}
 }
+
+// ctx.state from Python: writes are visible to later reads of the same
+// turn, survive the turn and a Host restart, the session document is the
+// session's and the core document the core's; a read without the grant is
+// a PermissionError naming the capability.
+func TestPythonStateAcrossTurnsAndRestarts(t *testing.T) {
+	h, home := openPythonHost(t, func(core string) {
+		writeFile(t, filepath.Join(core, "agent/input/base_input/slot.yaml"),
+			"failure_policy: hard\ncapabilities: [state.session.read, state.session.write, 'state.core.read:counter', 'state.core.write:counter']\n")
+		writeFile(t, filepath.Join(core, "agent/input/base_input/module.py"), `
+def process(ctx):
+    ctx.input.add_context(ctx.input.raw_text, role="user")
+    n = ctx.state.session.get("visits.count", 0)
+    ctx.state.session.set("visits.count", n + 1)
+    ctx.state.session.append("visits.texts", ctx.input.raw_text)
+    ctx.state.session.merge("profile", {"seen": True})
+    ctx.state.core.set("counter", ctx.state.core.get("counter", 0) + 1)
+    try:
+        ctx.state.core.snapshot()
+    except PermissionError as e:
+        ctx.input.progress("denied: " + str(e))
+    s = ctx.state.session.snapshot()
+    ctx.input.progress("state: %d %s %s %s" % (ctx.state.session.get("visits.count"), s["visits"]["texts"], s["profile"], ctx.state.core.get("counter")))
+`)
+	}, "a", "b")
+	ctx := context.Background()
+	run := func(h *host.Host, req turn.Request) (turn.Result, string) {
+		t.Helper()
+		res, err := h.Run(ctx, req)
+		if err != nil || res.Outcome != turn.OutcomeCompleted {
+			t.Fatalf("turn: %v %+v", err, res)
+		}
+		return res, deliveredTexts(res)
+	}
+	res, got := run(h, turn.Request{Text: "hi", NewSession: true})
+	if !strings.Contains(got, "denied: capability denied: state.core.read for agent/input/base_input") ||
+		!strings.Contains(got, "state: 1 ['hi'] {'seen': True} 1") {
+		t.Errorf("first turn: %q", got)
+	}
+	if _, got := run(h, turn.Request{Text: "again", SessionID: res.SessionID}); !strings.Contains(got, "state: 2 ['hi', 'again'] {'seen': True} 2") {
+		t.Errorf("second turn: %q", got)
+	}
+	if err := h.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h2, err := host.Open(ctx, host.Options{Home: home, FakeScript: demiurgetest.Script(t, demiurge.ModelResponse{Content: "c"}, demiurge.ModelResponse{Content: "d"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h2.Close(ctx)
+	if _, got := run(h2, turn.Request{Text: "restarted", SessionID: res.SessionID}); !strings.Contains(got, "state: 3 ['hi', 'again', 'restarted'] {'seen': True} 3") {
+		t.Errorf("after a restart: %q", got)
+	}
+	if _, got := run(h2, turn.Request{Text: "new", NewSession: true}); !strings.Contains(got, "state: 1 ['new'] {'seen': True} 4") {
+		t.Errorf("another session: %q", got)
+	}
+}

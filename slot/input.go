@@ -71,6 +71,7 @@ func (r *Runtime) RunInput(ctx context.Context, specs []demiurge.SlotSpec, env d
 				"agents":     agentsObject(env.Agents, s),
 				"tools":      toolsObject(env.Tools, can, s),
 				"skills":     skillsObject(can, s, asked),
+				"state":      stateObject(env.State, can, s),
 				"input":      starlark.NewObject("ctx.input", members),
 			})
 			inv := invocation{ctx: ctxObj, sender: snd, core: env.Turn.CoreID, revision: env.Turn.CoreRevision, caps: env.Caps}

@@ -40,6 +40,9 @@ type Deps struct {
 	// ArtifactRoot holds the sessions' artifact directories: a slot's
 	// session_root is <ArtifactRoot>/<session id> ("" : none).
 	ArtifactRoot string
+	// State reads the authored state documents of ctx.state (nil: slots
+	// get an error when they try).
+	State StateReader
 }
 
 // AgentSpawner starts a child agent on behalf of a slot of a turn, as a

@@ -60,7 +60,7 @@ func (t *turnRun) run(ctx context.Context) (turnOutput, error) {
 	hist := sessionHistory{t: t}
 	in, err := t.x.d.Slots.RunInput(ctx, t.phaseSpecs(demiurge.PhaseInput), demiurge.InputEnv{
 		Turn: t.turnInfo(t.req.Text), RawText: t.req.Text, Workspace: t.req.Workspace, SessionRoot: t.sessionRoot(),
-		History: hist, Caps: t.tc.Grants, Agents: t.agents(), Tools: t.tools(),
+		History: hist, Caps: t.tc.Grants, Agents: t.agents(), Tools: t.tools(), State: t.state(),
 	})
 	if err != nil {
 		return turnOutput{}, err
@@ -102,7 +102,7 @@ func (t *turnRun) run(ctx context.Context) (turnOutput, error) {
 
 	res, err := t.x.d.Slots.RunOutput(ctx, t.phaseSpecs(demiurge.PhaseOutput), demiurge.OutputEnv{
 		Turn: t.turnInfo(t.req.Text), ResponseText: out.text, Workspace: t.req.Workspace, SessionRoot: t.sessionRoot(),
-		History: hist, Caps: t.tc.Grants, Agents: t.agents(), Tools: t.tools(),
+		History: hist, Caps: t.tc.Grants, Agents: t.agents(), Tools: t.tools(), State: t.state(),
 	})
 	if err != nil {
 		return out, err

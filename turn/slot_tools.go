@@ -11,12 +11,14 @@ import (
 )
 
 // slotServices are what a turn's slots reach beyond their own ctx: tools
-// (ctx.tools.call) and child agent turns (ctx.agents.run). Parallel slots
+// (ctx.tools.call), child agent turns (ctx.agents.run) and state
+// (ctx.state). Parallel slots
 // call them at once while the turn's recorded events are shared state, so
 // every call holds mu for its whole length.
 type slotServices struct {
-	t  *turnRun
-	mu sync.Mutex
+	t    *turnRun
+	mu   sync.Mutex
+	docs map[string]map[string]any // ctx.state documents by scope, with the turn's writes (slot_state.go)
 }
 
 // catalogFor prepares the turn's catalog once: a slot's ctx.tools.call in
