@@ -33,15 +33,22 @@ const (
 	// compaction may take of the budget, so a compaction always frees
 	// room; at least the newest turn is protected.
 	autoProtectShare = 0.30
+	// autoMinGainShare is the least share of the budget an automatic
+	// compaction must take out of the request: below it the summary would
+	// cost a model call to free almost nothing, and a session whose summary
+	// and protected turns already sit near the threshold would compact on
+	// every turn. Pruning keeps such a request within the budget.
+	autoMinGainShare = 0.25
 )
 
 // compactMode says why a compaction runs.
 type compactMode int
 
 const (
-	compactManual compactMode = iota // /compact, sessions compact: protect DefaultProtectTurns
-	compactAuto                      // history past the threshold: protect within autoProtectShare
-	compactForced                    // the provider refused the request as too long: protect the newest turn
+	compactManual     compactMode = iota // /compact, sessions compact: protect DefaultProtectTurns
+	compactAuto                          // history past the threshold: protect within autoProtectShare, free at least autoMinGainShare
+	compactWindowFull                    // the history window is full: as compactAuto, whatever it frees
+	compactForced                        // the provider refused the request as too long: protect the newest turn
 )
 
 // CompactResult is what a compaction did.
@@ -103,6 +110,10 @@ func (c *compactor) summarise(ctx context.Context, focus string, mode compactMod
 	for _, t := range turns[:len(turns)-keep] {
 		compacted = append(compacted, t...)
 	}
+	if mode == compactAuto && c.weight(compacted) < int(autoMinGainShare*float64(c.win.budget())) {
+		res.Skipped, res.Reason = true, NotEnoughHistory
+		return res, nil, nil
+	}
 	body, chunks, usage, err := c.summariseChunks(ctx, transcriptLines(compacted), unwrapSummary(prev), focus)
 	res.Usage, res.Chunks = usage, chunks
 	if err != nil {
@@ -129,6 +140,15 @@ func (c *compactor) summarise(ctx context.Context, focus string, mode compactMod
 		return res, nil, demiurge.Errorf(demiurge.ECONFLICT, "session %s was compacted by another writer meanwhile; nothing written", c.sessionID)
 	}
 	return res, &b, nil
+}
+
+// weight is the scaled token count of msgs' texts.
+func (c *compactor) weight(msgs []demiurge.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += c.win.counter.Count(m.Content.Text)
+	}
+	return c.win.scaled(n)
 }
 
 // protected is how many of the newest turns stay whole.

@@ -38,7 +38,12 @@ func (l *modelLoop) run(ctx context.Context, userText string) (turnOutput, error
 	}
 	tools := l.catalog.Definitions()
 	l.fit = newFitted(l.win, l.layers, tools, &t.x.counts)
-	if l.fit.wantsCompaction(userText) || len(l.layers.history) >= t.x.d.HistoryLimit {
+	switch {
+	case len(l.layers.history) >= t.x.d.HistoryLimit:
+		// The window is full: what falls out next must be summarised,
+		// however little it weighs.
+		l.compact(ctx, compactWindowFull, tools)
+	case l.fit.wantsCompaction(userText):
 		l.compact(ctx, compactAuto, tools)
 	}
 	for n := 1; n <= maxSteps; n++ {

@@ -91,10 +91,10 @@ func countMessage(c tokens.Counter, m demiurge.ModelMessage) int {
 	return tokens.Message(c, m.Role, m.Name, m.Content, calls...)
 }
 
-func countTools(c tokens.Counter, tools []demiurge.ToolSpec) int {
+func countTools(c tokens.Counter, tools []demiurge.ToolSpec, cache *countCache) int {
 	n := 0
 	for _, t := range tools {
-		n += tokens.Tool(c, t.Name, t.Description, t.InputSchema)
+		n += cache.tool(c, t)
 	}
 	return n
 }
@@ -174,7 +174,7 @@ func newFitted(win *window, l contextLayers, tools []demiurge.ToolSpec, cache *c
 			f.sysTokens += tokens.PerMessage + win.counter.Count(c.Text)
 		}
 	}
-	f.toolToks = countTools(win.counter, tools)
+	f.toolToks = countTools(win.counter, tools, cache)
 	return f
 }
 

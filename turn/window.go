@@ -1,6 +1,7 @@
 package turn
 
 import (
+	"reflect"
 	"strconv"
 	"sync"
 
@@ -122,10 +123,45 @@ func (c *calibrations) of(sessionID, model string) *tokens.Calibration {
 
 // countCache keeps the raw token count of persisted messages by counter
 // and message id (a message is immutable; an edit gives it new text, and
-// the text length is part of the key). Bounded: when full it starts over.
+// the text length is part of the key), and of tool definitions by counter
+// and definition (toolKey). Bounded: when full it starts over.
 type countCache struct {
-	mu sync.Mutex // guards m
-	m  map[string]int
+	mu    sync.Mutex // guards m, tools
+	m     map[string]int
+	tools map[toolKey]toolCount
+}
+
+// toolKey names a tool definition by its schema's identity: a catalog's
+// definitions are kept per core revision, so the same schema map comes
+// back step after step and turn after turn. The entry holds the schema
+// (toolCount), so no other map can take its address while it is cached.
+type toolKey struct {
+	counter, name, description string
+	schema                     uintptr
+}
+
+type toolCount struct {
+	n      int
+	schema map[string]any
+}
+
+// tool returns the count of a tool definition, counting it on a miss.
+func (c *countCache) tool(counter tokens.Counter, t demiurge.ToolSpec) int {
+	key := toolKey{counter: counter.Name(), name: t.Name, description: t.Description, schema: reflect.ValueOf(t.InputSchema).Pointer()}
+	c.mu.Lock()
+	got, ok := c.tools[key]
+	c.mu.Unlock()
+	if ok {
+		return got.n
+	}
+	n := tokens.Tool(counter, t.Name, t.Description, t.InputSchema)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tools == nil || len(c.tools) >= maxCachedCounts {
+		c.tools = make(map[toolKey]toolCount, 64)
+	}
+	c.tools[key] = toolCount{n: n, schema: t.InputSchema}
+	return n
 }
 
 const maxCachedCounts = 1 << 16

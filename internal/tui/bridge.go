@@ -204,10 +204,48 @@ func (b *bridge) call(fn func(*Model)) {
 }
 
 func (b *bridge) loadHistory(sessionID string) {
+	b.goTracked(func() { b.post(b.readHistory(sessionID, false)) })
+}
+
+func (b *bridge) loadConversation() {
 	b.goTracked(func() {
-		msgs, err := b.h.Transcript(b.ctx, sessionID, historyLimit)
-		b.post(historyMsg{sessionID: sessionID, msgs: msgs, err: err})
+		id, ok, err := b.h.CLISession(b.ctx, b.opts.CoreID)
+		if err != nil {
+			if b.ctx.Err() == nil {
+				b.post(noticeMsg{level: levelWarning, text: "the conversation's history did not load: " + demiurge.ErrorMessage(err)})
+			}
+			return
+		}
+		if ok {
+			b.post(b.readHistory(id, true))
+		}
 	})
+}
+
+// readHistory reads a session's newest messages and the tool calls of
+// their turns.
+func (b *bridge) readHistory(sessionID string, conversation bool) historyMsg {
+	msg := historyMsg{sessionID: sessionID, conversation: conversation}
+	msg.msgs, msg.err = b.h.Transcript(b.ctx, sessionID, historyLimit)
+	if msg.err != nil {
+		return msg
+	}
+	msg.calls = map[string][]turn.ToolCallEvent{}
+	for _, h := range msg.msgs {
+		if h.TurnID == "" {
+			continue
+		}
+		if _, seen := msg.calls[h.TurnID]; seen {
+			continue
+		}
+		calls, err := b.h.TurnToolCalls(b.ctx, h.TurnID)
+		if err != nil {
+			msg.err = err
+			return msg
+		}
+		msg.calls[h.TurnID] = calls
+	}
+	return msg
 }
 
 func (b *bridge) refresh(sessionID string) {

@@ -78,35 +78,6 @@ func (m *Model) leaveSession() {
 	m.tr.clear()
 }
 
-// history shows a resumed session's messages.
-func (m *Model) history(msg historyMsg) {
-	if msg.sessionID != m.sessionID {
-		return // the UI moved on meanwhile
-	}
-	if msg.err != nil {
-		m.notice(levelError, errorText(msg.err))
-		return
-	}
-	m.tr.clear()
-	for _, h := range msg.msgs {
-		text := strings.TrimSpace(h.Content.Text)
-		if !h.Visible || text == "" {
-			continue
-		}
-		switch h.Role {
-		case "user":
-			m.tr.add(&entry{kind: kindUser, text: clean(text)})
-			m.comp.remember(text)
-		case "assistant":
-			m.tr.add(&entry{kind: kindAssistant, text: clean(text)})
-		case "system":
-			m.tr.add(&entry{kind: kindSystem, text: clean(text)})
-		}
-	}
-	m.comp.reset()
-	m.notice(levelInfo, "resumed session: "+m.sessionID)
-}
-
 // pickerState is an open picker: Up/Down move, Enter or a number picks,
 // Esc closes it without a choice.
 type pickerState struct {

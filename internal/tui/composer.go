@@ -243,12 +243,6 @@ func (c *composer) remember(s string) {
 	c.histPos = len(c.history)
 }
 
-// slashToken reports whether the text is a command name being typed: it
-// starts with "/" and has no space or newline yet.
-func (c *composer) slashToken() bool {
-	return len(c.buf) > 0 && c.buf[0] == '/' && !strings.ContainsAny(string(c.buf), " \n")
-}
-
 // complete inserts the next Tab candidate of complete(text); repeated Tabs
 // cycle through them.
 func (c *composer) complete(candidates func(string) []string) {

@@ -30,6 +30,12 @@
 // Rendering is cached: each transcript entry keeps its lines per width and
 // version, a streaming reply renders only its unfinished tail again, and a
 // frame renders only the entries on screen, walking from the bottom or
-// the scroll anchor. Nothing ticks while idle: the screen changes only on
-// input and on the engine's messages.
+// the scroll anchor. The UI schedules nothing while idle: the screen
+// changes only on input and on the engine's messages, and an idle UI
+// writes nothing to the terminal. What still wakes it is bubbletea's
+// renderer, whose frame ticker (v2.1.1 has no idle mode; WithFPS only sets
+// its rate, kept at the default 60 for keystroke latency) finds the frame
+// unchanged and draws nothing, and the Host's own polls (cross-process
+// cancels, completions, deliveries, the heartbeat): about one percent of
+// a core together.
 package tui

@@ -35,13 +35,20 @@ func (f *fakeEngine) startTurn(s turnSpec)  { f.started = append(f.started, s) }
 func (f *fakeEngine) cancelTurn(seq int)    { f.cancelled = append(f.cancelled, seq) }
 func (f *fakeEngine) command(line string)   { f.commands = append(f.commands, line) }
 func (f *fakeEngine) loadHistory(id string) { f.histories = append(f.histories, id) }
+func (f *fakeEngine) loadConversation()     { f.histories = append(f.histories, "") }
 func (f *fakeEngine) refresh(string)        {}
 func (f *fakeEngine) watch(id string)       { f.watched = append(f.watched, id) }
 func (f *fakeEngine) forget(id string)      { f.forgotten = append(f.forgotten, id) }
 func (f *fakeEngine) suggest(token string) []suggestion {
 	var out []suggestion
-	for _, c := range f.complete(nil, token) {
-		out = append(out, suggestion{name: c, description: "the " + c + " command"})
+	for _, c := range []string{"/help", "/exit", "/quit", "/tool-display"} {
+		if strings.HasPrefix(c, token) {
+			s := suggestion{name: c, description: "the " + c + " command", group: "Core"}
+			if c == "/tool-display" {
+				s.usage, s.group = "/tool-display quiet|summary|full", "Tools"
+			}
+			out = append(out, s)
+		}
 	}
 	return out
 }

@@ -141,6 +141,10 @@ func (m *Model) composerKey(k tea.KeyPressMsg, ks string) tea.Cmd {
 	if ks != "tab" {
 		c.completions = nil
 	}
+	used, send := m.suggestionKey(ks)
+	if used && !send {
+		return nil
+	}
 	switch ks {
 	case "enter":
 		text := strings.TrimSpace(c.value())
@@ -178,12 +182,12 @@ func (m *Model) composerKey(k tea.KeyPressMsg, ks string) tea.Cmd {
 	case "ctrl+w", "alt+backspace":
 		c.deleteWordBack()
 	case "up":
-		if !c.vertical(-1, w) {
-			c.historyPrev()
+		if !c.vertical(-1, w) && c.historyPrev() {
+			m.hideSuggestions() // Up and Down go on walking the history
 		}
 	case "down":
-		if !c.vertical(1, w) {
-			c.historyNext()
+		if !c.vertical(1, w) && c.historyNext() {
+			m.hideSuggestions()
 		}
 	case "tab":
 		if strings.HasPrefix(c.value(), "/") {

@@ -21,6 +21,7 @@ type Model struct {
 
 	tr       transcript
 	comp     composer
+	sugg     suggestPanel
 	display  toolDisplay
 	busyMode string // interrupt or queue
 
@@ -97,13 +98,16 @@ func newModel(eng engine, cfg Config) *Model {
 	return m
 }
 
-// Init loads the resumed session's history.
+// Init loads the history of the resumed session, or of the CLI
+// conversation the first message continues.
 func (m *Model) Init() tea.Cmd {
-	if m.sessionID != "" {
-		m.eng.loadHistory(m.sessionID)
-		m.eng.refresh(m.sessionID)
-		m.eng.watch(m.sessionID)
+	if m.sessionID == "" {
+		m.eng.loadConversation()
+		return nil
 	}
+	m.eng.loadHistory(m.sessionID)
+	m.eng.refresh(m.sessionID)
+	m.eng.watch(m.sessionID)
 	return nil
 }
 

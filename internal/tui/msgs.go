@@ -27,8 +27,12 @@ type engine interface {
 	// suggest ranks the commands matching a partial command name, cheaply
 	// (no Host reads): the suggestion panel asks on every frame.
 	suggest(token string) []suggestion
-	// loadHistory reads a session's transcript.
+	// loadHistory reads a session's transcript and its tool calls.
 	loadHistory(sessionID string)
+	// loadConversation finds the session of the CLI conversation (the
+	// one a turn without a session id continues) and reads it like
+	// loadHistory; nothing comes back when there is none.
+	loadConversation()
 	// refresh reads what the status line shows of a session.
 	refresh(sessionID string)
 	// forget drops what the Host holds for a session the UI leaves.
@@ -82,10 +86,15 @@ type (
 		out outcome
 		err error
 	}
+	// historyMsg is a session's transcript and the tool calls of its
+	// turns (by turn id); conversation marks the CLI conversation's
+	// session read at start, shown only if nothing happened meanwhile.
 	historyMsg struct {
-		sessionID string
-		msgs      []demiurge.Message
-		err       error
+		sessionID    string
+		msgs         []demiurge.Message
+		calls        map[string][]turn.ToolCallEvent
+		conversation bool
+		err          error
 	}
 	// sessionReadMsg is what the status line shows of a session: its
 	// running background tasks and its token usage so far.

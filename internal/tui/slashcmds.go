@@ -100,6 +100,9 @@ func (e liveEnv) Workspace() string { return e.b.opts.Workspace }
 func (e liveEnv) Provider() string  { return e.b.opts.Provider }
 func (e liveEnv) Model() string     { return e.b.opts.Model }
 
+// ApprovalMode is how the UI answers approval questions (slash.ApprovalModer).
+func (e liveEnv) ApprovalMode() string { return orDefault(e.b.opts.Approve, "ask") }
+
 func (e liveEnv) SessionID() (id string) {
 	e.b.call(func(m *Model) { id = m.sessionID })
 	return id

@@ -20,9 +20,6 @@ const (
 	composerHint     = "Enter submit · Ctrl-C interrupt"
 )
 
-// maxSuggestions is how many command completions are listed.
-const maxSuggestions = 6
-
 // View draws the screen, top to bottom: transcript, the open question,
 // command suggestions, a rule, the composer, the hint row and the status
 // line. Every line is padded one column at both sides and cut to the width.
@@ -78,9 +75,8 @@ type bottomView struct {
 func (m *Model) bottom(w int) bottomView {
 	th := &m.th
 	var b bottomView
-	if !m.panelOpen() && m.comp.slashToken() {
-		b.lines = append(b.lines, m.suggestions(w)...)
-	}
+	// The suggestions take at most a third of the screen.
+	b.lines = append(b.lines, m.suggestionRows(w, min(maxSuggestions, max(1, m.height/3)))...)
 	b.lines = append(b.lines, th.border.Render(strings.Repeat("─", w)))
 	rows := min(maxComposerRows, max(1, m.height/4))
 	if m.panelOpen() {
@@ -93,24 +89,6 @@ func (m *Model) bottom(w int) bottomView {
 	}
 	b.lines = append(b.lines, m.hintRow(w), m.statusRow(w))
 	return b
-}
-
-func (m *Model) suggestions(w int) []string {
-	cands := m.eng.suggest(m.comp.value())
-	if len(cands) > maxSuggestions {
-		cands = cands[:maxSuggestions]
-	}
-	out := make([]string, 0, len(cands))
-	sel := strings.TrimSpace(m.comp.value())
-	for _, c := range cands {
-		row := orDefault(c.usage, c.name) + " · " + c.description
-		if c.name == sel {
-			out = append(out, m.th.selected.Render(shorten("› "+row, w)))
-		} else {
-			out = append(out, m.th.muted.Render(shorten("  "+row, w)))
-		}
-	}
-	return out
 }
 
 // panel is the open question, picker or confirm, in at most maxHeight rows.

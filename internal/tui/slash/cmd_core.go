@@ -41,15 +41,23 @@ func cmdHelp(_ context.Context, _ Env, args string) (Outcome, error) {
 	return notice(HelpText()), nil
 }
 
-// cmdStatus is the key/value table of where the UI runs: the home and its
-// files, the provider, the live settings of this UI, the session and the
-// core's revisions. The provider's key never appears, not even its source.
+// cmdStatus is the key/value table of where the UI runs (spec surfaces
+// §2.11): the home and its files, the provider and where each of its
+// choices comes from, the settings of this UI and their sources, the
+// approvals, the session and the core's revisions, then the UI's live
+// state. The provider's key never appears: api_key is where it is read
+// from.
 func cmdStatus(ctx context.Context, env Env, args string) (Outcome, error) {
 	if err := noArgs("status", args); err != nil {
 		return Outcome{}, err
 	}
 	h := env.Host()
 	home := h.Home()
+	sid := env.SessionID()
+	src, err := h.StatusSources(ctx, env.CoreID(), sid, env.Provider(), env.Model())
+	if err != nil {
+		return Outcome{}, err
+	}
 	pairs := [][2]string{
 		{"home", home.Dir},
 		{"agents_root", home.AgentsDir()},
@@ -57,24 +65,47 @@ func cmdStatus(ctx context.Context, env Env, args string) (Outcome, error) {
 		{"fallback_config", filepath.Join(home.AgentsDir(), "agent.yaml")},
 		{"workspace", env.Workspace()},
 	}
+	ps := src.Provider
 	if p, err := h.ProviderInfo(ctx, env.CoreID(), env.Provider(), env.Model()); err != nil {
-		pairs = append(pairs, [2]string{"provider", "unavailable: " + oneLine(demiurge.ErrorMessage(err))})
+		pairs = append(pairs, [][2]string{
+			{"provider", "unavailable: " + oneLine(demiurge.ErrorMessage(err))}, {"provider_source", ps.Provider},
+		}...)
 	} else {
 		pairs = append(pairs, [][2]string{
-			{"provider", p.ID}, {"provider_api_mode", p.APIMode}, {"model", p.Model},
-			{"base_url", orText(p.BaseURL, "not configured")},
+			{"provider", p.ID}, {"provider_source", ps.Provider}, {"provider_api_mode", p.APIMode},
+			{"model", p.Model}, {"model_source", ps.Model},
+			{"base_url", orText(p.BaseURL, "not configured")}, {"base_url_source", ps.BaseURL},
 		}...)
 	}
+	display := string(env.ToolDisplay())
+	displaySource := src.ToolDisplay
+	if display != src.ToolDisplayValue {
+		displaySource = "/tool-display"
+	}
+	ui := h.UISettings()
 	tz := h.Timezone()
 	pairs = append(pairs, [][2]string{
-		{"tool_display", string(env.ToolDisplay())},
+		{"api_key", ps.APIKey},
+		{"tool_display", display},
+		{"tool_display_source", displaySource},
 		{"runtime_timezone", tz.Name},
 		{"runtime_timezone_source", tz.Source},
 		{"runtime_timezone_explicit", strconv.FormatBool(tz.Explicit)},
 		{"runtime_local_now", time.Now().In(location(tz.Location)).Format(time.RFC3339)},
 		{"runtime_store", home.DBPath()},
+		{"channel_busy_mode", ui.BusyMode},
+		{"channel_busy_mode_source", src.BusyMode},
+		{"user_message_align", ui.UserMessageAlign},
+		{"user_message_align_source", src.UserMessageAlign},
+		{"demiurge_theme_color", ui.DemiurgeThemeColor},
+		{"demiurge_theme_color_source", src.DemiurgeThemeColor},
+		{"user_theme_color", ui.UserThemeColor},
+		{"user_theme_color_source", src.UserThemeColor},
+		{"debug_show_system_prompt", strconv.FormatBool(src.ShowSystemPromptValue)},
+		{"debug_show_system_prompt_source", src.ShowSystemPrompt},
+		{"approval_mode", approvalMode(env)},
+		{"approval_cached_allows", strconv.Itoa(src.CachedAllows)},
 	}...)
-	sid := env.SessionID()
 	active, err := activeTasks(ctx, h, sid)
 	if err != nil {
 		return Outcome{}, err
@@ -121,6 +152,22 @@ func cmdStatus(ctx context.Context, env Env, args string) (Outcome, error) {
 		{"message_count", strconv.Itoa(messages)},
 	}...)
 	return notice(keyValues("Status", pairs)), nil
+}
+
+// ApprovalModer is an Env that says how its approval questions are
+// answered: "ask" (in the UI), "all" (each allowed once) or "deny".
+type ApprovalModer interface {
+	ApprovalMode() string
+}
+
+// approvalMode is env's approval mode; an Env that does not say asks.
+func approvalMode(env Env) string {
+	if a, ok := env.(ApprovalModer); ok {
+		if m := a.ApprovalMode(); m != "" {
+			return m
+		}
+	}
+	return "ask"
 }
 
 // activeTasks counts the session's queued, running and blocked tasks.

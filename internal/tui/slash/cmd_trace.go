@@ -70,28 +70,31 @@ func cmdLast(ctx context.Context, env Env, args string) (Outcome, error) {
 	return notice(strings.TrimRight(b.String(), "\n")), nil
 }
 
-// cmdTrace is the table of one turn's events: the latest turn's (no
-// argument or "last") or the named turn's, which must be of this session.
+// cmdTrace is the table of one turn's events: the named turn's when it
+// is a turn of this session, else (no argument, "last", an unknown id or
+// another session's turn) quietly the latest turn's, as the spec has it.
 func cmdTrace(ctx context.Context, env Env, args string) (Outcome, error) {
 	if strings.Contains(args, " ") {
 		return Outcome{}, usageBecause("trace", "takes one turn id at most")
 	}
 	var tr demiurge.Turn
-	if args == "" || args == "last" {
+	found := false
+	if args != "" && args != "last" {
+		named, err := env.Host().Turn(ctx, args)
+		switch {
+		case errNotFound(err):
+		case err != nil:
+			return Outcome{}, err
+		case named.SessionID == env.SessionID():
+			tr, found = named, true
+		}
+	}
+	if !found {
 		latest, ok, err := latestTurn(ctx, env)
 		if err != nil || !ok {
 			return notice(noTurns), err
 		}
 		tr = latest
-	} else {
-		named, err := env.Host().Turn(ctx, args)
-		if errNotFound(err) || (err == nil && named.SessionID != env.SessionID()) {
-			return Outcome{}, demiurge.Errorf(demiurge.ENOTFOUND, "turn %s is not a turn of this session (/last shows the latest one)", args)
-		}
-		if err != nil {
-			return Outcome{}, err
-		}
-		tr = named
 	}
 	evs, err := env.Host().TurnEvents(ctx, tr.ID)
 	if err != nil {

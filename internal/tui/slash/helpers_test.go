@@ -143,10 +143,16 @@ func newEnv(t *testing.T, h *host.Host) *fakeEnv {
 // approval allowed.
 func (e *fakeEnv) turn(t *testing.T, text string) turn.Result {
 	t.Helper()
+	return e.turnWith(t, text, effect.DecisionAllowOnce)
+}
+
+// turnWith is turn with every approval answered decision.
+func (e *fakeEnv) turnWith(t *testing.T, text, decision string) turn.Result {
+	t.Helper()
 	sid := e.SessionID()
 	res, err := e.h.Run(context.Background(), turn.Request{
 		CoreID: e.CoreID(), Text: text, SessionID: sid, NewSession: sid == "",
-		Workspace: e.workspace, Approver: demiurgetest.NewApprover(effect.DecisionAllowOnce),
+		Workspace: e.workspace, Approver: demiurgetest.NewApprover(decision),
 	})
 	if err != nil {
 		t.Fatalf("turn %q: %v", text, err)
