@@ -38,5 +38,7 @@ func EventPayloads() []EventPayload {
 
 		AgentSpawnStartedPayload{}, AgentSpawnCompletedPayload{}, AgentSpawnBlockedPayload{},
 		AgentSpawnFailedPayload{}, AgentSpawnRejectedPayload{},
+		AgentRunStartedPayload{}, AgentRunCompletedPayload{},
+		StateModuleUpdatedPayload{},
 	}
 }

@@ -126,15 +126,47 @@ type CapabilityChecker interface {
 	Can(capability, slotPath string) bool
 }
 
-// AgentSpawner starts child agents for a slot's ctx.agents.spawn: the same
-// agent.spawn task delegate_task starts, with the slot's path as parent slot
-// and its grants checked for agents.spawn:<core>.
+// AgentSpawner starts child agents for a slot's ctx.agents: spawn is the
+// same agent.spawn task delegate_task starts, run the same child flow
+// synchronously (no task), each with the slot's path as parent slot and its
+// grants checked for agents.spawn:<core> or agents.run:<core>.
 type AgentSpawner interface {
 	// Spawn starts a child agent and returns its handle {task_id, core_id,
 	// session_id, status}. args holds core_id, raw_input, context,
 	// input_slots, output_slots, use_bootstrap and tools, as the slot
 	// passed them (JSON-compatible values).
 	Spawn(ctx context.Context, slotPath string, args map[string]any) (map[string]any, error)
+	// Run runs a child agent turn to its end and returns the
+	// AgentRunResult {content, core_id, session_id, turn_id, result,
+	// deliveries, tools, metadata}; args as for Spawn.
+	Run(ctx context.Context, slotPath string, args map[string]any) (map[string]any, error)
+}
+
+// ToolCaller runs a tool for a slot's ctx.tools.call: the turn's catalog,
+// origin authored, the registry capability and the approval a model call
+// gets (prompts go to the turn's approver). The slot runtime has already
+// checked tool.call:<name> for the slot.
+type ToolCaller interface {
+	// CallTool returns the ToolResult fields {content, data, is_error,
+	// terminate, model_output, display_output}; a failed or refused call is
+	// a result with is_error, not an error. An error means the Host could
+	// not run the call at all (the turn is going away, the store failed).
+	CallTool(ctx context.Context, slotPath, name string, args map[string]any) (map[string]any, error)
+}
+
+// StateStore keeps the turn's view of the authored state documents
+// (ctx.state.core, ctx.state.session): the stored document with the
+// turn's own writes over it, so a write is visible to a later read of the
+// same turn. It must be safe for concurrent use. The slot runtime checks
+// the capabilities and the target before calling it.
+type StateStore interface {
+	// Document returns the document of scope (StateScopeCore or
+	// StateScopeSession). The caller must not modify it.
+	Document(ctx context.Context, scope string) (map[string]any, error)
+	// Write applies op (StateSet, StateMerge, StateAppend) at target with
+	// patch for the slot at slotPath and returns the new value at target.
+	// The write is durable with the turn's next write.
+	Write(ctx context.Context, scope, slotPath, target, op string, patch any) (any, error)
 }
 
 // TurnInfo is what a slot's ctx.turn exposes. Metadata is JSON-compatible;
@@ -166,7 +198,9 @@ type InputEnv struct {
 	SessionRoot string        // <home>/runtime/artifacts/<session>; "" if none
 	History     HistoryReader // nil reads as an empty history
 	Caps        CapabilityChecker
-	Agents      AgentSpawner // ctx.agents.spawn; nil: not available
+	Agents      AgentSpawner // ctx.agents.spawn/run; nil: not available
+	Tools       ToolCaller   // ctx.tools.call; nil: not available
+	State       StateStore   // ctx.state; nil: not available
 }
 
 // OutputEnv is the environment of the output phase.
@@ -179,6 +213,8 @@ type OutputEnv struct {
 	History      HistoryReader
 	Caps         CapabilityChecker
 	Agents       AgentSpawner
+	Tools        ToolCaller
+	State        StateStore
 }
 
 // BootstrapResult is the outcome of the bootstrap phase.
@@ -193,8 +229,12 @@ type InputResult struct {
 	PersistedUserText string // user fragments whose policy is persist
 	SystemContext     string // system fragments joined "\n\n"
 	Contributions     []Contribution
-	Intents           []SlotIntent
-	Events            []SlotEvent
+	// Skills are the skill names serial slots that completed asked
+	// ctx.skills.activate for (capability checked), first request first,
+	// each once; the turn engine adds the known ones to the system context.
+	Skills  []string
+	Intents []SlotIntent
+	Events  []SlotEvent
 }
 
 // OutputResult is the outcome of the output phase.

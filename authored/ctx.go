@@ -39,15 +39,15 @@ func (a *adapter) capabilityObject(tc effect.TurnContext) *starlark.Object {
 func outputObject(res *result) *starlark.Object {
 	return starlark.NewObject("ctx.output", sl.StringDict{
 		"set": sl.NewBuiltin("set", func(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.Tuple) (sl.Value, error) {
-			var content, data, isError, terminate, modelOutput sl.Value
+			var content, data, isError, terminate, modelOutput, displayOutput sl.Value
 			if err := sl.UnpackArgs(b.Name(), args, kwargs,
 				"content?", &content, "data?", &data, "is_error?", &isError,
-				"terminate?", &terminate, "model_output?", &modelOutput); err != nil {
+				"terminate?", &terminate, "model_output?", &modelOutput, "display_output?", &displayOutput); err != nil {
 				return nil, err
 			}
 			fields := map[string]sl.Value{
 				keyContent: content, keyData: data, keyIsError: isError,
-				keyTerminate: terminate, keyModelOutput: modelOutput,
+				keyTerminate: terminate, keyModelOutput: modelOutput, keyDisplayOutput: displayOutput,
 			}
 			if err := res.apply(fields); err != nil {
 				return nil, demiurge.WrapError(demiurge.EINVALID, err, "%s: %v", b.Name(), err)

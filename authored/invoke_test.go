@@ -75,7 +75,7 @@ func TestAuthoredFailures(t *testing.T) {
 	}{
 		{"runtime_error", nil, fmt.Sprintf("agent/tools/runtime_error/module.star:%d: unknown binary op: int + string",
 			lineOf(t, "agent/tools/runtime_error/module.star", "add"))},
-		{"bad_keys", nil, "agent/tools/bad_keys/module.star: invalid result: unknown key(s) alpha, zeta (allowed: content, data, is_error, terminate, model_output)"},
+		{"bad_keys", nil, "agent/tools/bad_keys/module.star: invalid result: unknown key(s) alpha, zeta (allowed: content, data, is_error, terminate, model_output, display_output)"},
 		{"bad_type", nil, "agent/tools/bad_type/module.star: invalid result: content must be a string, got int"},
 		{"output_set", map[string]any{"bad": true}, fmt.Sprintf("agent/tools/output_set/module.star:%d: set: data must be a dict, got list",
 			lineOf(t, "agent/tools/output_set/module.star", "bad_set"))},

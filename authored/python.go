@@ -11,10 +11,6 @@ import (
 // networkCapability grants a module.py tool's worker the network.
 const networkCapability = "network.fetch"
 
-// keyDisplayOutput is the ToolResult field a Python tool may return for tool
-// cards; it is accepted and not used yet (cards show content).
-const keyDisplayOutput = "display_output"
-
 // runPython runs a module.py tool on the Python worker of the turn's core
 // revision, with the ctx a Starlark tool gets. An exception is a failed
 // outcome naming the file and line; a worker fault (timeout, crash) is a
@@ -50,12 +46,6 @@ func (c *call) runPython(ctx context.Context) (effect.Outcome, error) {
 		return failed(demiurge.ErrorMessage(err)), nil
 	}
 	fields := ret.Tool
-	if s, ok := fields[keyDisplayOutput]; ok {
-		if _, isStr := s.(string); !isStr {
-			return failed(a.display + ": invalid result: display_output must be a string"), nil
-		}
-		delete(fields, keyDisplayOutput)
-	}
 	if len(fields) > 0 {
 		v, err := starlark.ToStarlark(fields)
 		if err != nil {

@@ -17,18 +17,22 @@ const (
 	keyIsError     = "is_error"
 	keyTerminate   = "terminate"
 	keyModelOutput = "model_output"
+	// keyDisplayOutput is what tool cards and line mode show instead of
+	// the content (spec surfaces §1.1).
+	keyDisplayOutput = "display_output"
 )
 
-var resultKeys = []string{keyContent, keyData, keyIsError, keyTerminate, keyModelOutput}
+var resultKeys = []string{keyContent, keyData, keyIsError, keyTerminate, keyModelOutput, keyDisplayOutput}
 
 // result is the result of one call as ctx.output.set and the return value
 // build it. It belongs to one call and is touched only by its thread.
 type result struct {
-	content     string
-	modelOutput string
-	data        map[string]any
-	isError     bool
-	terminate   bool
+	content       string
+	modelOutput   string
+	displayOutput string
+	data          map[string]any
+	isError       bool
+	terminate     bool
 }
 
 // apply sets the fields present in fields; an absent or None value leaves a
@@ -42,15 +46,18 @@ func (r *result) apply(fields map[string]sl.Value) error {
 			continue
 		}
 		switch k {
-		case keyContent, keyModelOutput:
+		case keyContent, keyModelOutput, keyDisplayOutput:
 			s, ok := v.(sl.String)
 			if !ok {
 				return fmt.Errorf("%s must be a string, got %s", k, v.Type())
 			}
-			if k == keyContent {
+			switch k {
+			case keyContent:
 				next.content = string(s)
-			} else {
+			case keyModelOutput:
 				next.modelOutput = string(s)
+			default:
+				next.displayOutput = string(s)
 			}
 		case keyIsError, keyTerminate:
 			b, ok := v.(sl.Bool)
@@ -137,6 +144,7 @@ func (r *result) outcome() effect.Outcome {
 	return effect.Outcome{
 		Content:          r.content,
 		ModelOutput:      r.modelOutput,
+		DisplayOutput:    r.displayOutput,
 		Data:             data,
 		IsError:          r.isError,
 		ExecutionStarted: true,

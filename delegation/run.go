@@ -52,6 +52,23 @@ type ChildResult struct {
 	Deliveries []string // delivered texts, in order
 	NeedsUser  bool
 	Error      string
+	// For ctx.agents.run: the child's ctx.result value, its deliveries
+	// and its tool calls.
+	Result any
+	Items  []ChildDelivery
+	Tools  []ChildTool
+}
+
+// ChildDelivery is one delivery of a child turn.
+type ChildDelivery struct {
+	Kind, Text, HistoryPolicy string
+	Visible                   bool
+}
+
+// ChildTool is one tool call of a child turn, as its model saw the result.
+type ChildTool struct {
+	Name, Content string
+	IsError       bool
 }
 
 // ChildRunner runs one child turn (the Host's turn engine).

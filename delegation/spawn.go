@@ -36,80 +36,28 @@ func (s *Service) spawn(ctx context.Context, tc effect.TurnContext, req Request)
 }
 
 func (s *Service) submitChild(ctx context.Context, tc effect.TurnContext, req Request) (demiurge.Task, string, error) {
-	if err := checkGoal(req); err != nil {
-		return demiurge.Task{}, "", err
-	}
-	child := cmp.Or(req.CoreID, tc.CoreID)
-	if capName := "agents.spawn:" + child; !tc.Grants.Can(capName, req.SlotPath) {
-		where := cmp.Or(req.SlotPath, "host")
-		return demiurge.Task{}, "", demiurge.Errorf(demiurge.EUNAUTHORIZED, "capability denied: %s for %s", capName, where)
-	}
-	mode, err := contextMode(req)
-	if err != nil {
-		return demiurge.Task{}, "", err
-	}
-	if err := checkDepth(tc.DelegationDepth, maxDepth(req)); err != nil {
-		return demiurge.Task{}, "", err
-	}
-	// The limits are counted and the task submitted under one lock per
-	// session, so parallel slots cannot both pass the last free place.
-	unlock := s.lockSession(tc.SessionID)
-	defer unlock()
-	if err := s.checkLimits(ctx, tc); err != nil {
-		return demiurge.Task{}, "", err
-	}
-	notify, err := notifyPolicy(req)
-	if err != nil {
-		return demiurge.Task{}, "", err
-	}
-
-	c, err := s.d.LoadCore(ctx, child)
-	if err != nil {
-		return demiurge.Task{}, "", err
-	}
-	policy, requestedTools, err := s.resolveTools(ctx, c, req)
-	if err != nil {
-		return demiurge.Task{}, "", err
-	}
-	if tc.ToolPolicy != nil {
-		// A child never gets more than its parent could use.
-		if policy == nil {
-			policy = &effect.ToolPolicy{}
+	var unlock func()
+	defer func() {
+		if unlock != nil {
+			unlock()
 		}
-		policy.Parent = tc.ToolPolicy
-	}
-	useBootstrap, err := readUseBootstrap(req)
-	if err != nil {
-		return demiurge.Task{}, "", err
-	}
-	inSlots, err := resolveSlots(c, "input", req.InputSlots, "base_input")
-	if err != nil {
-		return demiurge.Task{}, "", err
-	}
-	outSlots, err := resolveSlots(c, "output", req.OutputSlots, "base_output")
-	if err != nil {
-		return demiurge.Task{}, "", err
-	}
-
-	fork := ""
-	if mode == "fork" {
-		if fork, err = s.forkContext(ctx, tc.SessionID); err != nil {
-			return demiurge.Task{}, "", err
+	}()
+	var notify string
+	p, err := s.plan(ctx, tc, req, "agents.spawn:", func() error {
+		// The limits are counted and the task submitted under one lock per
+		// session, so parallel slots cannot both pass the last free place.
+		unlock = s.lockSession(tc.SessionID)
+		if err := s.checkLimits(ctx, tc); err != nil {
+			return err
 		}
+		var err error
+		notify, err = notifyPolicy(req)
+		return err
+	})
+	if err != nil {
+		return demiurge.Task{}, "", err
 	}
-	if strings.TrimSpace(req.Context) != "" {
-		fork = strings.TrimSpace(strings.Join([]string{fork, req.Context}, "\n\n"))
-	}
-
-	taskID := demiurge.NewID("task")
-	childSession := demiurge.NewID("session_child")
-	plan := ChildTurn{
-		TaskID: taskID, Goal: req.Goal, CoreID: child, SessionID: childSession,
-		Depth: tc.DelegationDepth + 1, ParentSessionID: tc.SessionID, ParentTurnID: tc.TurnID,
-		ParentScope: tc.Scope, ParentSlot: req.ParentSlot, Workspace: tc.Workspace,
-		InputSlots: inSlots, OutputSlots: outSlots, UseBootstrap: useBootstrap,
-		ToolPolicy: policy, SystemContext: fork,
-	}
+	plan, child, childSession, taskID := p.child, p.child.CoreID, p.child.SessionID, p.child.TaskID
 	s.put(taskID, plan)
 
 	red := tc.Secrets.Redactor()
@@ -126,12 +74,12 @@ func (s *Service) submitChild(ctx context.Context, tc effect.TurnContext, req Re
 			"metadata": map[string]any{
 				"child_core_id": child, "child_session_id": childSession, "parent_slot": req.ParentSlot,
 				"goal":         red.String(req.Goal, redact.Durable),
-				"context_mode": mode,
+				"context_mode": p.mode,
 				"depth":        plan.Depth,
 				"requested_child_agent_slots": map[string]any{
-					"input_slots": slotView(req.InputSlots), "output_slots": slotView(req.OutputSlots), "use_bootstrap": useBootstrap,
+					"input_slots": slotView(req.InputSlots), "output_slots": slotView(req.OutputSlots), "use_bootstrap": plan.UseBootstrap,
 				},
-				"requested_child_agent_tools": requestedTools,
+				"requested_child_agent_tools": p.requestedTools,
 			},
 		},
 	}, demiurge.TaskOrigin{
@@ -142,6 +90,89 @@ func (s *Service) submitChild(ctx context.Context, tc effect.TurnContext, req Re
 		s.take(taskID)
 	}
 	return task, childSession, err
+}
+
+// childPlan is a validated delegation: the child turn to run, the context
+// mode and the tools as requested.
+type childPlan struct {
+	child          ChildTurn
+	mode           string
+	requestedTools any
+}
+
+// plan validates req in the spec's order for a child whose capability is
+// capPrefix+<core> and resolves the child turn (its id a fresh task id,
+// its session a fresh child session id). between runs after the depth
+// check (spawn's limits and notify policy).
+func (s *Service) plan(ctx context.Context, tc effect.TurnContext, req Request, capPrefix string, between func() error) (childPlan, error) {
+	if err := checkGoal(req); err != nil {
+		return childPlan{}, err
+	}
+	child := cmp.Or(req.CoreID, tc.CoreID)
+	if capName := capPrefix + child; !tc.Grants.Can(capName, req.SlotPath) {
+		where := cmp.Or(req.SlotPath, "host")
+		return childPlan{}, demiurge.Errorf(demiurge.EUNAUTHORIZED, "capability denied: %s for %s", capName, where)
+	}
+	mode, err := contextMode(req)
+	if err != nil {
+		return childPlan{}, err
+	}
+	if err := checkDepth(tc.DelegationDepth, maxDepth(req)); err != nil {
+		return childPlan{}, err
+	}
+	if between != nil {
+		if err := between(); err != nil {
+			return childPlan{}, err
+		}
+	}
+
+	c, err := s.d.LoadCore(ctx, child)
+	if err != nil {
+		return childPlan{}, err
+	}
+	policy, requestedTools, err := s.resolveTools(ctx, c, req)
+	if err != nil {
+		return childPlan{}, err
+	}
+	if tc.ToolPolicy != nil {
+		// A child never gets more than its parent could use.
+		if policy == nil {
+			policy = &effect.ToolPolicy{}
+		}
+		policy.Parent = tc.ToolPolicy
+	}
+	useBootstrap, err := readUseBootstrap(req)
+	if err != nil {
+		return childPlan{}, err
+	}
+	inSlots, err := resolveSlots(c, "input", req.InputSlots, "base_input")
+	if err != nil {
+		return childPlan{}, err
+	}
+	outSlots, err := resolveSlots(c, "output", req.OutputSlots, "base_output")
+	if err != nil {
+		return childPlan{}, err
+	}
+
+	fork := ""
+	if mode == "fork" {
+		if fork, err = s.forkContext(ctx, tc.SessionID); err != nil {
+			return childPlan{}, err
+		}
+	}
+	if strings.TrimSpace(req.Context) != "" {
+		fork = strings.TrimSpace(strings.Join([]string{fork, req.Context}, "\n\n"))
+	}
+	return childPlan{
+		child: ChildTurn{
+			TaskID: demiurge.NewID("task"), Goal: req.Goal, CoreID: child, SessionID: demiurge.NewID("session_child"),
+			Depth: tc.DelegationDepth + 1, ParentSessionID: tc.SessionID, ParentTurnID: tc.TurnID,
+			ParentScope: tc.Scope, ParentSlot: req.ParentSlot, Workspace: tc.Workspace,
+			InputSlots: inSlots, OutputSlots: outSlots, UseBootstrap: useBootstrap,
+			ToolPolicy: policy, SystemContext: fork,
+		},
+		mode: mode, requestedTools: requestedTools,
+	}, nil
 }
 
 // checkLimits applies the per-turn and per-session child limits (steps 6

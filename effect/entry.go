@@ -80,8 +80,12 @@ type Invocation struct {
 
 // Outcome is an adapter's result before the runtime derives status and views.
 type Outcome struct {
-	Content          string
-	ModelOutput      string // what the model sees when it differs from Content
+	Content     string
+	ModelOutput string // what the model sees when it differs from Content
+	// DisplayOutput is what tool cards and line mode show instead of
+	// Content when set (an authored ToolResult's display_output); it is
+	// redacted as the operator view is.
+	DisplayOutput    string
 	Data             map[string]any
 	IsError          bool
 	ExecutionStarted bool

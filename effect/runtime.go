@@ -309,9 +309,13 @@ func finish(e *Entry, out Outcome, red *redact.Redactor, turn *Secrets) demiurge
 	if model == "" {
 		model = views.Model.Content
 	}
+	operator := views.Operator.Content
+	if out.DisplayOutput != "" && err == nil {
+		operator = red.String(out.DisplayOutput, redact.Operator)
+	}
 	res := demiurge.EffectResult{
 		Status: status, ExecutionStarted: out.ExecutionStarted, Source: e.Source, Provenance: e.Provenance,
-		ModelView: model, OperatorView: views.Operator.Content, Data: views.Model.Data, Terminate: out.Terminate,
+		ModelView: model, OperatorView: operator, Data: views.Model.Data, Terminate: out.Terminate,
 		EventView: viewMap(views.Event), DurableView: viewMap(views.Durable), DebugView: viewMap(views.Debug),
 	}
 	if status != demiurge.EffectSucceeded {

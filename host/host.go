@@ -227,18 +227,20 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	}
 	h.children = h.newDelegation()
 	h.turns = turn.New(turn.Deps{
-		Agents:     h.children,
-		Store:      h.store,
-		Sessions:   h.sessions,
-		Deliveries: h.delivery,
-		Router:     h.router,
-		Slots:      slot.NewRuntime(interp, slot.Options{Python: h.python}),
-		Cores:      h.cores,
-		Providers:  provs,
-		Catalogs:   h.catalogs,
-		Effects:    effect.NewRuntime(effect.Options{Approvals: h.approvals}),
-		HostID:     h.lease.ID(),
-		Logger:     opts.Logger,
+		Agents:       h.children,
+		ArtifactRoot: h.home.ArtifactsDir(),
+		State:        h.store,
+		Store:        h.store,
+		Sessions:     h.sessions,
+		Deliveries:   h.delivery,
+		Router:       h.router,
+		Slots:        slot.NewRuntime(interp, slot.Options{Python: h.python}),
+		Cores:        h.cores,
+		Providers:    provs,
+		Catalogs:     h.catalogs,
+		Effects:      effect.NewRuntime(effect.Options{Approvals: h.approvals}),
+		HostID:       h.lease.ID(),
+		Logger:       opts.Logger,
 
 		MaxToolCallsPerStep: h.config.Limits.ToolCallsPerStep,
 	})

@@ -120,7 +120,12 @@ func (h *Host) runChild(ctx context.Context, c delegation.ChildTurn) (delegation
 	}
 	for _, d := range res.Deliveries {
 		out.Deliveries = append(out.Deliveries, d.Text)
+		out.Items = append(out.Items, delegation.ChildDelivery{Kind: d.Kind, Text: d.Text, HistoryPolicy: d.HistoryPolicy, Visible: d.Visible})
 	}
+	for _, c := range res.ToolCalls {
+		out.Tools = append(out.Tools, delegation.ChildTool{Name: c.Name, Content: c.Content, IsError: c.IsError})
+	}
+	out.Result = res.AgentResult
 	if res.Error != nil {
 		out.Error = res.Error.Message
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/demiurge/demiurge"
@@ -38,9 +39,18 @@ type callParams struct {
 }
 
 // reentryKey marks a context inside the ctx-call handler of a worker's
-// invocation: a foreign call made there for the same worker is nested into
-// the running invocation instead of waiting for the worker's lock.
+// invocation (its value a *reentry): a foreign call made there for the same
+// worker is nested into the running invocation instead of waiting for the
+// worker's lock.
 type reentryKey struct{}
+
+// reentry is one running invocation that calls may nest into. Nested calls
+// into it are serialised by mu (parallel slots of a child turn may nest at
+// once); each nested invocation is an entry point of its own.
+type reentry struct {
+	w  *worker
+	mu sync.Mutex
+}
 
 // invoke runs one call on w; the caller holds w.mu or is nested inside an
 // invocation of w. A protocol violation, a timeout or a crash kills the
@@ -62,7 +72,7 @@ func (p *Pool) invoke(ctx context.Context, w *worker, call starlark.ForeignCall,
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	handlerCtx := context.WithValue(ctx, reentryKey{}, w)
+	handlerCtx := context.WithValue(ctx, reentryKey{}, &reentry{w: w})
 	src := &sources{coreDir: call.CoreDir, roots: params.Search, maxBytes: p.opts.MaxSource}
 	for {
 		var l lineOrErr

@@ -128,8 +128,10 @@ func (p *Pool) CallForeign(ctx context.Context, call starlark.ForeignCall) (star
 	if err != nil {
 		return starlark.ForeignReturn{}, err
 	}
-	if w, ok := ctx.Value(reentryKey{}).(*worker); ok && w.key == call.WorkerKey && !w.isDead() {
-		return p.invoke(ctx, w, call, params)
+	if r, ok := ctx.Value(reentryKey{}).(*reentry); ok && r.w.key == call.WorkerKey && !r.w.isDead() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return p.invoke(ctx, r.w, call, params)
 	}
 	for {
 		w, err := p.get(ctx, call)

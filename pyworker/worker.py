@@ -23,6 +23,7 @@ import inspect
 import json
 import os
 import sys
+import threading
 import traceback
 import types
 
@@ -77,7 +78,14 @@ def _rpc(method, params):
     _seq += 1
     rid = "w%d" % _seq
     _write({"id": rid, "method": method, "params": params})
-    msg = _read()
+    while True:
+        msg = _read()
+        if msg.get("method") != "invoke":
+            break
+        # A ctx call of this invocation runs another component of the core
+        # (ctx.tools.call of a Python tool, a child turn's Python slot):
+        # the Host nests it here, and answers this request afterwards.
+        _answer(msg)
     if msg.get("id") != rid:
         raise ProtocolError("unexpected reply id")
     if "error" in msg:
@@ -358,12 +366,33 @@ def _entry(p):
 
 def _run(fn, args):
     value = fn(*args)
-    if inspect.isawaitable(value):
-        async def wait():
-            return await value
+    if not inspect.isawaitable(value):
+        return value
 
-        value = asyncio.run(wait())
-    return value
+    async def wait():
+        return await value
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(wait())
+    # A nested invocation inside an outer async one: this thread's loop is
+    # busy waiting for the Host, so the nested coroutine gets a loop of its
+    # own on a thread this call waits for.
+    box = {}
+
+    def target():
+        try:
+            box["value"] = asyncio.run(wait())
+        except BaseException as e:  # noqa: re-raised below
+            box["error"] = e
+
+    th = threading.Thread(target=target, name="demiurge-nested")
+    th.start()
+    th.join()
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
 
 
 def _tool_result(value):
@@ -409,24 +438,28 @@ def _serve():
         msg = _read()
         if msg.get("method") != "invoke":
             raise ProtocolError("expected an invoke request")
-        p = msg.get("params") or {}
-        try:
-            result = _invoke(p)
-        except ProtocolError:
-            raise
-        except SystemExit as e:
-            _write({"id": msg.get("id"), "error": {"type": "SystemExit", "message": "authored code called exit(%s)" % (e.code,), "where": ""}})
-        except BaseException as e:  # noqa: authored code may raise anything
-            text = str(e) if str(e) else type(e).__name__
-            if isinstance(e, (ModuleNotFoundError,)) and e.name:
-                text = "No module named %r" % e.name
-            err = {"type": type(e).__name__, "message": text, "where": _where(e.__traceback__, tuple(p.get("roots", ["agent/"])))}
-            if isinstance(e, SyntaxError) and e.filename:
-                err["where"] = "%s:%s" % (e.filename, e.lineno)
-                err["message"] = e.msg
-            _write({"id": msg.get("id"), "error": err})
-        else:
-            _write({"id": msg.get("id"), "result": result})
+        _answer(msg)
+
+
+def _answer(msg):
+    p = msg.get("params") or {}
+    try:
+        result = _invoke(p)
+    except ProtocolError:
+        raise
+    except SystemExit as e:
+        _write({"id": msg.get("id"), "error": {"type": "SystemExit", "message": "authored code called exit(%s)" % (e.code,), "where": ""}})
+    except BaseException as e:  # noqa: authored code may raise anything
+        text = str(e) if str(e) else type(e).__name__
+        if isinstance(e, (ModuleNotFoundError,)) and e.name:
+            text = "No module named %r" % e.name
+        err = {"type": type(e).__name__, "message": text, "where": _where(e.__traceback__, tuple(p.get("roots", ["agent/"])))}
+        if isinstance(e, SyntaxError) and e.filename:
+            err["where"] = "%s:%s" % (e.filename, e.lineno)
+            err["message"] = e.msg
+        _write({"id": msg.get("id"), "error": err})
+    else:
+        _write({"id": msg.get("id"), "result": result})
 
 
 def _limit_processes():

@@ -47,10 +47,18 @@ func metadataValue(what string, m map[string]any) (sl.Value, error) {
 // comes from the pinned snapshot (caps) or from the slot's own slot.yaml
 // list; with neither, every check fails closed.
 func capabilityObject(caps demiurge.CapabilityChecker, s demiurge.SlotSpec) *starlark.Object {
+	return starlark.CapabilityObject(s.RelPath, slotCan(caps, s))
+}
+
+// slotCan answers capability questions for the slot at s.RelPath, as
+// ctx.capability.can does: the pinned snapshot or the slot's own slot.yaml
+// list grants; with neither it fails closed. An empty capability is never
+// granted.
+func slotCan(caps demiurge.CapabilityChecker, s demiurge.SlotSpec) func(string) bool {
 	declared := policy.NewGrants(nil, map[string][]string{s.RelPath: s.Capabilities})
-	return starlark.CapabilityObject(s.RelPath, func(c string) bool {
-		return declared.Can(c, s.RelPath) || (caps != nil && caps.Can(c, s.RelPath))
-	})
+	return func(c string) bool {
+		return c != "" && (declared.Can(c, s.RelPath) || (caps != nil && caps.Can(c, s.RelPath)))
+	}
 }
 
 // historyRoles is the canonical order of the roles ctx.history may read.

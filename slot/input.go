@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	sl "go.starlark.net/starlark"
@@ -44,6 +45,7 @@ func (r *Runtime) RunInput(ctx context.Context, specs []demiurge.SlotSpec, env d
 	}
 
 	var committed []fragment // appended by serial slots only, on this goroutine
+	var skills []string      // likewise
 	events, intents, err := r.runLanes(ctx, demiurge.PhaseInput, specs, func(ctx context.Context, s demiurge.SlotSpec, parallel bool) slotRun {
 		return r.runSlot(ctx, demiurge.PhaseInput, s, func() (invocation, error) {
 			snd := &sender{
@@ -57,6 +59,8 @@ func (r *Runtime) RunInput(ctx context.Context, specs []demiurge.SlotSpec, env d
 			maps.Copy(members, shared)
 			members["add_context"] = sl.NewBuiltin("add_context", pb.addContext)
 			members["add"] = sl.NewBuiltin("add", pb.add)
+			can := slotCan(env.Caps, s)
+			asked := &skillRequests{writable: !parallel}
 			ctxObj := starlark.NewObject("ctx", sl.StringDict{
 				"turn":       turn,
 				"slot_id":    sl.String(s.ID),
@@ -65,11 +69,21 @@ func (r *Runtime) RunInput(ctx context.Context, specs []demiurge.SlotSpec, env d
 				"capability": capabilityObject(env.Caps, s),
 				"history":    historyObject(env.History),
 				"agents":     agentsObject(env.Agents, s),
+				"tools":      toolsObject(env.Tools, can, s),
+				"skills":     skillsObject(can, s, asked),
+				"state":      stateObject(env.State, can, s),
 				"input":      starlark.NewObject("ctx.input", members),
 			})
 			inv := invocation{ctx: ctxObj, sender: snd, core: env.Turn.CoreID, revision: env.Turn.CoreRevision, caps: env.Caps}
 			if !parallel {
-				inv.commit = func() { committed = append(committed, pb.staged...) }
+				inv.commit = func() {
+					committed = append(committed, pb.staged...)
+					for _, name := range asked.names() {
+						if !slices.Contains(skills, name) {
+							skills = append(skills, name)
+						}
+					}
+				}
 			}
 			return inv, nil
 		})
@@ -82,6 +96,7 @@ func (r *Runtime) RunInput(ctx context.Context, specs []demiurge.SlotSpec, env d
 		UserText:          joinFragments(committed, promptUser, false),
 		PersistedUserText: joinFragments(committed, promptUser, true),
 		SystemContext:     joinFragments(committed, promptSystem, false),
+		Skills:            skills,
 		Intents:           intents,
 		Events:            events,
 	}

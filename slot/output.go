@@ -62,6 +62,8 @@ func (r *Runtime) RunOutput(ctx context.Context, specs []demiurge.SlotSpec, env 
 				"capability": capabilityObject(env.Caps, s),
 				"history":    historyObject(env.History),
 				"agents":     agentsObject(env.Agents, s),
+				"tools":      toolsObject(env.Tools, slotCan(env.Caps, s), s),
+				"state":      stateObject(env.State, slotCan(env.Caps, s), s),
 				"output":     starlark.NewObject("ctx.output", members),
 				"result":     res.object(),
 			})

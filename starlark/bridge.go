@@ -39,6 +39,12 @@ func describe(o *Object, path string) (map[string]any, error) {
 	attrs := make(map[string]any, len(o.names))
 	for name, v := range o.attrs {
 		switch x := v.(type) {
+		case *Record:
+			j, err := toJSON(x)
+			if err != nil {
+				return nil, fmt.Errorf("%s.%s: %w", path, name, err)
+			}
+			attrs[name] = map[string]any{"t": NodeValue, "v": j}
 		case *Object:
 			d, err := describe(x, path+"."+name)
 			if err != nil {
@@ -65,6 +71,8 @@ func describe(o *Object, path string) (map[string]any, error) {
 // FromStarlark gives them, Objects as records (RecordKey).
 func toJSON(v sl.Value) (any, error) {
 	switch x := v.(type) {
+	case *Record:
+		return toJSON(x.Object)
 	case *Object:
 		rec := map[string]any{RecordKey: x.typ}
 		for name, f := range x.attrs {

@@ -237,6 +237,16 @@
 //	                        child_session_id?, child_turn_id?, child_outcome?, error?
 //	                        → event only (aggregate agent_spawn "<task id>" or, for a
 //	                        rejection, the parent turn id)
+//	agent_run.started turn_id, slot, agent_run_id, child_core_id
+//	                        → event only (aggregate agent_run "<agent_run id>")
+//	agent_run.completed turn_id, slot, agent_run_id, child_core_id, child_session_id,
+//	                        child_turn_id?, child_outcome?, chars, error?
+//	                        → event only
+//	state.module_updated turn_id, slot, scope, owner, proposal_id, target, operation, patch
+//	                        → the operation applied to the authored_state document of
+//	                        (scope, owner) (aggregate authored_state "<scope>:<owner>"); a
+//	                        write that no longer applies, or would pass the size limit,
+//	                        leaves it as it is
 //
 // # Commit observer
 //

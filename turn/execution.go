@@ -34,14 +34,22 @@ type Deps struct {
 	// (default DefaultMaxToolCallsPerStep); each call past it gets an
 	// invalid result saying so, and the turn goes on.
 	MaxToolCallsPerStep int
-	// Agents starts child agents for ctx.agents.spawn (nil: slots get an
-	// error when they try).
+	// Agents starts child agents for ctx.agents.spawn and runs them for
+	// ctx.agents.run (nil: slots get an error when they try).
 	Agents AgentSpawner
+	// ArtifactRoot holds the sessions' artifact directories: a slot's
+	// session_root is <ArtifactRoot>/<session id> ("" : none).
+	ArtifactRoot string
+	// State reads the authored state documents of ctx.state (nil: slots
+	// get an error when they try).
+	State StateReader
 }
 
-// AgentSpawner starts a child agent on behalf of a slot of a turn.
+// AgentSpawner starts a child agent on behalf of a slot of a turn, as a
+// task (spawn) or synchronously (run).
 type AgentSpawner interface {
 	SpawnFromSlot(ctx context.Context, tc effect.TurnContext, slotPath string, args map[string]any) (map[string]any, error)
+	RunFromSlot(ctx context.Context, tc effect.TurnContext, slotPath string, args map[string]any) (map[string]any, error)
 }
 
 // Execution runs turns: admission, slots, the model/tool loop, deliveries and
@@ -197,6 +205,7 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 	res := Result{SessionID: sess.ID, TurnID: turnID, CoreID: snap.Core.ID, CoreRevision: snap.Revision}
 	out, runErr := t.run(turnCtx)
 	res.Text, res.ToolCalls, res.Deliveries, res.Usage, res.Steps = out.text, t.calls, t.deliveries, t.usage, t.steps
+	res.AgentResult = t.agentResult
 
 	// The terminal event is written even when the caller's context is gone.
 	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

@@ -102,6 +102,9 @@ type Result struct {
 	// turn made (compaction requests not included).
 	Usage demiurge.Usage
 	Steps int
+	// AgentResult is what the output slots set through ctx.result (nil
+	// when none did): a parent's ctx.agents.run returns it.
+	AgentResult any
 }
 
 // ToolCallSummary is one tool call of the turn, as the model saw its result.
@@ -159,9 +162,12 @@ type ToolCallEvent struct {
 
 // DeliverySummary is one delivery of the turn.
 type DeliverySummary struct {
-	DeliveryID string
-	Status     string
-	Text       string
+	DeliveryID    string
+	Status        string
+	Text          string
+	Kind          string // message, progress or notice
+	HistoryPolicy string
+	Visible       bool
 }
 
 // Snapshot is a loaded core pinned at one revision.

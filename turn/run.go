@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -23,6 +24,11 @@ type turnRun struct {
 	provider demiurge.Provider
 	model    string
 	win      *window // the model's token budget (window.go)
+	// catalog is prepared once, by the first ctx.tools.call or the model
+	// loop (catalogFor); services serve the slots (slot_tools.go).
+	catalog     *effect.Catalog
+	services    slotServices
+	agentResult any // the output phase's ctx.result, for a parent's ctx.agents.run
 
 	calls      []ToolCallSummary
 	deliveries []DeliverySummary
@@ -53,8 +59,8 @@ func (t *turnRun) run(ctx context.Context) (turnOutput, error) {
 	}
 	hist := sessionHistory{t: t}
 	in, err := t.x.d.Slots.RunInput(ctx, t.phaseSpecs(demiurge.PhaseInput), demiurge.InputEnv{
-		Turn: t.turnInfo(t.req.Text), RawText: t.req.Text, Workspace: t.req.Workspace,
-		History: hist, Caps: t.tc.Grants, Agents: t.agents(),
+		Turn: t.turnInfo(t.req.Text), RawText: t.req.Text, Workspace: t.req.Workspace, SessionRoot: t.sessionRoot(),
+		History: hist, Caps: t.tc.Grants, Agents: t.agents(), Tools: t.tools(), State: t.state(),
 	})
 	if err != nil {
 		return turnOutput{}, err
@@ -73,7 +79,7 @@ func (t *turnRun) run(ctx context.Context) (turnOutput, error) {
 		t.record(b)
 	}
 
-	cat, err := t.x.d.Catalogs.Prepare(ctx, t.snap, t.tc)
+	cat, err := t.catalogFor(ctx)
 	if err != nil {
 		return turnOutput{}, err
 	}
@@ -85,7 +91,7 @@ func (t *turnRun) run(ctx context.Context) (turnOutput, error) {
 		t: t, provider: t.provider, model: t.model, catalog: cat, win: t.win,
 		layers: contextLayers{
 			soul: t.snap.Core.Soul, skills: skillIndex(t.snap.Core), bootstrap: bootstrap,
-			system: joinContext(systemContext(in), t.delegatedContext()), summary: summary,
+			system: joinContext(systemContext(in), activatedSkills(t.snap.Core, in.Skills), t.delegatedContext()), summary: summary,
 			contributions: in.Contributions, history: history,
 		},
 	}
@@ -95,12 +101,13 @@ func (t *turnRun) run(ctx context.Context) (turnOutput, error) {
 	}
 
 	res, err := t.x.d.Slots.RunOutput(ctx, t.phaseSpecs(demiurge.PhaseOutput), demiurge.OutputEnv{
-		Turn: t.turnInfo(t.req.Text), ResponseText: out.text, Workspace: t.req.Workspace,
-		History: hist, Caps: t.tc.Grants, Agents: t.agents(),
+		Turn: t.turnInfo(t.req.Text), ResponseText: out.text, Workspace: t.req.Workspace, SessionRoot: t.sessionRoot(),
+		History: hist, Caps: t.tc.Grants, Agents: t.agents(), Tools: t.tools(), State: t.state(),
 	})
 	if err != nil {
 		return out, err
 	}
+	t.agentResult = res.Result
 	if err := t.enqueueIntents(ctx, res.Intents); err != nil {
 		return out, err
 	}
@@ -165,7 +172,7 @@ func (t *turnRun) enqueueIntents(ctx context.Context, intents []demiurge.SlotInt
 			}
 			t.x.d.Logger.Warn("delivery dispatch", "delivery_id", id, "err", err)
 		}
-		t.deliveries = append(t.deliveries, DeliverySummary{DeliveryID: id, Status: status, Text: text})
+		t.deliveries = append(t.deliveries, DeliverySummary{DeliveryID: id, Status: status, Text: text, Kind: in.Kind, HistoryPolicy: in.HistoryPolicy, Visible: in.Visible})
 	}
 	return nil
 }
@@ -233,6 +240,30 @@ func (a slotAgents) Spawn(ctx context.Context, slotPath string, args map[string]
 		return nil, err
 	}
 	return a.t.x.d.Agents.SpawnFromSlot(ctx, a.t.tc, slotPath, args)
+}
+
+func (a slotAgents) Run(ctx context.Context, slotPath string, args map[string]any) (map[string]any, error) {
+	a.t.services.mu.Lock()
+	defer a.t.services.mu.Unlock()
+	if err := a.t.flush(ctx); err != nil {
+		return nil, err
+	}
+	return a.t.x.d.Agents.RunFromSlot(ctx, a.t.tc, slotPath, args)
+}
+
+// tools is ctx.tools of this turn's slots.
+func (t *turnRun) tools() demiurge.ToolCaller {
+	t.services.t = t
+	return &t.services
+}
+
+// sessionRoot is the session's artifact directory (ctx.*.session_root),
+// "" when the Host keeps none.
+func (t *turnRun) sessionRoot() string {
+	if t.x.d.ArtifactRoot == "" {
+		return ""
+	}
+	return filepath.Join(t.x.d.ArtifactRoot, t.session.ID)
 }
 
 // delegatedContext is the parent's fork context of a delegated turn.

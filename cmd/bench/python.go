@@ -83,5 +83,9 @@ func pythonRows(ctx context.Context, dir string, c counts) ([]row, error) {
 	if calls == 0 {
 		return nil, fmt.Errorf("python slot made no ctx call")
 	}
-	return rows, nil
+	state, err := pythonStateRows(ctx, filepath.Join(dir, "state"), c)
+	if err != nil {
+		return nil, fmt.Errorf("python state round trip: %w", err)
+	}
+	return append(rows, state...), nil
 }

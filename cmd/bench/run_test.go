@@ -22,7 +22,7 @@ func TestRunMeasuresEveryFigure(t *testing.T) {
 	}
 	table := out.String()
 	for _, fig := range []string{figTurn + ", median", figCold + ", median", figAppend + ", ratio", figMemory + ", VmRSS",
-		figCatalog + ", median", figDispatch + ", median", figPythonWarm + ", median", figPythonCold + ", median", figReadFile + ", median", figReadFile + ", peak RSS growth", figSearch + ", peak RSS growth",
+		figCatalog + ", median", figDispatch + ", median", figPythonWarm + ", median", figPythonCold + ", median", figPythonState + ", median", figReadFile + ", median", figReadFile + ", peak RSS growth", figSearch + ", peak RSS growth",
 		figDrain + ", ratio to cat", figKill + ", median", figSpawn + ", sandboxed − unsandboxed median", figURL + ", median",
 		figRedact + ", ratio to cat", figKeystroke + ", median", figTUIIdle, figTUIMemory + ", VmRSS"} {
 		line := ""

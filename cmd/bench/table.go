@@ -23,6 +23,7 @@ const (
 	figDispatch    = "dispatch of a no-op builtin"
 	figPythonWarm  = "module.py slot call, warm worker"
 	figPythonCold  = "module.py worker cold start and first call"
+	figPythonState = "ctx.state.session.set round trip from module.py"
 	figDispatch200 = "dispatch of a no-op builtin, 200-secret turn set"
 	figReadFile    = "read_file, 20,000-char window of a 1 GiB file"
 	figSearch      = "search_files over 1 GiB"
