@@ -13,13 +13,11 @@
 # Standard library only. Authored code's print() goes to stderr, so it can
 # never forge a protocol line.
 
-import asyncio
 import dataclasses
 import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
-import inspect
 import json
 import os
 import sys
@@ -364,10 +362,21 @@ def _entry(p):
 # ---- invocations -------------------------------------------------------------
 
 
+def _awaitable(value):
+    """inspect.isawaitable, without importing inspect for every worker."""
+    if isinstance(value, types.CoroutineType) or hasattr(type(value), "__await__"):
+        return True
+    # A generator-based coroutine (types.coroutine): CO_ITERABLE_COROUTINE.
+    return isinstance(value, types.GeneratorType) and bool(value.gi_code.co_flags & 0x100)
+
+
 def _run(fn, args):
     value = fn(*args)
-    if not inspect.isawaitable(value):
+    if not _awaitable(value):
         return value
+    # asyncio costs a worker tens of milliseconds to import: only a core
+    # with an async entrypoint pays for it, on its first such call.
+    import asyncio
 
     async def wait():
         return await value
