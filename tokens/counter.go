@@ -1,7 +1,9 @@
 package tokens
 
 import (
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer/codec"
 )
@@ -36,15 +38,26 @@ func For(encoding string) Counter {
 }
 
 var (
-	o200k  = sync.OnceValue(func() Counter { return &bpe{name: O200k, c: codec.NewO200kBase()} })
+	o200k  = sync.OnceValue(func() Counter { return &bpe{name: O200k, c: codec.NewO200kBase(), split: splitO200k} })
 	cl100k = sync.OnceValue(func() Counter { return &bpe{name: Cl100k, c: codec.NewCl100kBase()} })
 )
 
-// bpe counts with an embedded byte-pair encoding.
+// bpe counts with an embedded byte-pair encoding. With split (the
+// encoding's pre-tokenizer written out, split_o200k.go) it cuts the text
+// into pieces itself and counts each distinct piece once through the
+// library, remembering the count: a piece's tokens do not depend on what
+// surrounds it, and text repeats its words, indentation and punctuation.
 type bpe struct {
-	name string
-	c    *codec.Codec
+	name  string
+	c     *codec.Codec
+	split func(s string, yield func(string))
+
+	mu     sync.Mutex // guards pieces
+	pieces map[string]int
 }
+
+// maxPieces bounds the remembered piece counts; when full they start over.
+const maxPieces = 1 << 16
 
 func (b *bpe) Name() string { return b.name }
 func (b *bpe) Exact() bool  { return true }
@@ -53,6 +66,33 @@ func (b *bpe) Count(s string) int {
 	if s == "" {
 		return 0
 	}
+	if b.split != nil && utf8.ValidString(s) {
+		return b.countPieces(s)
+	}
+	return b.whole(s)
+}
+
+func (b *bpe) countPieces(s string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	total := 0
+	b.split(s, func(piece string) {
+		n, ok := b.pieces[piece]
+		if !ok {
+			n = b.whole(piece)
+			if b.pieces == nil || len(b.pieces) >= maxPieces {
+				b.pieces = make(map[string]int, 1024)
+			}
+			// A copy: the piece would otherwise keep all of s alive.
+			b.pieces[strings.Clone(piece)] = n
+		}
+		total += n
+	})
+	return total
+}
+
+// whole counts s through the library alone.
+func (b *bpe) whole(s string) int {
 	n, err := b.c.Count(s)
 	if err != nil {
 		// The codec fails only on a pattern-engine error; the estimate

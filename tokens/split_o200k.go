@@ -1,0 +1,305 @@
+package tokens
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// splitO200k cuts s into the pieces o200k_base's pre-tokenizer pattern
+// cuts it into, calling yield for each, in order:
+//
+//	[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+//	|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+//	|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// The library matches that pattern with a backtracking engine, which is
+// most of its counting time; this is the same leftmost-first matching,
+// written out. s must be valid UTF-8 (the library reads invalid bytes as
+// U+FFFD; callers fall back to it). TestSplitO200kMatchesTheLibrary
+// compares the two piece by piece.
+func splitO200k(s string, yield func(piece string)) {
+	for i := 0; i < len(s); {
+		n := matchO200k(s, i)
+		if n <= i {
+			// Every character is matched by some alternative (the last
+			// two take any whitespace, the fourth anything else that is
+			// not a letter or number); a single character is the
+			// defensive floor.
+			_, w := utf8.DecodeRuneInString(s[i:])
+			n = i + w
+		}
+		yield(s[i:n])
+		i = n
+	}
+}
+
+// matchO200k returns the end of the match starting at i.
+func matchO200k(s string, i int) int {
+	if e := matchLetters(s, i, true); e > i {
+		return e
+	}
+	if e := matchLetters(s, i, false); e > i {
+		return e
+	}
+	if e := matchDigits(s, i); e > i {
+		return e
+	}
+	if e := matchPunct(s, i); e > i {
+		return e
+	}
+	if e := matchNewlines(s, i); e > i {
+		return e
+	}
+	if e := matchSpaceNotBeforeText(s, i); e > i {
+		return e
+	}
+	return matchSpaces(s, i)
+}
+
+func at(s string, i int) (rune, int) {
+	if i >= len(s) {
+		return -1, 0
+	}
+	return utf8.DecodeRuneInString(s[i:])
+}
+
+func isL(r rune) bool { return r >= 0 && unicode.IsLetter(r) }
+func isN(r rune) bool { return r >= 0 && unicode.IsNumber(r) }
+func isM(r rune) bool { return r >= 0 && unicode.IsMark(r) }
+
+// isUpperClass is [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}].
+func isUpperClass(r rune) bool {
+	return r >= 0 && (unicode.IsUpper(r) || unicode.IsTitle(r) || unicode.In(r, unicode.Lm, unicode.Lo) || isM(r))
+}
+
+// isLowerClass is [\p{Ll}\p{Lm}\p{Lo}\p{M}].
+func isLowerClass(r rune) bool {
+	return r >= 0 && (unicode.IsLower(r) || unicode.In(r, unicode.Lm, unicode.Lo) || isM(r))
+}
+
+// isSpace is the engine's \s: [\f\n\r\t\v\x85\p{Z}].
+func isSpace(r rune) bool {
+	switch r {
+	case '\f', '\n', '\r', '\t', '\v', 0x85:
+		return true
+	}
+	return r >= 0 && unicode.Is(unicode.Z, r)
+}
+
+// isPrefix is [^\r\n\p{L}\p{N}].
+func isPrefix(r rune) bool { return r >= 0 && r != '\r' && r != '\n' && !isL(r) && !isN(r) }
+
+// matchLetters matches the first alternative (upperFirst false: a run of
+// upper-class characters, then at least one lower-class one) or the
+// second (upperFirst true... see below), each with its optional prefix and
+// contraction. first selects the first alternative.
+func matchLetters(s string, i int, first bool) int {
+	try := func(j int) int {
+		var e int
+		if first {
+			e = upperThenLower(s, j)
+		} else {
+			e = upperPlusLowerStar(s, j)
+		}
+		if e < 0 {
+			return -1
+		}
+		return contraction(s, e)
+	}
+	if r, w := at(s, i); isPrefix(r) {
+		if e := try(i + w); e >= 0 {
+			return e
+		}
+	}
+	if e := try(i); e >= 0 {
+		return e
+	}
+	return -1
+}
+
+// upperThenLower matches [UC]*[LC]+ at j (greedy, with the engine's
+// backtracking) and returns its end, or -1.
+func upperThenLower(s string, j int) int {
+	// The maximal run of upper-class characters, remembering where each
+	// starts.
+	var starts []int
+	k := j
+	for {
+		r, w := at(s, k)
+		if !isUpperClass(r) {
+			break
+		}
+		starts = append(starts, k)
+		k += w
+	}
+	// With the whole run taken, a lower-class character must follow.
+	if r, _ := at(s, k); isLowerClass(r) {
+		for {
+			r, w := at(s, k)
+			if !isLowerClass(r) {
+				return k
+			}
+			k += w
+		}
+	}
+	// Otherwise the run gives characters back until one it gave back is
+	// lower-class: that one is the whole [LC]+ (the characters after it in
+	// the run are not lower-class, and the one after the run is not).
+	for n := len(starts) - 1; n >= 0; n-- {
+		r, w := at(s, starts[n])
+		if isLowerClass(r) {
+			return starts[n] + w
+		}
+	}
+	return -1
+}
+
+// upperPlusLowerStar matches [UC]+[LC]* at j and returns its end, or -1.
+func upperPlusLowerStar(s string, j int) int {
+	k := j
+	for {
+		r, w := at(s, k)
+		if !isUpperClass(r) {
+			break
+		}
+		k += w
+	}
+	if k == j {
+		return -1
+	}
+	for {
+		r, w := at(s, k)
+		if !isLowerClass(r) {
+			return k
+		}
+		k += w
+	}
+}
+
+// contraction extends e over (?i:'s|'t|'re|'ve|'m|'ll|'d), tried in that
+// order.
+func contraction(s string, e int) int {
+	if e >= len(s) || s[e] != '\'' {
+		return e
+	}
+	lower := func(k int) byte {
+		if k >= len(s) {
+			return 0
+		}
+		c := s[k]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		return c
+	}
+	switch c := lower(e + 1); c {
+	case 's', 't', 'm', 'd':
+		return e + 2
+	case 'r', 'v':
+		if lower(e+2) == 'e' {
+			return e + 3
+		}
+	case 'l':
+		if lower(e+2) == 'l' {
+			return e + 3
+		}
+	}
+	return e
+}
+
+// matchDigits matches \p{N}{1,3}.
+func matchDigits(s string, i int) int {
+	k := i
+	for n := 0; n < 3; n++ {
+		r, w := at(s, k)
+		if !isN(r) {
+			break
+		}
+		k += w
+	}
+	if k == i {
+		return -1
+	}
+	return k
+}
+
+// matchPunct matches " ?[^\s\p{L}\p{N}]+[\r\n/]*".
+func matchPunct(s string, i int) int {
+	run := func(j int) int {
+		k := j
+		for {
+			r, w := at(s, k)
+			if r < 0 || isSpace(r) || isL(r) || isN(r) {
+				break
+			}
+			k += w
+		}
+		if k == j {
+			return -1
+		}
+		for k < len(s) && (s[k] == '\r' || s[k] == '\n' || s[k] == '/') {
+			k++
+		}
+		return k
+	}
+	if i < len(s) && s[i] == ' ' {
+		if e := run(i + 1); e >= 0 {
+			return e
+		}
+	}
+	return run(i)
+}
+
+// spaceRun returns the end of the maximal run of whitespace at i.
+func spaceRun(s string, i int) int {
+	k := i
+	for {
+		r, w := at(s, k)
+		if !isSpace(r) {
+			return k
+		}
+		k += w
+	}
+}
+
+// matchNewlines matches \s*[\r\n]+ as the library's engine does: the
+// whitespace before the run's first \r or \n, then every \r and \n that
+// follows it at once (the engine does not give back newlines it took, so
+// "\n\n  \n" is two pieces, "\n\n" and "  \n").
+func matchNewlines(s string, i int) int {
+	end := spaceRun(s, i)
+	for k := i; k < end; k++ {
+		if s[k] == '\r' || s[k] == '\n' {
+			for k < end && (s[k] == '\r' || s[k] == '\n') {
+				k++
+			}
+			return k
+		}
+	}
+	return -1
+}
+
+// matchSpaceNotBeforeText matches \s+(?!\S): the whitespace run, less its
+// last character when text follows it.
+func matchSpaceNotBeforeText(s string, i int) int {
+	end := spaceRun(s, i)
+	if end == i {
+		return -1
+	}
+	if end == len(s) {
+		return end
+	}
+	_, w := utf8.DecodeLastRuneInString(s[i:end])
+	if end-w > i {
+		return end - w
+	}
+	return -1
+}
+
+// matchSpaces matches \s+.
+func matchSpaces(s string, i int) int {
+	if end := spaceRun(s, i); end > i {
+		return end
+	}
+	return -1
+}

@@ -1,0 +1,139 @@
+package tokens
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dlclark/regexp2/v2"
+	"github.com/tiktoken-go/tokenizer/codec"
+)
+
+// o200kPattern is the pre-tokenizer pattern of o200k_base, as the library
+// compiles it (codec.NewO200kBase).
+const o200kPattern = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+
+var o200kRegexp = regexp2.MustCompile(o200kPattern, regexp2.None)
+
+func libraryPieces(t testing.TB, s string) []string {
+	var out []string
+	m, err := o200kRegexp.FindStringMatch(s)
+	for ; m != nil && err == nil; m, err = o200kRegexp.FindNextMatch(m) {
+		out = append(out, m.String())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func ourPieces(s string) []string {
+	var out []string
+	splitO200k(s, func(p string) { out = append(out, p) })
+	return out
+}
+
+// pieceAlphabet mixes what the pattern distinguishes: lower, upper, title
+// and other letters, modifier letters, marks, digits of several scripts,
+// letter numbers, punctuation and symbols, every kind of whitespace, and
+// the contractions' apostrophe and letters.
+var pieceAlphabet = []rune("abcxyzSTRELVMDstrelvmd'ABCZ" + "ǅǈ" + "ʰʹˆ" + "中文日本語한국어" + "\u0301\u0308\u0903\u20dd" +
+	"0123456789٣४Ⅻ½" + ".,;:!?-_/\\()[]{}<>@#$%^&*+=|~`\"" + "€©→" +
+	" \t\n\r\v\f\u0085\u00a0\u1680\u2003\u2028\u2029\u202f\u3000" + "éßøÅçñΩπЖж")
+
+// The splitter cuts every text where the library's pattern cuts it.
+func TestSplitO200kMatchesTheLibrary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	check := func(s string) {
+		t.Helper()
+		want, got := libraryPieces(t, s), ourPieces(s)
+		if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+			t.Fatalf("split of %q:\n got %q\nwant %q", s, got, want)
+		}
+	}
+	for _, s := range []string{
+		"", "a", " ", "  ", "   x", "Hello, World!", "don't I'LL we've THEY'RE it'S", "CamelCaseWords and HTTPServer",
+		"x = 12345 + 3.14159;", "\n\n  \n\t", "line one\r\nline two\n\n\nend  ", "  indented\n    more", "a/b//c\n/",
+		"ǅungla ʰa\u0301b", "日本語のテキスト", "naïve café ÅSTRÖM", "\u3000全角\u3000 ", "tabs\t\tand\vvert\fff",
+	} {
+		check(s)
+	}
+	for range 4000 {
+		n := rng.IntN(40)
+		var b strings.Builder
+		for range n {
+			b.WriteRune(pieceAlphabet[rng.IntN(len(pieceAlphabet))])
+		}
+		check(b.String())
+	}
+	// Real text: the package's own sources and the repository's docs.
+	for _, glob := range []string{"*.go", "../*.md", "../docs/*.md", "../turn/*.go"} {
+		files, _ := filepath.Glob(glob)
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(string(b))
+		}
+	}
+}
+
+// Counting through the pieces gives the library's count of the whole text.
+func TestO200kCountMatchesTheLibrary(t *testing.T) {
+	lib := codec.NewO200kBase()
+	ours := For(O200k)
+	rng := rand.New(rand.NewPCG(3, 4))
+	var texts []string
+	for range 500 {
+		var b strings.Builder
+		for range rng.IntN(200) {
+			b.WriteRune(pieceAlphabet[rng.IntN(len(pieceAlphabet))])
+		}
+		texts = append(texts, b.String())
+	}
+	files, _ := filepath.Glob("../turn/*.go")
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		texts = append(texts, string(b))
+	}
+	texts = append(texts, "invalid \xff\xfe bytes fall back to the library")
+	for _, s := range texts {
+		want, err := lib.Count(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ours.Count(s); got != want {
+			t.Fatalf("count of %q = %d, the library's %d", s, got, want)
+		}
+	}
+}
+
+// BenchmarkCountMiBSource counts 1 MiB of the repository's own Go sources
+// and docs with a fresh piece cache each time: the first count of a text
+// that was never seen, not a repeated one.
+func BenchmarkCountMiBSource(b *testing.B) {
+	var sb strings.Builder
+	for _, glob := range []string{"../*/*.go", "../*.md", "../docs/*.md"} {
+		files, _ := filepath.Glob(glob)
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			sb.Write(data)
+			if sb.Len() >= 1<<20 {
+				break
+			}
+		}
+	}
+	text := sb.String()
+	if len(text) > 1<<20 {
+		text = strings.ToValidUTF8(text[:1<<20], "")
+	}
+	lib := codec.NewO200kBase()
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		c := &bpe{name: O200k, c: lib, split: splitO200k}
+		c.Count(text)
+	}
+}
