@@ -38,9 +38,24 @@ func For(encoding string) Counter {
 }
 
 var (
-	o200k  = sync.OnceValue(func() Counter { return &bpe{name: O200k, c: codec.NewO200kBase(), split: splitO200k} })
-	cl100k = sync.OnceValue(func() Counter { return &bpe{name: Cl100k, c: codec.NewCl100kBase()} })
+	o200k  = sync.OnceValue(func() Counter { return New(O200k) })
+	cl100k = sync.OnceValue(func() Counter { return New(Cl100k) })
+
+	o200kCodec  = sync.OnceValue(codec.NewO200kBase)
+	cl100kCodec = sync.OnceValue(codec.NewCl100kBase)
 )
+
+// New returns a counter of encoding with a piece cache of its own; For
+// returns one shared per encoding, which is what callers want.
+func New(encoding string) Counter {
+	switch encoding {
+	case O200k:
+		return &bpe{name: O200k, c: o200kCodec(), split: splitO200k}
+	case Cl100k:
+		return &bpe{name: Cl100k, c: cl100kCodec()}
+	}
+	return estimator{}
+}
 
 // bpe counts with an embedded byte-pair encoding. With split (the
 // encoding's pre-tokenizer written out, split_o200k.go) it cuts the text

@@ -60,30 +60,76 @@ func at(s string, i int) (rune, int) {
 	if i >= len(s) {
 		return -1, 0
 	}
+	if c := s[i]; c < utf8.RuneSelf {
+		return rune(c), 1
+	}
 	return utf8.DecodeRuneInString(s[i:])
 }
 
-func isL(r rune) bool { return r >= 0 && unicode.IsLetter(r) }
-func isN(r rune) bool { return r >= 0 && unicode.IsNumber(r) }
-func isM(r rune) bool { return r >= 0 && unicode.IsMark(r) }
+// The classes of ASCII characters, so that most text needs no Unicode
+// table: bit flags per byte.
+const (
+	asciiL     = 1 << iota // \p{L}
+	asciiN                 // \p{N}
+	asciiUpper             // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
+	asciiLower             // [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+	asciiSpace             // \s
+)
+
+var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+	for c := range utf8.RuneSelf {
+		switch {
+		case 'a' <= c && c <= 'z':
+			t[c] = asciiL | asciiLower
+		case 'A' <= c && c <= 'Z':
+			t[c] = asciiL | asciiUpper
+		case '0' <= c && c <= '9':
+			t[c] = asciiN
+		case c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r':
+			t[c] = asciiSpace
+		}
+	}
+	return t
+}()
+
+func isL(r rune) bool {
+	if 0 <= r && r < utf8.RuneSelf {
+		return asciiClass[r]&asciiL != 0
+	}
+	return r >= 0 && unicode.IsLetter(r)
+}
+
+func isN(r rune) bool {
+	if 0 <= r && r < utf8.RuneSelf {
+		return asciiClass[r]&asciiN != 0
+	}
+	return r >= 0 && unicode.IsNumber(r)
+}
+
+func isM(r rune) bool { return r >= utf8.RuneSelf && unicode.IsMark(r) }
 
 // isUpperClass is [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}].
 func isUpperClass(r rune) bool {
+	if 0 <= r && r < utf8.RuneSelf {
+		return asciiClass[r]&asciiUpper != 0
+	}
 	return r >= 0 && (unicode.IsUpper(r) || unicode.IsTitle(r) || unicode.In(r, unicode.Lm, unicode.Lo) || isM(r))
 }
 
 // isLowerClass is [\p{Ll}\p{Lm}\p{Lo}\p{M}].
 func isLowerClass(r rune) bool {
+	if 0 <= r && r < utf8.RuneSelf {
+		return asciiClass[r]&asciiLower != 0
+	}
 	return r >= 0 && (unicode.IsLower(r) || unicode.In(r, unicode.Lm, unicode.Lo) || isM(r))
 }
 
 // isSpace is the engine's \s: [\f\n\r\t\v\x85\p{Z}].
 func isSpace(r rune) bool {
-	switch r {
-	case '\f', '\n', '\r', '\t', '\v', 0x85:
-		return true
+	if 0 <= r && r < utf8.RuneSelf {
+		return asciiClass[r]&asciiSpace != 0
 	}
-	return r >= 0 && unicode.Is(unicode.Z, r)
+	return r == 0x85 || (r >= 0 && unicode.Is(unicode.Z, r))
 }
 
 // isPrefix is [^\r\n\p{L}\p{N}].

@@ -63,6 +63,16 @@
 //     is seeded through the Host and the store and opened with `chat
 //     --session`; VmRSS and VmHWM are read once its newest message is on
 //     the screen. Outside Linux the figures are reported as n/a.
+//  6. Token counting (target: ≤ 50 ms per MiB): 1 MiB of generated prose
+//     and code (a 5,000-word vocabulary drawn with a Zipf law, capitals,
+//     numbers, punctuation, indented and blank lines) counted with
+//     o200k_base, by a fresh counter each time (the first count of a text)
+//     and again by one that has counted it (its piece cache warm).
+//  7. Python workers (the Python rows use the system
+//     interpreter, /usr/bin/python3, when there is one: a version manager's
+//     shim first on PATH adds its own start to every cold start): a
+//     module.py slot call through a warm worker, a worker's cold start up
+//     to the end of its first call, and a ctx.state.session.set round trip.
 //
 // # Measurements
 //

@@ -117,6 +117,7 @@ func run(ctx context.Context, c counts, stdout, stderr io.Writer) int {
 		{figKill, inProcess(ctx, func() ([]row, error) { return killRows(ctx, dir("kill"), c) })},
 		{figSpawn, inProcess(ctx, func() ([]row, error) { return spawnRows(ctx, dir("spawn"), c) })},
 		{figURL, inProcess(ctx, func() ([]row, error) { return urlRows(c) })},
+		{figTokens, inProcess(ctx, func() ([]row, error) { return tokenRows(c) })},
 		{figRedact, inProcess(ctx, func() ([]row, error) { return redactRows(ctx) })},
 		{figTaskThroughput, func() ([]row, error) { return taskRows(ctx, dir("tasks"), c) }},
 		{figCoreSave, func() ([]row, error) { return coreRepoRows(ctx, dir("corerepo")) }},

@@ -23,7 +23,7 @@ func TestRunMeasuresEveryFigure(t *testing.T) {
 	table := out.String()
 	for _, fig := range []string{figTurn + ", median", figCold + ", median", figAppend + ", ratio", figMemory + ", VmRSS",
 		figCatalog + ", median", figDispatch + ", median", figPythonWarm + ", median", figPythonCold + ", median", figPythonState + ", median", figReadFile + ", median", figReadFile + ", peak RSS growth", figSearch + ", peak RSS growth",
-		figDrain + ", ratio to cat", figKill + ", median", figSpawn + ", sandboxed − unsandboxed median", figURL + ", median",
+		figDrain + ", ratio to cat", figKill + ", median", figSpawn + ", sandboxed − unsandboxed median", figURL + ", median", figTokens + ", first count, median",
 		figRedact + ", ratio to cat", figKeystroke + ", median", figTUIIdle, figTUIMemory + ", VmRSS"} {
 		line := ""
 		for _, l := range strings.Split(table, "\n") {
@@ -54,7 +54,7 @@ func TestRunFailsOnCancelledContext(t *testing.T) {
 	if code := run(ctx, countsFor(true, 1), &out, &errb); code != 1 {
 		t.Fatalf("run exit %d, want 1\nstdout:\n%s", code, out.String())
 	}
-	if got := strings.Count(out.String(), "| FAIL |"); got != 17 {
-		t.Fatalf("%d FAIL rows, want one per figure (17):\n%s", got, out.String())
+	if got := strings.Count(out.String(), "| FAIL |"); got != 18 {
+		t.Fatalf("%d FAIL rows, want one per figure (18):\n%s", got, out.String())
 	}
 }

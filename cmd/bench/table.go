@@ -22,6 +22,7 @@ const (
 	figCatalog     = "catalog preparation, 200 authored tools"
 	figDispatch    = "dispatch of a no-op builtin"
 	figPythonWarm  = "module.py slot call, warm worker"
+	figTokens      = "token counting of 1 MiB of prose and code, o200k_base"
 	figPythonCold  = "module.py worker cold start and first call"
 	figPythonState = "ctx.state.session.set round trip from module.py"
 	figDispatch200 = "dispatch of a no-op builtin, 200-secret turn set"
