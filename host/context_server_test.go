@@ -20,8 +20,11 @@ import (
 // too long"). It scripts an agent that reads a large file once per user
 // message and then answers, and it summarises when asked to compact.
 type windowServer struct {
-	t         *testing.T
-	window    int
+	t      *testing.T
+	window int
+	// claimed, when set, is the window the client is told it has (the
+	// profile's context_window); otherwise window.
+	claimed   int
 	counter   tokens.Counter
 	anthropic bool
 	srv       *httptest.Server

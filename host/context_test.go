@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -35,7 +36,7 @@ func openWindowed(t *testing.T, s *windowServer, mode, model string, maxOut int,
 	}
 	base := s.srv.URL + "/v1"
 	cfg := fmt.Sprintf("providers:\n  default: loop\n  custom:\n    loop:\n      api_mode: %s\n      base_url: %s\n      api_key: sk-loop-0123456789\n      context_window: %d\n      max_output_tokens: %d\n",
-		mode, base, s.window, maxOut)
+		mode, base, cmp.Or(s.claimed, s.window), maxOut)
 	if tokenizer != "" {
 		cfg += "      tokenizer: " + tokenizer + "\n"
 	}
@@ -179,5 +180,45 @@ func TestLongSessionFitsAnthropicWindow(t *testing.T) {
 	longSession(t, s, h, ws, "claude-loop")
 	if s.marked != s.requests {
 		t.Fatalf("%d of %d requests carried cache_control breakpoints", s.marked, s.requests)
+	}
+}
+
+// A provider that refuses a request as too long (the model's window is
+// smaller than the profile says) gets one forced compaction and one retry:
+// every turn completes, each refusal is followed by a summarising request,
+// and nothing is refused twice in a row.
+func TestContextLengthRefusalForcesOneCompactionAndRetry(t *testing.T) {
+	// One big.txt result is about 4,400 tokens: two do not fit.
+	s := newWindowServer(t, 7000, false)
+	s.claimed = 64000
+	h, ws := openWindowed(t, s, "openai-chat", "gpt-4o-loop", 1024, "o200k_base")
+	ctx := context.Background()
+	var sessionID string
+	for i := range 5 {
+		s.mu.Lock()
+		before := len(s.rejected)
+		s.mu.Unlock()
+		res, err := h.Run(ctx, turn.Request{Text: fmt.Sprintf("turn %d: read big.txt", i), SessionID: sessionID, NewSession: sessionID == "", Workspace: ws, Model: "gpt-4o-loop"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outcome != turn.OutcomeCompleted {
+			t.Fatalf("turn %d: %s %+v", i, res.Outcome, res.Error)
+		}
+		sessionID = res.SessionID
+		s.mu.Lock()
+		refused := len(s.rejected) - before
+		s.mu.Unlock()
+		if refused > 2 {
+			t.Fatalf("turn %d was refused %d times: a refusal must be followed by a compaction and a request that fits", i, refused)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.rejected) == 0 {
+		t.Fatalf("the server never refused a request (%d requests, largest prompt %d): the test did not reach the window", s.requests, s.maxPrompt)
+	}
+	if s.summaries < 1 {
+		t.Fatalf("%d refusals and no compaction", len(s.rejected))
 	}
 }
