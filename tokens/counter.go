@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"runtime"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -91,20 +92,70 @@ func (b *bpe) countPieces(s string) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	total := 0
+	var missing map[string]int // pieces not counted yet, with how often s has each
 	b.split(s, func(piece string) {
-		n, ok := b.pieces[piece]
-		if !ok {
-			n = b.whole(piece)
-			if b.pieces == nil || len(b.pieces) >= maxPieces {
-				b.pieces = make(map[string]int, 1024)
-			}
-			// A copy: the piece would otherwise keep all of s alive.
-			b.pieces[strings.Clone(piece)] = n
+		if n, ok := b.pieces[piece]; ok {
+			total += n
+			return
 		}
-		total += n
+		if missing == nil {
+			missing = map[string]int{}
+		}
+		missing[piece]++
 	})
+	if len(missing) == 0 {
+		return total
+	}
+	counts := b.countMissing(missing)
+	if b.pieces == nil || len(b.pieces)+len(counts) > maxPieces {
+		b.pieces = make(map[string]int, max(1024, len(counts)))
+	}
+	for piece, n := range counts {
+		total += n * missing[piece]
+		// A copy: the piece would otherwise keep all of s alive.
+		b.pieces[strings.Clone(piece)] = n
+	}
 	return total
 }
+
+// countMissing counts each piece through the library. A text of many new
+// pieces (the first count of a large text) spreads them over the
+// processors: the library's pattern engine is most of the cost of a new
+// piece, and each piece is counted independently.
+func (b *bpe) countMissing(missing map[string]int) map[string]int {
+	out := make(map[string]int, len(missing))
+	workers := min(runtime.GOMAXPROCS(0), 4, len(missing)/parallelPieces)
+	if workers < 2 {
+		for piece := range missing {
+			out[piece] = b.whole(piece)
+		}
+		return out
+	}
+	pieces := make([]string, 0, len(missing))
+	for piece := range missing {
+		pieces = append(pieces, piece)
+	}
+	counts := make([]int, len(pieces))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(pieces); i += workers {
+				counts[i] = b.whole(pieces[i])
+			}
+		}()
+	}
+	wg.Wait()
+	for i, piece := range pieces {
+		out[piece] = counts[i]
+	}
+	return out
+}
+
+// parallelPieces is how many new pieces each extra processor must get
+// before counting is spread at all.
+const parallelPieces = 512
 
 // whole counts s through the library alone.
 func (b *bpe) whole(s string) int {
