@@ -84,12 +84,7 @@ func (rt *Runtime) send(ctx context.Context, d demiurge.Delivery, w demiurge.Wor
 	// that the outbox never stays half-moved by a cancelled context.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	out, err := outbound(d)
-	if err != nil {
-		// A row this build cannot read is never sent on a guess.
-		return rt.finish(wctx, d, w, demiurge.DeliveryFailed, demiurge.ErrorMessage(err), time.Time{})
-	}
-	o := rt.attempt(ctx, out, w.Attempts)
+	o := rt.attempt(ctx, d, w.Attempts)
 	status, err := rt.finish(wctx, d, w, o.status, o.reason, o.retryAt)
 	if err == nil {
 		err = o.err
@@ -104,9 +99,14 @@ type outcome struct {
 	err            error     // ECANCELED when the caller cancelled the send
 }
 
-// attempt hands out to its route (unless it is invisible), as attempt
-// number attempts of its delivery, and says what the outbox records.
-func (rt *Runtime) attempt(ctx context.Context, out demiurge.Outbound, attempts int) outcome {
+// attempt hands delivery d to its route (unless it is invisible), as its
+// attempt number attempts, and says what the outbox records.
+func (rt *Runtime) attempt(ctx context.Context, d demiurge.Delivery, attempts int) outcome {
+	out, err := outbound(d)
+	if err != nil {
+		// A row this build cannot read is never sent on a guess.
+		return outcome{status: demiurge.DeliveryFailed, reason: demiurge.ErrorMessage(err)}
+	}
 	if !out.Visible {
 		// History-only: nothing is shown, so no route ever sees it.
 		return outcome{status: demiurge.DeliveryUnrouted, reason: NotVisible}

@@ -40,12 +40,7 @@ func (rt *Runtime) Send(ctx context.Context, in demiurge.DeliveryIntent) (id, st
 		return id, "", []demiurge.EventBatch{b}, demiurge.WrapError(demiurge.ECANCELED, err, "delivery %s: cancelled before dispatch", id)
 	}
 	d, start := rt.startOf(id, b)
-	var o outcome
-	if out, err := outbound(d); err != nil {
-		o = outcome{status: demiurge.DeliveryFailed, reason: demiurge.ErrorMessage(err)}
-	} else {
-		o = rt.attempt(ctx, out, d.Attempts)
-	}
+	o := rt.attempt(ctx, d, d.Attempts)
 	evs, err := demiurge.DeliveryOutcomeEvents(d, o.status, o.reason, o.retryAt)
 	if err != nil {
 		return "", "", nil, err

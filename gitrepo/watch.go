@@ -1,6 +1,9 @@
 package gitrepo
 
-import "sync"
+import (
+	"path/filepath"
+	"sync"
+)
 
 // Watch says whether the live checkout and the repository's refs and state
 // files may have changed since it was last armed, so that a caller that
@@ -34,7 +37,7 @@ type watchRoot struct {
 func (r *Repo) NewWatch() *Watch {
 	return &Watch{roots: []watchRoot{
 		{dir: r.paths.Checkout, subdirs: true},
-		{dir: r.paths.GitDir + "/refs", subdirs: true},
+		{dir: filepath.Join(r.paths.GitDir, "refs"), subdirs: true},
 		{dir: r.paths.stateDir()},
 	}}
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"sync"
 	"time"
 )
@@ -79,7 +78,7 @@ func (c *checkpointer) checkpoint(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.conn == nil {
-		conn, err := sql.Open("sqlite", dsn(c.path, fmt.Sprintf("_pragma=busy_timeout(%d)", 0)))
+		conn, err := sql.Open("sqlite", dsn(c.path, "_pragma=busy_timeout(0)"))
 		if err != nil {
 			return err
 		}
