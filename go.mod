@@ -35,7 +35,6 @@ require (
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/ProtonMail/go-crypto v1.1.6 // indirect
 	github.com/alecthomas/chroma/v2 v2.14.0 // indirect
-	github.com/aymerick/douceur v0.2.0 // indirect
 	github.com/charmbracelet/ultraviolet v0.0.0-20261008173134-6b8d4baf91b4 // indirect
 	github.com/charmbracelet/x/exp/ordered v0.1.0 // indirect
 	github.com/charmbracelet/x/exp/slice v0.0.0-20250327172914-2fdc97757edf // indirect
@@ -53,13 +52,11 @@ require (
 	github.com/golang/groupcache v0.0.0-20241129210726-2c02b8208cf8 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/gorilla/css v1.0.1 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/jbenet/go-context v0.0.0-20150711004518-d14ea06fba99 // indirect
 	github.com/kevinburke/ssh_config v1.2.0 // indirect
 	github.com/lucasb-eyer/go-colorful v1.4.1 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
-	github.com/microcosm-cc/bluemonday v1.0.27 // indirect
 	github.com/muesli/cancelreader v0.2.2 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/pjbgf/sha1cd v0.7.0 // indirect
@@ -96,3 +93,12 @@ replace github.com/alecthomas/chroma/v2 => ./third_party/chroma
 // The renderer's frame ticker stops while nothing asks for a frame
 // (third_party/bubbletea/README.md).
 replace charm.land/bubbletea/v2 => ./third_party/bubbletea
+
+// Regular expressions and the case-folding table are built on first use,
+// not at package init (third_party/goldmark/README.md).
+replace github.com/yuin/goldmark => ./third_party/goldmark
+
+// HTML in markdown is reduced to text without bluemonday (and its CSS
+// tables), and GitHub link patterns compile on first use
+// (third_party/glamour/README.md).
+replace charm.land/glamour/v2 => ./third_party/glamour

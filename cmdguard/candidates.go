@@ -3,6 +3,7 @@ package cmdguard
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
@@ -15,7 +16,7 @@ type candidate struct {
 }
 
 // ansiRe matches an ESC-introduced Fe sequence or a CSI sequence.
-var ansiRe = regexp.MustCompile(`\x1b(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])`)
+var ansiRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\x1b(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])`) })
 
 // candidates returns the forms of command that are reviewed, trimmed,
 // de-duplicated, in order: (a) the command with backslash-newline line
@@ -30,7 +31,7 @@ func candidates(command string) []candidate {
 		return nil
 	}
 	a := collapseContinuations(raw)
-	b := collapseContinuations(ansiRe.ReplaceAllString(raw, ""))
+	b := collapseContinuations(ansiRe().ReplaceAllString(raw, ""))
 	c := foldConfusables(norm.NFKC.String(b))
 	out := make([]candidate, 0, 3)
 	add := func(name, text string) {

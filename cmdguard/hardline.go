@@ -3,6 +3,7 @@ package cmdguard
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Bounds of one candidate's destructive-pattern search. Nested texts
@@ -107,13 +108,19 @@ func (a *analysis) flattenedHardline(cmd string) hardline {
 }
 
 var (
-	forkBombRe = regexp.MustCompile(`:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:`)
+	forkBombRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:`) })
 	// funcDefRe finds shell function definitions: NAME() { BODY } and
 	// function NAME [()] { BODY }.
-	funcDefRe           = regexp.MustCompile(`(?:function\s+)?([^\s(){}|&;<>'"]+)\s*\(\s*\)\s*\{([^{}]*)\}`)
-	funcKeywordDefRe    = regexp.MustCompile(`function\s+([^\s(){}|&;<>'"]+)\s*\{([^{}]*)\}`)
-	rawDeviceRedirectRe = regexp.MustCompile(`>\s*/dev/(?:sd|nvme|hd|mmcblk|vd|xvd|disk|rdisk|md|dm-|mapper/)`)
-	rawDeviceRe         = regexp.MustCompile(`^/dev/(?:sd|nvme|hd|mmcblk|vd|xvd|disk|rdisk|md|dm-|mapper/)`)
+	funcDefRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:function\s+)?([^\s(){}|&;<>'"]+)\s*\(\s*\)\s*\{([^{}]*)\}`)
+	})
+	funcKeywordDefRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`function\s+([^\s(){}|&;<>'"]+)\s*\{([^{}]*)\}`) })
+	rawDeviceRedirectRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`>\s*/dev/(?:sd|nvme|hd|mmcblk|vd|xvd|disk|rdisk|md|dm-|mapper/)`)
+	})
+	rawDeviceRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^/dev/(?:sd|nvme|hd|mmcblk|vd|xvd|disk|rdisk|md|dm-|mapper/)`)
+	})
 )
 
 // textHardline checks patterns that are recognised on the text itself,
@@ -121,10 +128,10 @@ var (
 // raw block devices.
 func textHardline(text string) hardline {
 	lowered := strings.ToLower(text)
-	if forkBombRe.MatchString(lowered) || selfSpawningFunction(lowered) {
+	if forkBombRe().MatchString(lowered) || selfSpawningFunction(lowered) {
 		return hardline{"fork bomb", "fork-bomb"}
 	}
-	if rawDeviceRedirectRe.MatchString(lowered) {
+	if rawDeviceRedirectRe().MatchString(lowered) {
 		return hardline{"write to raw block device", "raw-block-device"}
 	}
 	return hardline{}
@@ -137,7 +144,7 @@ func selfSpawningFunction(text string) bool {
 	if !strings.Contains(text, "{") {
 		return false
 	}
-	for _, re := range []*regexp.Regexp{funcDefRe, funcKeywordDefRe} {
+	for _, re := range []*regexp.Regexp{funcDefRe(), funcKeywordDefRe()} {
 		for _, m := range re.FindAllStringSubmatch(text, -1) {
 			name, body := m[1], m[2]
 			if !strings.ContainsAny(body, "|&") {
@@ -170,7 +177,7 @@ func (a *analysis) commandsHardline(cmds []simpleCommand, depth int) hardline {
 		words := expandWords(c.words, vars)
 		recordAssignments(c.words, vars)
 		for _, r := range c.redirects {
-			if writesTarget(r.op) && rawDeviceRe.MatchString(cleanPath(r.target.text)) {
+			if writesTarget(r.op) && rawDeviceRe().MatchString(cleanPath(r.target.text)) {
 				return hardline{"write to raw block device", "raw-block-device"}
 			}
 			if r.op == "<<<" {

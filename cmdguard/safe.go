@@ -3,6 +3,7 @@ package cmdguard
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 type kind int
@@ -27,7 +28,9 @@ var devCommands = map[string]bool{"pytest": true, "ruff": true, "mypy": true, "p
 
 // safeScriptRe names package scripts and make targets that are test, build
 // or lint runs.
-var safeScriptRe = regexp.MustCompile(`^(test|tests|build|lint|check|typecheck|dev|preview)(:.+)?$`)
+var safeScriptRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(test|tests|build|lint|check|typecheck|dev|preview)(:.+)?$`)
+})
 
 // safeKind classifies a segment's words.
 func safeKind(words []string) kind {
@@ -73,7 +76,7 @@ func safeKind(words []string) kind {
 			if args[0] == "run" && len(args) > 1 {
 				script = args[1]
 			}
-			if safeScriptRe.MatchString(script) {
+			if safeScriptRe().MatchString(script) {
 				return kindDev
 			}
 		}
@@ -91,7 +94,7 @@ func safeKind(words []string) kind {
 			return kindUnknown
 		}
 		for _, a := range args {
-			if !strings.HasPrefix(a, "-") && !safeScriptRe.MatchString(a) {
+			if !strings.HasPrefix(a, "-") && !safeScriptRe().MatchString(a) {
 				return kindUnknown
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // systemDirs are the top-level directories whose recursive deletion or
@@ -20,7 +21,7 @@ var systemDirs = map[string]bool{
 // homeMark stands for the user's home directory in a cleaned path.
 const homeMark = "/\x00home"
 
-var tildeUserRe = regexp.MustCompile(`^~[A-Za-z_][A-Za-z0-9_.-]*`)
+var tildeUserRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^~[A-Za-z_][A-Za-z0-9_.-]*`) })
 
 // criticalTarget reports whether a path names the root, a system
 // directory, a home directory, or everything directly inside one of them
@@ -31,8 +32,8 @@ func criticalTarget(t string) bool {
 	switch {
 	case t == "~" || strings.HasPrefix(t, "~/"):
 		t = homeMark + t[1:]
-	case tildeUserRe.MatchString(t):
-		t = homeMark + t[len(tildeUserRe.FindString(t)):]
+	case tildeUserRe().MatchString(t):
+		t = homeMark + t[len(tildeUserRe().FindString(t)):]
 	case t == "$HOME" || strings.HasPrefix(t, "$HOME/"):
 		t = homeMark + t[len("$HOME"):]
 	case t == "${HOME}" || strings.HasPrefix(t, "${HOME}/"):
@@ -155,7 +156,7 @@ func permissionTargetsCritical(args []string) bool {
 
 func ddWritesRawDevice(args []string) bool {
 	for _, arg := range args {
-		if strings.HasPrefix(arg, "of=") && rawDeviceRe.MatchString(cleanPath(arg[3:])) {
+		if strings.HasPrefix(arg, "of=") && rawDeviceRe().MatchString(cleanPath(arg[3:])) {
 			return true
 		}
 	}
@@ -180,7 +181,7 @@ func writesRawDevice(name string, args []string) bool {
 		}
 	}
 	for _, o := range targets {
-		if rawDeviceRe.MatchString(cleanPath(o)) {
+		if rawDeviceRe().MatchString(cleanPath(o)) {
 			return true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // promptableTokens is step 9: the first rule that matches any segment,
@@ -249,16 +250,22 @@ func nodeChangesDependencies(args []string) bool {
 }
 
 // sensitiveTextRes is step 10, over the whole candidate.
-var sensitiveTextRes = []struct {
+// They are compiled on first use, like every pattern of this package, so
+// that a process that reviews no command pays nothing for them.
+var sensitiveTextRes = sync.OnceValue(func() []sensitiveText {
+	return []sensitiveText{
+		{regexp.MustCompile(`(?is)(?:^|[\s/])\.env(?:[.\s/]|$)`), "touches environment files"},
+		{regexp.MustCompile(`(?is)(?:^|[\s/])config\.yaml(?:[\s/]|$)`), "touches config.yaml"},
+	}
+})
+
+type sensitiveText struct {
 	re     *regexp.Regexp
 	reason string
-}{
-	{regexp.MustCompile(`(?is)(?:^|[\s/])\.env(?:[.\s/]|$)`), "touches environment files"},
-	{regexp.MustCompile(`(?is)(?:^|[\s/])config\.yaml(?:[\s/]|$)`), "touches config.yaml"},
 }
 
 func promptableText(cmd string) (string, string) {
-	for _, p := range sensitiveTextRes {
+	for _, p := range sensitiveTextRes() {
 		if p.re.MatchString(cmd) {
 			return p.reason, "sensitive-path"
 		}

@@ -5,17 +5,11 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/internal/yamlx"
 	"go.starlark.net/syntax"
-)
-
-var (
-	identPattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	modulePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
 )
 
 // entrypoint resolves a slot's or tool's entrypoint, "module:function"
@@ -32,7 +26,7 @@ func (l *loader) entrypoint(doc *yamlx.Document, spec, def, componentDir string)
 		spec = def
 	}
 	module, function, ok := cutLast(spec, ":")
-	if !ok || module == "" || !identPattern.MatchString(function) {
+	if !ok || module == "" || !validIdentifier(function) {
 		return "", "", doc.Errorf(line, "invalid entrypoint %s: expected module:function", quoteShort(spec))
 	}
 	var abs string
@@ -42,7 +36,7 @@ func (l *loader) entrypoint(doc *yamlx.Document, spec, def, componentDir string)
 		if abs, problem = l.resolve(module); problem != "" {
 			return "", "", doc.Errorf(line, "invalid entrypoint %s: module path %s", quoteShort(spec), problem)
 		}
-	case modulePattern.MatchString(module):
+	case validModulePath(module):
 		base := filepath.Join(componentDir, filepath.FromSlash(strings.ReplaceAll(module, ".", "/")))
 		abs = base + ".star"
 		if _, err := l.read(abs, maxModuleBytes); errors.Is(err, fs.ErrNotExist) {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"maps"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -115,13 +114,6 @@ type DependencyConfig struct {
 }
 
 var (
-	// idPattern is what core, slot, tool and skill ids may look like: it is
-	// also what model providers accept as a tool name.
-	idPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$`)
-	// policyWord is the shape of display and model-output policies, which are
-	// hints the runtime does not interpret.
-	policyWord = regexp.MustCompile(`^[a-z][a-z_]{0,31}$`)
-
 	risks            = []string{"low", "medium", "high", "critical"}
 	approvalPolicies = []string{"auto", "prompt", "deny"}
 	toolDisplays     = []string{"quiet", "summary", "full"}
@@ -149,7 +141,7 @@ func (m *Manifest) validate(doc *yamlx.Document, dirName string) error {
 	switch id := m.Agent.ID; {
 	case strings.TrimSpace(id) == "":
 		return doc.Errorf(cmp.Or(doc.Line("agent", "id"), doc.Line("agent")), "agent.id is required")
-	case !idPattern.MatchString(id):
+	case !ValidID(id):
 		return doc.Errorf(doc.Line("agent", "id"), "invalid agent.id %q: use letters, digits, '_' and '-' (at most 64)", id)
 	case id != dirName:
 		return doc.Errorf(doc.Line("agent", "id"), "agent.id %q does not match the core directory name %q", id, dirName)
@@ -231,10 +223,10 @@ func (m *Manifest) validateTools(doc *yamlx.Document) error {
 				return doc.Errorf(at("capability"), "invalid capability for tools.metadata.%s: %s", name, err)
 			}
 		}
-		if md.ModelOutputPolicy != "" && !policyWord.MatchString(md.ModelOutputPolicy) {
+		if md.ModelOutputPolicy != "" && !validPolicyWord(md.ModelOutputPolicy) {
 			return doc.Errorf(at("model_output_policy"), "invalid model_output_policy for tools.metadata.%s: %q", name, md.ModelOutputPolicy)
 		}
-		if md.DisplayPolicy != "" && !policyWord.MatchString(md.DisplayPolicy) {
+		if md.DisplayPolicy != "" && !validPolicyWord(md.DisplayPolicy) {
 			return doc.Errorf(at("display_policy"), "invalid display_policy for tools.metadata.%s: %q", name, md.DisplayPolicy)
 		}
 	}

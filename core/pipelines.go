@@ -158,7 +158,7 @@ func (l *loader) discoverSlots(c *Core, phase string) ([]Slot, error) {
 		if _, err := os.Lstat(manifest); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if !idPattern.MatchString(name) {
+		if !ValidID(name) {
 			return nil, demiurge.Errorf(demiurge.ECONFIG, "%s: invalid slot id %s: use letters, digits, '_' and '-' (at most 64)", l.show(manifest), quoteShort(name))
 		}
 		s, err := l.loadSlot(phase, name, dir, manifest)

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -47,9 +46,6 @@ const ScheduleDeliveryLocal = "local"
 // MaxSchedules bounds the schedules of one core: every one of them costs the
 // scheduler work on every poll.
 const MaxSchedules = 256
-
-// scheduleIDPattern is what a schedule id (the file stem) may look like.
-var scheduleIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 // Schedule is one decoded and validated schedule file. It is plain data.
 type Schedule struct {
@@ -109,10 +105,6 @@ func (d ScheduleDelivery) DeliveryTarget() string {
 	}
 	return d.Target
 }
-
-// ValidScheduleID reports whether id may name a schedule: a letter or digit,
-// then up to 63 letters, digits, '_' or '-'.
-func ValidScheduleID(id string) bool { return scheduleIDPattern.MatchString(id) }
 
 // Next returns the first occurrence of the schedule strictly after after,
 // evaluated in loc (nil: UTC), as a UTC time; the zero time when the

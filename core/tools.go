@@ -73,7 +73,7 @@ func (l *loader) loadTools(doc *yamlx.Document, c *Core) error {
 		if _, err := os.Lstat(manifest); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if !idPattern.MatchString(name) {
+		if !ValidID(name) {
 			return demiurge.Errorf(demiurge.ECONFIG, "%s: invalid tool name %s: use letters, digits, '_' and '-' (at most 64)", l.show(manifest), quoteShort(name))
 		}
 		rel := l.rel(dir)
@@ -125,10 +125,10 @@ func (l *loader) loadTool(name, dir, manifest string) (AuthoredTool, error) {
 	if !slices.Contains(approvalPolicies, t.ApprovalPolicy) {
 		return AuthoredTool{}, doc.Errorf(doc.Line("approval_policy"), "invalid approval policy: %s (expected one of: %s)", t.ApprovalPolicy, strings.Join(approvalPolicies, ", "))
 	}
-	if !policyWord.MatchString(t.DisplayPolicy) {
+	if !validPolicyWord(t.DisplayPolicy) {
 		return AuthoredTool{}, doc.Errorf(doc.Line("display_policy"), "invalid display_policy: %s", quoteShort(t.DisplayPolicy))
 	}
-	if !policyWord.MatchString(t.ModelOutputPolicy) {
+	if !validPolicyWord(t.ModelOutputPolicy) {
 		return AuthoredTool{}, doc.Errorf(doc.Line("model_output_policy"), "invalid model_output_policy: %s", quoteShort(t.ModelOutputPolicy))
 	}
 	if t.Capability != "" {

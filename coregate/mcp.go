@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/demiurge/demiurge/core"
 	"github.com/demiurge/demiurge/coretree"
@@ -105,7 +106,7 @@ func (v MCPHostVariable) String() string {
 }
 
 // hostRef is a ${NAME} reference, the form the MCP runtime interpolates.
-var hostRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var hostRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`) })
 
 // hostVariables lists the references of one field's values, keys sorted,
 // each name once per value.
@@ -113,7 +114,7 @@ func hostVariables(field string, values map[string]string) []MCPHostVariable {
 	var out []MCPHostVariable
 	for _, k := range slices.Sorted(maps.Keys(values)) {
 		seen := map[string]bool{}
-		for _, m := range hostRef.FindAllStringSubmatch(values[k], -1) {
+		for _, m := range hostRef().FindAllStringSubmatch(values[k], -1) {
 			if seen[m[1]] {
 				continue
 			}

@@ -11,16 +11,16 @@ import (
 	"sync"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/core"
 	"github.com/demiurge/demiurge/coregate"
 	"github.com/demiurge/demiurge/coretree"
 	"github.com/demiurge/demiurge/gitrepo"
 	"github.com/demiurge/demiurge/internal/filelock"
 )
 
-var (
-	coreIDPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$`)
-	runIDPattern  = regexp.MustCompile(`^evolve_[A-Za-z0-9_-]{1,80}$`)
-)
+// runIDPattern is compiled on first use: its bounded repetition is a large
+// program, and most processes never name an evolve run.
+var runIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^evolve_[A-Za-z0-9_-]{1,80}$`) })
 
 // refRuns holds the reviewed proposals: refs/demiurge/runs/<run_id>.
 const refRuns = "refs/demiurge/runs/"
@@ -89,7 +89,7 @@ type runRequest struct {
 // running for core: <id>" while another start of that core (in any
 // process) holds its slot; the EnsureSaved errors.
 func (r *Repo) StartRun(ctx context.Context, coreID, goal string, opts StartOptions) (*Run, error) {
-	if !coreIDPattern.MatchString(coreID) {
+	if !core.ValidID(coreID) {
 		return nil, demiurge.Errorf(demiurge.EINVALID, "invalid core id %q", coreID)
 	}
 	goal = strings.TrimSpace(goal)
@@ -183,7 +183,7 @@ func (r *Repo) runAt(id string) *Run {
 // found: <id>` when there is none.
 func (r *Repo) openRun(id string) (*Run, error) {
 	notFound := demiurge.Errorf(demiurge.ENOTFOUND, "evolve run not found: %s", id)
-	if !runIDPattern.MatchString(id) {
+	if !runIDPattern().MatchString(id) {
 		return nil, notFound
 	}
 	run := r.runAt(id)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/internal/yamlx"
@@ -88,7 +89,7 @@ providers:
   #     api_key_env: LOCAL_API_KEY
 `
 
-var hexColor = regexp.MustCompile(`^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$`)
+var hexColor = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$`) })
 
 // LoadConfig reads and validates path. A missing file is the default config.
 func LoadConfig(path string) (Config, error) {
@@ -128,7 +129,7 @@ func (c *Config) validate(path string) error {
 		if *v == "" {
 			continue
 		}
-		if !hexColor.MatchString(*v) {
+		if !hexColor().MatchString(*v) {
 			return bad(field, "a 3- or 6-digit hex color", *v)
 		}
 		h := strings.TrimPrefix(*v, "#")

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/demiurge/demiurge"
@@ -102,8 +103,8 @@ type toolFilters struct {
 }
 
 var (
-	envNamePattern    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	headerNamePattern = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+	envNamePattern    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	headerNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$") })
 )
 
 // LoadCore loads the declarations of a loaded core: LoadDeclarations of its
@@ -223,7 +224,7 @@ func ParseDeclaration(id, path, rel string, raw []byte) (Declaration, error) {
 		d.Args = append([]string{}, f.Args...)
 	}
 	for k, v := range f.Env {
-		if !envNamePattern.MatchString(k) {
+		if !envNamePattern().MatchString(k) {
 			return d, declError(rel, line("env", k), "env name %s is not a valid environment variable name", strconv.Quote(k))
 		}
 		d.Env[k] = v
@@ -235,7 +236,7 @@ func ParseDeclaration(id, path, rel string, raw []byte) (Declaration, error) {
 		d.URL = strings.TrimSpace(*f.URL)
 	}
 	for k, v := range f.Headers {
-		if !headerNamePattern.MatchString(k) {
+		if !headerNamePattern().MatchString(k) {
 			return d, declError(rel, line("headers", k), "header name %s is not a valid HTTP header name", strconv.Quote(k))
 		}
 		if strings.ContainsAny(v, "\r\n\x00") {
@@ -299,7 +300,7 @@ func ParseDeclaration(id, path, rel string, raw []byte) (Declaration, error) {
 		if !strings.HasPrefix(d.URL, "http://") && !strings.HasPrefix(d.URL, "https://") {
 			return d, declError(rel, line("url"), "streamable_http MCP server url must start with http:// or https://")
 		}
-		if m := refPattern.FindStringSubmatch(d.URL); m != nil {
+		if m := refPattern().FindStringSubmatch(d.URL); m != nil {
 			// The URL is judged and approved as written; a Host variable in
 			// it would be sent literally, or, interpolated, reach the URL
 			// policy and every audit view.

@@ -73,7 +73,7 @@ func HostVariableNames(vars []HostVariable) []string {
 // refNames are the distinct NAMEs of the ${NAME} references in s, in order.
 func refNames(s string) []string {
 	var out []string
-	for _, m := range refPattern.FindAllStringSubmatch(s, -1) {
+	for _, m := range refPattern().FindAllStringSubmatch(s, -1) {
 		if !slices.Contains(out, m[1]) {
 			out = append(out, m[1])
 		}

@@ -5,20 +5,21 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/redact"
 )
 
 // refPattern is a ${NAME} reference in a declared env or header value.
-var refPattern = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var refPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`) })
 
 // interpolate replaces every ${NAME} in s with getenv(NAME). A reference
 // to a variable that is unset or empty fails with
 // "missing environment variable: NAME" (the first one, in order).
 func interpolate(s string, getenv func(string) string) (string, error) {
 	var missing string
-	out := refPattern.ReplaceAllStringFunc(s, func(ref string) string {
+	out := refPattern().ReplaceAllStringFunc(s, func(ref string) string {
 		name := ref[2 : len(ref)-1]
 		v := getenv(name)
 		if v == "" && missing == "" {

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -18,7 +19,7 @@ const (
 
 // keyShaped matches tokens that look like vendor API keys (sk-…, sk-ant-…),
 // so that a server echoing some other full key does not leak it either.
-var keyShaped = regexp.MustCompile(`\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{16,}`)
+var keyShaped = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{16,}`) })
 
 // scrub removes key (raw and URL-escaped) and key-shaped tokens from s. It
 // runs on the final text, before any truncation, so no prefix of a key can
@@ -32,7 +33,7 @@ func scrub(s, key string) string {
 			}
 		}
 	}
-	return keyShaped.ReplaceAllString(s, "<redacted>")
+	return keyShaped().ReplaceAllString(s, "<redacted>")
 }
 
 // excerpt renders a response body as one short line: scrubbed, control

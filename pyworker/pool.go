@@ -228,7 +228,7 @@ func (p *Pool) Close(context.Context) error {
 	return nil
 }
 
-var sanitize = regexp.MustCompile(`[^A-Za-z0-9_]`)
+var sanitize = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_]`) })
 
 // invocation builds the invoke request of call: the synthetic package of the
 // component (named as the original names it), its search path and the
@@ -253,7 +253,7 @@ func invocation(call starlark.ForeignCall) (invokeParams, error) {
 		}
 	}
 	sum := sha256.Sum256([]byte(filepath.Join(call.CoreDir, filepath.FromSlash(dir))))
-	pkg := "_demiurge_slot_" + call.Kind + "_" + sanitize.ReplaceAllString(path.Base(comp), "_") + "_" + hex.EncodeToString(sum[:])[:12]
+	pkg := "_demiurge_slot_" + call.Kind + "_" + sanitize().ReplaceAllString(path.Base(comp), "_") + "_" + hex.EncodeToString(sum[:])[:12]
 	fn := call.Function
 	return invokeParams{
 		Kind: call.Kind, Package: pkg, Search: search, Module: module, ModulePath: rel,

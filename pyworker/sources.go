@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // sources answers the worker's "source" requests: the worker cannot see the
@@ -37,7 +38,7 @@ type found struct {
 	Dir     string `json:"dir,omitempty"`
 }
 
-var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var identifier = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // find returns the first match of name in the requested directories, or nil.
 func (s *sources) find(raw json.RawMessage) (any, error) {
@@ -45,7 +46,7 @@ func (s *sources) find(raw json.RawMessage) (any, error) {
 	if err := decodeParams(raw, &req); err != nil {
 		return nil, fmt.Errorf("source request: %v", err)
 	}
-	if !identifier.MatchString(req.Name) {
+	if !identifier().MatchString(req.Name) {
 		return nil, nil
 	}
 	for _, dir := range req.Dirs {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/demiurge/demiurge"
 )
@@ -41,7 +42,7 @@ var queryOrderBy = map[string]bool{
 	"completed_at": true, "due_at": true, "lease_expires_at": true, "next_attempt_at": true,
 }
 
-var columnName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+var columnName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_]+$`) })
 
 // Query returns rows of one runtime table as maps. Every x_json column is
 // returned decoded under the key x; JSON that does not decode becomes
@@ -65,7 +66,7 @@ func (db *DB) Query(ctx context.Context, q Query) ([]map[string]any, error) {
 	var where []string
 	var args []any
 	for _, k := range keys {
-		if !columnName.MatchString(k) {
+		if !columnName().MatchString(k) {
 			return nil, demiurge.Errorf(demiurge.EINVALID, "invalid column name: %q", k)
 		}
 		if !cols[k] {

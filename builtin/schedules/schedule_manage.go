@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -507,13 +508,13 @@ func findScheduleFile(root *os.Root, rootRel, id string) (rel string, found, dup
 	return rel, found, false
 }
 
-var slugRun = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+var slugRun = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]+`) })
 
 // scheduleSlug derives a free schedule id from the prompt: lower case,
 // runs of other characters as '-', at most 48 characters, then "-2", "-3"…
 // until no file has it.
 func scheduleSlug(root *os.Root, rootRel, prompt string) string {
-	base := strings.Trim(slugRun.ReplaceAllString(strings.ToLower(prompt), "-"), "-_")
+	base := strings.Trim(slugRun().ReplaceAllString(strings.ToLower(prompt), "-"), "-_")
 	base = strings.Trim(tool.FirstChars(base, 48), "-_")
 	if base == "" {
 		base = "schedule"

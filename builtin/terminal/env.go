@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/demiurge/demiurge/builtin/internal/tool"
 	"github.com/demiurge/demiurge/effect"
@@ -16,7 +17,7 @@ import (
 
 // envNamePattern is the shape of every environment name a terminal call
 // may set: overlay keys, secret binding sources and targets.
-var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // hostEnvAllowlist are the only Host environment variables a command
 // inherits, compared case-insensitively. Every
@@ -46,7 +47,7 @@ func parseEnvOverlay(m map[string]any) (map[string]string, *effect.Outcome) {
 	}
 	overlay := make(map[string]string, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if !envNamePattern.MatchString(k) {
+		if !envNamePattern().MatchString(k) {
 			out := tool.Invalid("invalid terminal environment name: %s", k)
 			return nil, &out
 		}
@@ -186,7 +187,7 @@ func commandExecutable(command, cwd, pathList, shell string) string {
 // isAssignment reports whether word has the shape NAME=value.
 func isAssignment(word string) bool {
 	name, _, ok := strings.Cut(word, "=")
-	return ok && envNamePattern.MatchString(name)
+	return ok && envNamePattern().MatchString(name)
 }
 
 // lookPathIn is exec.LookPath over an explicit PATH: the first absolute

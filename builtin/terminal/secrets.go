@@ -66,12 +66,12 @@ func parseSecretBindings(items []bindingArg, timeoutSeconds int64, background bo
 		if !ok {
 			return fail("secret_bindings[%d].source must use env:<NAME>", i)
 		}
-		if !envNamePattern.MatchString(name) {
+		if !envNamePattern().MatchString(name) {
 			return fail("secret_bindings[%d].source has an invalid environment name", i)
 		}
 		target := name
 		if item.Target != nil {
-			if !envNamePattern.MatchString(*item.Target) {
+			if !envNamePattern().MatchString(*item.Target) {
 				return fail("secret_bindings[%d].target has an invalid environment name", i)
 			}
 			target = *item.Target

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/demiurge/demiurge"
@@ -315,12 +316,12 @@ func tailLines(s string, n, w int) []string {
 	return lines
 }
 
-var exitCodeLine = regexp.MustCompile(`(?m)^exit_code: (-?\d+)\s*$`)
+var exitCodeLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^exit_code: (-?\d+)\s*$`) })
 
 // terminalResult reads the exit code from a terminal result and returns
 // the rest of it.
 func terminalResult(content string) (code, rest string) {
-	m := exitCodeLine.FindStringSubmatchIndex(content)
+	m := exitCodeLine().FindStringSubmatchIndex(content)
 	if m == nil {
 		return "", content
 	}
