@@ -18,3 +18,16 @@ func TestMarkdownHighlightsCodeBlocks(t *testing.T) {
 		t.Fatal("a python block renders like an unlabelled one: no lexer was found")
 	}
 }
+
+// The Lisp lexers that remap their tokens (third_party/chroma builds them
+// on first use instead of at package init) are found and highlight.
+func TestMarkdownHighlightsLispBlocks(t *testing.T) {
+	m := &markdown{}
+	for _, lang := range []string{"elisp", "common-lisp"} {
+		out := strings.Join(m.render("```"+lang+"\n(defun f (x) (car x))\n```\n", 80), "\n")
+		plain := strings.Join(m.render("```\n(defun f (x) (car x))\n```\n", 80), "\n")
+		if out == plain || !strings.Contains(stripANSI(out), "defun") {
+			t.Fatalf("%s block not highlighted: %q", lang, out)
+		}
+	}
+}

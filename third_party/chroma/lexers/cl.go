@@ -228,16 +228,18 @@ var (
 	}
 )
 
-// Common Lisp lexer.
-var CommonLisp = Register(TypeRemappingLexer(MustNewXMLLexer(
-	embedded,
-	"embedded/common_lisp.xml",
-), TypeMapping{
-	{NameVariable, NameFunction, clBuiltinFunctions},
-	{NameVariable, Keyword, clSpecialForms},
-	{NameVariable, NameBuiltin, clMacros},
-	{NameVariable, Keyword, clLambdaListKeywords},
-	{NameVariable, Keyword, clDeclarations},
-	{NameVariable, KeywordType, clBuiltinTypes},
-	{NameVariable, NameClass, clBuiltinClasses},
-}))
+// Common Lisp lexer. It remaps the embedded lexer's tokens; registry builds it
+// in place of the plain embedded one, on first use.
+func init() {
+	wrapped["embedded/common_lisp.xml"] = func() Lexer {
+		return TypeRemappingLexer(MustNewXMLLexer(embedded, "embedded/common_lisp.xml"), TypeMapping{
+			{NameVariable, NameFunction, clBuiltinFunctions},
+			{NameVariable, Keyword, clSpecialForms},
+			{NameVariable, NameBuiltin, clMacros},
+			{NameVariable, Keyword, clLambdaListKeywords},
+			{NameVariable, Keyword, clDeclarations},
+			{NameVariable, KeywordType, clBuiltinTypes},
+			{NameVariable, NameClass, clBuiltinClasses},
+		})
+	}
+}

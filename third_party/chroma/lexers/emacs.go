@@ -520,14 +520,16 @@ var (
 	}
 )
 
-// EmacsLisp lexer.
-var EmacsLisp = Register(TypeRemappingLexer(MustNewXMLLexer(
-	embedded,
-	"embedded/emacslisp.xml",
-), TypeMapping{
-	{NameVariable, NameFunction, emacsBuiltinFunction},
-	{NameVariable, NameBuiltin, emacsSpecialForms},
-	{NameVariable, NameException, emacsErrorKeywords},
-	{NameVariable, NameBuiltin, append(emacsBuiltinFunctionHighlighted, emacsMacros...)},
-	{NameVariable, KeywordPseudo, emacsLambdaListKeywords},
-}))
+// EmacsLisp lexer. It remaps the embedded lexer's tokens; registry builds it
+// in place of the plain embedded one, on first use.
+func init() {
+	wrapped["embedded/emacslisp.xml"] = func() Lexer {
+		return TypeRemappingLexer(MustNewXMLLexer(embedded, "embedded/emacslisp.xml"), TypeMapping{
+			{NameVariable, NameFunction, emacsBuiltinFunction},
+			{NameVariable, NameBuiltin, emacsSpecialForms},
+			{NameVariable, NameException, emacsErrorKeywords},
+			{NameVariable, NameBuiltin, append(emacsBuiltinFunctionHighlighted, emacsMacros...)},
+			{NameVariable, KeywordPseudo, emacsLambdaListKeywords},
+		})
+	}
+}

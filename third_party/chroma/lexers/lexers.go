@@ -21,6 +21,10 @@ var GlobalLexerRegistry = chroma.NewLexerRegistry()
 
 var embeddedOnce sync.Once
 
+// wrapped are the embedded lexers a Go file wraps (emacs.go, cl.go): registry
+// registers what the function builds in place of the plain XML lexer.
+var wrapped = map[string]func() chroma.Lexer{}
+
 // afterEmbedded are set-ups of embedded lexers (analysers) that upstream
 // ran at init; registry runs them once the embedded lexers are in.
 var afterEmbedded []func(*chroma.LexerRegistry)
@@ -39,7 +43,12 @@ func registry() *chroma.LexerRegistry {
 			have[l.Config().Name] = true
 		}
 		for _, path := range paths {
-			l := chroma.MustNewXMLLexer(embedded, path)
+			var l chroma.Lexer
+			if wrap, ok := wrapped[path]; ok {
+				l = wrap()
+			} else {
+				l = chroma.MustNewXMLLexer(embedded, path)
+			}
 			if !have[l.Config().Name] {
 				GlobalLexerRegistry.Register(l)
 			}
