@@ -2,7 +2,8 @@ package demiurge
 
 // DeliveryQueuedPayload queues one outbox row (aggregate delivery
 // "<delivery id>"). Target and Payload are the row's target and body,
-// free-form per channel.
+// free-form per channel; a delivery intent's body is stored compacted
+// (CompactDeliveryBody) and read expanded.
 type DeliveryQueuedPayload struct {
 	OwnerTurnID    string         `json:"owner_turn_id,omitempty"`
 	Channel        string         `json:"channel,omitempty"`

@@ -81,6 +81,7 @@ func (rt *Runtime) intentBatch(n normalized) (string, demiurge.EventBatch, error
 	if len(n.Metadata) > 0 {
 		body["metadata"] = n.Metadata
 	}
+	demiurge.CompactDeliveryBody(body)
 	target := map[string]any{"conversation_key": n.ConversationKey}
 	if n.Source != "" {
 		target["source"] = n.Source

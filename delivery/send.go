@@ -80,7 +80,7 @@ func (rt *Runtime) startOf(id string, b demiurge.EventBatch) (demiurge.Delivery,
 // Its values are JSON values already except the intent's metadata, which
 // is made one the way the store would.
 func storedBody(body map[string]any) map[string]any {
-	out := maps.Clone(body)
+	out := demiurge.ExpandDeliveryBody(maps.Clone(body))
 	if md, ok := body["metadata"]; ok {
 		raw, err := json.Marshal(md)
 		var m map[string]any

@@ -68,7 +68,7 @@ func scanDelivery(r scanner) (demiurge.Delivery, error) {
 		return d, err
 	}
 	d.OwnerTurnID, d.Channel, d.IdempotencyKey, d.LastError = turn.String, channel.String, key.String, lastErr.String
-	d.Target, d.Payload = objectOrCorrupt(target), objectOrCorrupt(body)
+	d.Target, d.Payload = objectOrCorrupt(target), demiurge.ExpandDeliveryBody(objectOrCorrupt(body))
 	d.CreatedAt, d.SentAt = demiurge.ParseTime(created), parseTime(sent)
 	return d, nil
 }
