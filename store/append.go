@@ -10,12 +10,12 @@ import (
 )
 
 var (
-	sqlInsertEvent = prep(`INSERT INTO runtime_events
+	sqlInsertEvent = `INSERT INTO runtime_events
   (event_id, aggregate_type, aggregate_id, type, created_at, actor_json, payload_json, idempotency_key)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-	sqlEventsByKey = prep(`SELECT seq, event_id, aggregate_type, aggregate_id, type, created_at, actor_json, payload_json, idempotency_key
-  FROM runtime_events WHERE idempotency_key = ? ORDER BY seq`)
-	sqlLastSeq = prep(`SELECT COALESCE(MAX(seq), 0) FROM runtime_events WHERE aggregate_type = ? AND aggregate_id = ?`)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlEventsByKey = `SELECT seq, event_id, aggregate_type, aggregate_id, type, created_at, actor_json, payload_json, idempotency_key
+  FROM runtime_events WHERE idempotency_key = ? ORDER BY seq`
+	sqlLastSeq = `SELECT COALESCE(MAX(seq), 0) FROM runtime_events WHERE aggregate_type = ? AND aggregate_id = ?`
 )
 
 // Append writes events as one batch and returns

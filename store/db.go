@@ -57,7 +57,12 @@ type DB struct {
 	log          *slog.Logger
 	hostname     string
 
-	stmts map[string]*sql.Stmt // registered statements; written only by Open
+	// wmu serialises write transactions on wconn, the writer pool's one
+	// connection, held from the first write to Close; stmts are the
+	// statements prepared on it (tx.go). Both are guarded by wmu.
+	wmu   sync.Mutex
+	wconn *sql.Conn
+	stmts map[string]*sql.Stmt
 
 	colMu sync.Mutex // guards cols
 	cols  map[string]map[string]bool
@@ -140,10 +145,6 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 			return nil, err
 		}
 	}
-	if err := db.prepareAll(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
 
 	reader, err := sql.Open("sqlite", dsn(abs,
 		fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeoutMS),
@@ -191,11 +192,10 @@ func (db *DB) Close() error {
 		cancel()
 	}
 
-	for _, s := range db.stmts {
-		s.Close()
-	}
-
 	var errs []error
+	db.wmu.Lock()
+	errs = append(errs, db.closeWriterConn())
+	db.wmu.Unlock()
 	if db.ckpt != nil {
 		errs = append(errs, db.ckpt.close())
 	}

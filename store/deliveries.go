@@ -73,7 +73,7 @@ func scanDelivery(r scanner) (demiurge.Delivery, error) {
 	return d, nil
 }
 
-var sqlDeliveryByID = prep(deliverySelect + ` WHERE delivery_id = ?`)
+var sqlDeliveryByID = deliverySelect + ` WHERE delivery_id = ?`
 
 // delivery reads one outbox row inside a write transaction.
 func (t *wtx) delivery(id string) (demiurge.Delivery, error) {

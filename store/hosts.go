@@ -42,11 +42,11 @@ type Host struct {
 func (h *Host) ID() string { return h.id }
 
 var (
-	sqlHostInsert = prep(`INSERT INTO hosts (host_id, pid, start_marker, hostname, started_at, heartbeat_at, expires_at, stopped_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, NULL)`)
-	sqlHostHeartbeat = prep(`UPDATE hosts SET heartbeat_at = ?, expires_at = ? WHERE host_id = ? AND stopped_at IS NULL`)
-	sqlHostStop      = prep(`UPDATE hosts SET stopped_at = ? WHERE host_id = ? AND stopped_at IS NULL`)
-	sqlHostByID      = prep(`SELECT host_id, pid, start_marker, hostname, expires_at, stopped_at FROM hosts WHERE host_id = ?`)
+	sqlHostInsert = `INSERT INTO hosts (host_id, pid, start_marker, hostname, started_at, heartbeat_at, expires_at, stopped_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, NULL)`
+	sqlHostHeartbeat = `UPDATE hosts SET heartbeat_at = ?, expires_at = ? WHERE host_id = ? AND stopped_at IS NULL`
+	sqlHostStop      = `UPDATE hosts SET stopped_at = ? WHERE host_id = ? AND stopped_at IS NULL`
+	sqlHostByID      = `SELECT host_id, pid, start_marker, hostname, expires_at, stopped_at FROM hosts WHERE host_id = ?`
 )
 
 // StartHost registers a Host process (a hosts row and event host.started)

@@ -14,11 +14,11 @@ const (
 )
 
 var (
-	sqlLeaseGet        = prep(`SELECT holder, host_id FROM session_leases WHERE session_id = ?`)
-	sqlLeaseInsert     = prep(`INSERT INTO session_leases (session_id, holder, host_id, acquired_at) VALUES (?, ?, ?, ?)`)
-	sqlLeaseTakeOver   = prep(`UPDATE session_leases SET holder = ?, host_id = ?, acquired_at = ? WHERE session_id = ? AND holder = ? AND host_id = ?`)
-	sqlLeaseRelease    = prep(`DELETE FROM session_leases WHERE session_id = ? AND holder = ? AND host_id = ?`)
-	sqlLeaseDeleteHost = prep(`DELETE FROM session_leases WHERE session_id = ? AND host_id = ?`)
+	sqlLeaseGet        = `SELECT holder, host_id FROM session_leases WHERE session_id = ?`
+	sqlLeaseInsert     = `INSERT INTO session_leases (session_id, holder, host_id, acquired_at) VALUES (?, ?, ?, ?)`
+	sqlLeaseTakeOver   = `UPDATE session_leases SET holder = ?, host_id = ?, acquired_at = ? WHERE session_id = ? AND holder = ? AND host_id = ?`
+	sqlLeaseRelease    = `DELETE FROM session_leases WHERE session_id = ? AND holder = ? AND host_id = ?`
+	sqlLeaseDeleteHost = `DELETE FROM session_leases WHERE session_id = ? AND host_id = ?`
 )
 
 // AcquireSessionLease takes the cross-process admission lease of a session

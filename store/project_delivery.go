@@ -7,13 +7,13 @@ import (
 )
 
 var (
-	sqlDeliveryQueue = prep(`INSERT OR REPLACE INTO outbox
+	sqlDeliveryQueue = `INSERT OR REPLACE INTO outbox
   (delivery_id, owner_turn_id, channel, target_json, status, idempotency_key, payload_json, attempts,
    last_error, host_id, created_at, sent_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`)
-	sqlDeliveryUpdate = prep(`UPDATE outbox SET status = ?1, attempts = COALESCE(?2, attempts), last_error = ?3,
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`
+	sqlDeliveryUpdate = `UPDATE outbox SET status = ?1, attempts = COALESCE(?2, attempts), last_error = ?3,
   sent_at = CASE WHEN ?4 THEN ?5 ELSE sent_at END, host_id = COALESCE(?6, host_id)
-  WHERE delivery_id = ?7`)
+  WHERE delivery_id = ?7`
 )
 
 func init() {
@@ -62,10 +62,10 @@ func projectDeliveryUpdate(t *wtx, e evMeta, p demiurge.DeliveryChange) error {
 // and changes nothing else: text, kind and visibility stay as persisted. A
 // metadata value that is not an object is replaced; a row whose content is
 // not valid JSON is left alone rather than failing the delivery record.
-var sqlMessageAnnotate = prep(`UPDATE messages SET content_json = json_set(content_json, '$.metadata',
+var sqlMessageAnnotate = `UPDATE messages SET content_json = json_set(content_json, '$.metadata',
   json_patch(CASE WHEN json_type(content_json, '$.metadata') = 'object'
     THEN json_extract(content_json, '$.metadata') ELSE '{}' END, ?1))
-  WHERE message_id = ?2 AND json_valid(content_json)`)
+  WHERE message_id = ?2 AND json_valid(content_json)`
 
 // annotateDeliveryMessage records a delivery failure on its history
 // message: metadata delivery_status, delivery_error and, when the intent

@@ -14,20 +14,20 @@ const (
 )
 
 var (
-	sqlMessageInsert = prep(`INSERT INTO messages
+	sqlMessageInsert = `INSERT INTO messages
   (message_id, session_id, turn_id, role, visibility, kind, model_visible, content_json, created_at, runtime_seq)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(message_id) DO NOTHING`)
-	sqlMessageReplace = prep(`UPDATE messages SET session_id = ?, turn_id = ?, role = ?, visibility = ?, kind = ?,
-  model_visible = ?, content_json = ?, created_at = ?, runtime_seq = ? WHERE message_id = ?`)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(message_id) DO NOTHING`
+	sqlMessageReplace = `UPDATE messages SET session_id = ?, turn_id = ?, role = ?, visibility = ?, kind = ?,
+  model_visible = ?, content_json = ?, created_at = ?, runtime_seq = ? WHERE message_id = ?`
 	// sqlSessionAfterMessage maintains the derived fields in O(1): the new
 	// message is always the newest, so it is the preview when it qualifies,
 	// and it is the title when no title was set yet.
-	sqlSessionAfterMessage = prep(`UPDATE sessions SET message_count = message_count + ?,
+	sqlSessionAfterMessage = `UPDATE sessions SET message_count = message_count + ?,
   preview = COALESCE(?, preview),
   title = CASE WHEN COALESCE(title, '') = '' AND ? IS NOT NULL THEN ? ELSE title END,
-  updated_at = ? WHERE session_id = ?`)
-	sqlMessageUpdate = prep(`UPDATE messages SET content_json = COALESCE(?, content_json), kind = COALESCE(?, kind),
-  model_visible = COALESCE(?, model_visible), visibility = COALESCE(?, visibility) WHERE message_id = ?`)
+  updated_at = ? WHERE session_id = ?`
+	sqlMessageUpdate = `UPDATE messages SET content_json = COALESCE(?, content_json), kind = COALESCE(?, kind),
+  model_visible = COALESCE(?, model_visible), visibility = COALESCE(?, visibility) WHERE message_id = ?`
 )
 
 func init() {
@@ -169,5 +169,5 @@ func projectMessageUpdated(t *wtx, e evMeta, p demiurge.MessageUpdatedPayload) e
 }
 
 // sqlSessionMessageEdited counts an edit on the message's session.
-var sqlSessionMessageEdited = prep(`UPDATE sessions SET message_edits = message_edits + 1
-  WHERE session_id = (SELECT session_id FROM messages WHERE message_id = ?)`)
+var sqlSessionMessageEdited = `UPDATE sessions SET message_edits = message_edits + 1
+  WHERE session_id = (SELECT session_id FROM messages WHERE message_id = ?)`

@@ -7,13 +7,13 @@ import (
 )
 
 var (
-	sqlArtifactStore = prep(`INSERT OR REPLACE INTO artifacts
-  (artifact_id, owner_turn_id, kind, uri, metadata_json, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
-	sqlSchedulerUpsert = prep(`INSERT OR REPLACE INTO scheduler_instances
+	sqlArtifactStore = `INSERT OR REPLACE INTO artifacts
+  (artifact_id, owner_turn_id, kind, uri, metadata_json, created_at) VALUES (?, ?, ?, ?, ?, ?)`
+	sqlSchedulerUpsert = `INSERT OR REPLACE INTO scheduler_instances
   (core_id, schedule_id, due_at, task_id, claim_status, idempotency_key, claim_id, lease_expires_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-	sqlSchedulerStatus = prep(`UPDATE scheduler_instances SET claim_status = ?
-  WHERE core_id = ? AND schedule_id = ? AND due_at = ?`)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlSchedulerStatus = `UPDATE scheduler_instances SET claim_status = ?
+  WHERE core_id = ? AND schedule_id = ? AND due_at = ?`
 )
 
 func init() {

@@ -7,29 +7,29 @@ import (
 )
 
 var (
-	sqlSessionCreate = prep(`INSERT INTO sessions
+	sqlSessionCreate = `INSERT INTO sessions
   (session_id, core_id, status, channel, target_json, title, created_at, updated_at)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT(session_id) DO UPDATE SET core_id = excluded.core_id, status = excluded.status,
     channel = excluded.channel, target_json = excluded.target_json,
-    title = COALESCE(excluded.title, sessions.title), updated_at = excluded.updated_at`)
-	sqlSessionTarget = prep(`SELECT core_id, channel, target_json FROM sessions WHERE session_id = ?`)
-	sqlSessionUpdate = prep(`UPDATE sessions SET core_id = COALESCE(?, core_id), status = COALESCE(?, status),
+    title = COALESCE(excluded.title, sessions.title), updated_at = excluded.updated_at`
+	sqlSessionTarget = `SELECT core_id, channel, target_json FROM sessions WHERE session_id = ?`
+	sqlSessionUpdate = `UPDATE sessions SET core_id = COALESCE(?, core_id), status = COALESCE(?, status),
   channel = COALESCE(?, channel), target_json = ?, title = COALESCE(?, title),
   updated_at = CASE WHEN ? THEN ? ELSE updated_at END
-  WHERE session_id = ?`)
-	sqlBindingInsert = prep(`INSERT OR IGNORE INTO session_bindings
-  (core_id, channel, conversation_key, session_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`)
-	sqlBindingRepoint = prep(`INSERT INTO session_bindings
+  WHERE session_id = ?`
+	sqlBindingInsert = `INSERT OR IGNORE INTO session_bindings
+  (core_id, channel, conversation_key, session_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`
+	sqlBindingRepoint = `INSERT INTO session_bindings
   (core_id, channel, conversation_key, session_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-  ON CONFLICT(core_id, channel, conversation_key) DO UPDATE SET session_id = excluded.session_id, updated_at = excluded.updated_at`)
-	sqlOwnerInsert = prep(`INSERT OR IGNORE INTO session_owners
+  ON CONFLICT(core_id, channel, conversation_key) DO UPDATE SET session_id = excluded.session_id, updated_at = excluded.updated_at`
+	sqlOwnerInsert = `INSERT OR IGNORE INTO session_owners
   (session_id, owner_kind, principal_id, channel, conversation_key, origin_session_id, origin_turn_id, created_at, updated_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	sqlSessionDeleteEmpty = prep(`DELETE FROM sessions WHERE session_id = ?
-  AND NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ?)`)
-	sqlOwnerDelete          = prep(`DELETE FROM session_owners WHERE session_id = ?`)
-	sqlBindingDeleteSession = prep(`DELETE FROM session_bindings WHERE session_id = ?`)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlSessionDeleteEmpty = `DELETE FROM sessions WHERE session_id = ?
+  AND NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ?)`
+	sqlOwnerDelete          = `DELETE FROM session_owners WHERE session_id = ?`
+	sqlBindingDeleteSession = `DELETE FROM session_bindings WHERE session_id = ?`
 )
 
 func init() {
@@ -88,7 +88,7 @@ func mergeTarget(target map[string]any, st demiurge.SessionTarget) map[string]an
 }
 
 // sqlMessageSeq reads the Seq of one message of one session.
-var sqlMessageSeq = prep(`SELECT runtime_seq FROM messages WHERE message_id = ? AND session_id = ?`)
+var sqlMessageSeq = `SELECT runtime_seq FROM messages WHERE message_id = ? AND session_id = ?`
 
 // setCutoff fixes the Seq of the compaction cutoff when st names
 // compacted_until_message_id (itself or in its target object): the

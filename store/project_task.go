@@ -7,25 +7,25 @@ import (
 )
 
 var (
-	sqlTaskSubmit = prep(`INSERT OR REPLACE INTO tasks
+	sqlTaskSubmit = `INSERT OR REPLACE INTO tasks
   (task_id, kind, status, root_task_id, parent_task_id, owner_session_id, owner_turn_id, core_id, host_id,
    source_json, notify_policy, result_ref, error_json, created_at, started_at, completed_at, heartbeat_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL)`)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL)`
 	// sqlTaskTransition: ?2 (started) and ?3 (completed) pick which
 	// timestamps the event sets; ?5 is the event time.
-	sqlTaskTransition = prep(`UPDATE tasks SET status = ?1,
+	sqlTaskTransition = `UPDATE tasks SET status = ?1,
   started_at = CASE WHEN ?2 THEN ?5 ELSE started_at END,
   completed_at = CASE WHEN ?3 THEN ?5 ELSE completed_at END,
   result_ref = COALESCE(?4, result_ref), error_json = COALESCE(?6, error_json),
   host_id = COALESCE(?7, host_id), heartbeat_at = ?5
-  WHERE task_id = ?8`)
+  WHERE task_id = ?8`
 	// sqlTaskLogOrphan keeps a task.log line of a task that has no row: it
 	// has no line number and no retention.
-	sqlTaskLogOrphan     = prep(`INSERT INTO task_logs (task_id, stream, text, created_at) VALUES (?, ?, ?, ?)`)
-	sqlTaskCancelRequest = prep(`UPDATE tasks SET cancel_requested_at = COALESCE(cancel_requested_at, ?1),
-  cancel_reason = COALESCE(cancel_reason, ?2) WHERE task_id = ?3`)
-	sqlTaskProcess    = prep(`UPDATE tasks SET process_pid = ?1, process_marker = ?2 WHERE task_id = ?3`)
-	sqlTaskCompletion = prep(`UPDATE tasks SET completion_work_id = ?1 WHERE task_id = ?2 AND completion_work_id IS NULL`)
+	sqlTaskLogOrphan     = `INSERT INTO task_logs (task_id, stream, text, created_at) VALUES (?, ?, ?, ?)`
+	sqlTaskCancelRequest = `UPDATE tasks SET cancel_requested_at = COALESCE(cancel_requested_at, ?1),
+  cancel_reason = COALESCE(cancel_reason, ?2) WHERE task_id = ?3`
+	sqlTaskProcess    = `UPDATE tasks SET process_pid = ?1, process_marker = ?2 WHERE task_id = ?3`
+	sqlTaskCompletion = `UPDATE tasks SET completion_work_id = ?1 WHERE task_id = ?2 AND completion_work_id IS NULL`
 )
 
 // taskEventStatus is the status each task transition sets when its payload

@@ -10,23 +10,23 @@ var (
 	// A repeated turn.started refreshes a running turn but never revives
 	// one that has ended: the WHERE of the upsert leaves a terminal row as
 	// it is.
-	sqlTurnStart = prep(`INSERT INTO turns
+	sqlTurnStart = `INSERT INTO turns
   (turn_id, session_id, status, input_ref, result_ref, core_id, core_revision, host_id, error_json, created_at, completed_at)
   VALUES (?, ?, 'running', ?, NULL, ?, ?, ?, '{}', ?, NULL)
   ON CONFLICT(turn_id) DO UPDATE SET session_id = excluded.session_id,
     input_ref = excluded.input_ref, core_id = excluded.core_id,
     core_revision = excluded.core_revision, host_id = excluded.host_id
-  WHERE turns.status = 'running'`)
+  WHERE turns.status = 'running'`
 	// Only a running turn ends: of two terminal events (say turn.completed
 	// from the turn and turn.lost from a reconciling Host) the first one
 	// applied is the turn's terminal state and later ones leave it alone.
-	sqlTurnFinish = prep(`UPDATE turns SET status = ?, result_ref = COALESCE(?, result_ref),
-  error_json = COALESCE(?, error_json), completed_at = ? WHERE turn_id = ? AND status = 'running'`)
-	sqlToolCallStart = prep(`INSERT OR REPLACE INTO tool_calls
+	sqlTurnFinish = `UPDATE turns SET status = ?, result_ref = COALESCE(?, result_ref),
+  error_json = COALESCE(?, error_json), completed_at = ? WHERE turn_id = ? AND status = 'running'`
+	sqlToolCallStart = `INSERT OR REPLACE INTO tool_calls
   (call_id, turn_id, step_id, tool_name, status, args_json, result_json, created_at, completed_at)
-  VALUES (?, ?, ?, ?, 'running', ?, '{}', ?, NULL)`)
-	sqlToolCallFinish = prep(`UPDATE tool_calls SET status = ?, result_json = COALESCE(?, result_json),
-  completed_at = ? WHERE call_id = ?`)
+  VALUES (?, ?, ?, ?, 'running', ?, '{}', ?, NULL)`
+	sqlToolCallFinish = `UPDATE tool_calls SET status = ?, result_json = COALESCE(?, result_json),
+  completed_at = ? WHERE call_id = ?`
 )
 
 func init() {

@@ -7,11 +7,11 @@ import (
 )
 
 var (
-	sqlWorkEnqueue = prep(`INSERT OR REPLACE INTO runtime_work_items
+	sqlWorkEnqueue = `INSERT OR REPLACE INTO runtime_work_items
   (work_id, kind, status, owner_session_id, owner_turn_id, parent_work_id, claim_id, owner_id, claimed_at,
    lease_expires_at, attempts, next_attempt_at, last_error, external_ref, payload_json, created_at, updated_at, completed_at)
-  VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, ?, ?, NULL, ?, ?, ?, ?, NULL)`)
-	sqlWorkUpdate = prep(`UPDATE runtime_work_items SET
+  VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, ?, ?, NULL, ?, ?, ?, ?, NULL)`
+	sqlWorkUpdate = `UPDATE runtime_work_items SET
   status = COALESCE(?1, status),
   claim_id = CASE WHEN ?2 THEN NULL ELSE COALESCE(?3, claim_id) END,
   owner_id = CASE WHEN ?2 THEN NULL ELSE COALESCE(?4, owner_id) END,
@@ -23,7 +23,7 @@ var (
   external_ref = COALESCE(?10, external_ref),
   updated_at = ?11,
   completed_at = CASE WHEN ?12 THEN ?11 ELSE completed_at END
-  WHERE work_id = ?13`)
+  WHERE work_id = ?13`
 )
 
 // workEventStatus is the status each work.* event sets when its payload

@@ -10,11 +10,11 @@ import (
 
 var (
 	sqlStateRead    = `SELECT document_json FROM authored_state WHERE scope = ? AND owner_id = ?`
-	sqlStateCurrent = prep(`SELECT document_json, last_seq FROM authored_state WHERE scope = ? AND owner_id = ?`)
-	sqlStateUpsert  = prep(`INSERT INTO authored_state (scope, owner_id, document_json, updated_at, last_seq)
+	sqlStateCurrent = `SELECT document_json, last_seq FROM authored_state WHERE scope = ? AND owner_id = ?`
+	sqlStateUpsert  = `INSERT INTO authored_state (scope, owner_id, document_json, updated_at, last_seq)
   VALUES (?, ?, ?, ?, ?)
   ON CONFLICT (scope, owner_id) DO UPDATE SET document_json = excluded.document_json,
-  updated_at = excluded.updated_at, last_seq = excluded.last_seq`)
+  updated_at = excluded.updated_at, last_seq = excluded.last_seq`
 )
 
 func init() { on(projectStateUpdated) }

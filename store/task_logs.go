@@ -15,13 +15,13 @@ const MaxTaskLogTail = 10000
 
 var (
 	// sqlTaskLogCount moves a task's line counter and returns the new total.
-	sqlTaskLogCount  = prep(`UPDATE tasks SET log_lines = log_lines + ?1 WHERE task_id = ?2 RETURNING log_lines`)
-	sqlTaskLogInsert = prep(`INSERT INTO task_logs (task_id, stream, text, created_at, line) VALUES (?, ?, ?, ?, ?)`)
+	sqlTaskLogCount  = `UPDATE tasks SET log_lines = log_lines + ?1 WHERE task_id = ?2 RETURNING log_lines`
+	sqlTaskLogInsert = `INSERT INTO task_logs (task_id, stream, text, created_at, line) VALUES (?, ?, ?, ?, ?)`
 	// sqlTaskLogTrim drops the lines that fell out of retention. Older
 	// lines were dropped by earlier appends, so the range it walks on
 	// idx_task_logs_line holds exactly the rows it deletes.
-	sqlTaskLogTrim = prep(`DELETE FROM task_logs WHERE task_id = ?1 AND line <= ?2`)
-	sqlTaskLogTail = prep(`SELECT seq, stream, text, created_at FROM task_logs WHERE task_id = ? ORDER BY seq DESC LIMIT ?`)
+	sqlTaskLogTrim = `DELETE FROM task_logs WHERE task_id = ?1 AND line <= ?2`
+	sqlTaskLogTail = `SELECT seq, stream, text, created_at FROM task_logs WHERE task_id = ? ORDER BY seq DESC LIMIT ?`
 )
 
 // AppendTaskLogs appends lines to the log of task taskID and drops the lines

@@ -166,10 +166,10 @@ func (db *DB) AcknowledgeTaskCompletion(ctx context.Context, workID, claimID str
 }
 
 var (
-	sqlTaskByID        = prep(taskSelect + ` WHERE task_id = ?`)
-	sqlSavepoint       = prep(`SAVEPOINT task_batch`)
-	sqlSavepointUndo   = prep(`ROLLBACK TO task_batch`)
-	sqlSavepointCommit = prep(`RELEASE task_batch`)
+	sqlTaskByID        = taskSelect + ` WHERE task_id = ?`
+	sqlSavepoint       = `SAVEPOINT task_batch`
+	sqlSavepointUndo   = `ROLLBACK TO task_batch`
+	sqlSavepointCommit = `RELEASE task_batch`
 )
 
 // AppendTaskBatches appends several batches in one write transaction, each

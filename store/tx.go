@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"math/rand/v2"
 	"time"
@@ -21,7 +22,7 @@ type wtx struct {
 	db    *DB
 	tx    *sql.Tx
 	now   time.Time
-	stmts map[string]*sql.Stmt // tx-bound forms of db.stmts, closed with tx
+	stmts map[string]*sql.Stmt // statements prepared for this transaction only (past maxWriteStmts)
 
 	// Pending derived session fields of the current append batch
 	// (project_message.go).
@@ -50,16 +51,25 @@ func (db *DB) write(ctx context.Context, fn func(t *wtx) error) error {
 			return ctxError(ctx, "runtime database write")
 		}
 		wctx := context.WithoutCancel(ctx)
-		tx, err := db.writer.BeginTx(wctx, nil)
+		db.wmu.Lock()
+		defer db.wmu.Unlock()
+		conn, err := db.writerConn(wctx)
 		if err != nil {
+			return err
+		}
+		tx, err := conn.BeginTx(wctx, nil)
+		if err != nil {
+			db.dropWriterConn(err)
 			return err
 		}
 		t := &wtx{ctx: wctx, db: db, tx: tx, now: db.now().UTC(), stmts: map[string]*sql.Stmt{}, observing: db.pub.observing()}
 		if err := fn(t); err != nil {
 			tx.Rollback()
+			db.dropWriterConn(err)
 			return err
 		}
 		if err := t.commit(); err != nil {
+			db.dropWriterConn(err)
 			return err
 		}
 		n := db.commits.Add(1)
@@ -124,26 +134,33 @@ func ctxError(ctx context.Context, what string) error {
 	return demiurge.WrapError(demiurge.ECANCELED, err, "%s: cancelled", what)
 }
 
-// stmt returns q bound to this transaction. Statements registered with
-// prep are prepared once on the writer at Open and reused by every
-// transaction; any other text is prepared once per transaction. (Preparing on
-// the writer pool inside a transaction would wait for the pool's only
-// connection, which the transaction holds.)
+// stmt returns q prepared for this transaction. Statements are prepared on
+// the writer connection the first time any transaction uses them and kept
+// for the life of the DB: run on that connection, they run inside its open
+// transaction. A process prepares only what it uses (a one-shot run a
+// fraction of the store's statements); past maxWriteStmts distinct texts a
+// statement is prepared for this transaction alone.
 func (t *wtx) stmt(q string) (*sql.Stmt, error) {
+	if s, ok := t.db.stmts[q]; ok {
+		return s, nil
+	}
 	if s, ok := t.stmts[q]; ok {
 		return s, nil
 	}
-	var ts *sql.Stmt
-	if s := t.db.stmts[q]; s != nil {
-		ts = t.tx.StmtContext(t.ctx, s)
-	} else {
-		var err error
-		if ts, err = t.tx.PrepareContext(t.ctx, q); err != nil {
+	if len(t.db.stmts) < maxWriteStmts {
+		s, err := t.db.wconn.PrepareContext(t.ctx, q)
+		if err != nil {
 			return nil, err
 		}
+		t.db.stmts[q] = s
+		return s, nil
 	}
-	t.stmts[q] = ts
-	return ts, nil
+	s, err := t.tx.PrepareContext(t.ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	t.stmts[q] = s
+	return s, nil
 }
 
 func (t *wtx) exec(q string, args ...any) (sql.Result, error) {
@@ -175,28 +192,49 @@ func (t *wtx) query(q string, args ...any) (*sql.Rows, error) {
 // nowText is the transaction time in storage form.
 func (t *wtx) nowText() string { return demiurge.FormatTime(t.now) }
 
-// registered holds every statement text made with prep.
-var registered []string
+// maxWriteStmts bounds the statements kept prepared on the writer: the
+// store's writes are a fixed set of texts.
+const maxWriteStmts = 512
 
-// prep registers a statement text for preparing at Open and returns it.
-// Use it for package-level statement variables only.
-func prep(q string) string {
-	registered = append(registered, q)
-	return q
+// writerConn returns the writer connection, taking it from the pool the
+// first time and again after dropWriterConn. The caller holds db.wmu.
+func (db *DB) writerConn(ctx context.Context) (*sql.Conn, error) {
+	if db.wconn != nil {
+		return db.wconn, nil
+	}
+	conn, err := db.writer.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db.wconn = conn
+	return conn, nil
 }
 
-// prepareAll prepares every registered statement on the writer. It runs in
-// Open before any transaction, so db.stmts is read-only afterwards.
-func (db *DB) prepareAll(ctx context.Context) error {
-	for _, q := range registered {
-		if _, ok := db.stmts[q]; ok {
-			continue
-		}
-		s, err := db.writer.PrepareContext(ctx, q)
-		if err != nil {
-			return demiurge.WrapError(demiurge.EINTERNAL, err, "prepare runtime statement %q failed", q)
-		}
-		db.stmts[q] = s
+// dropWriterConn gives the writer connection back when err says
+// database/sql closed it (a driver reported it bad), with the statements
+// prepared on it, so that the next write takes a fresh one. The caller
+// holds db.wmu.
+func (db *DB) dropWriterConn(err error) {
+	if db.wconn == nil || !errors.Is(err, sql.ErrConnDone) && !errors.Is(err, driver.ErrBadConn) {
+		return
 	}
-	return nil
+	db.closeWriterConn()
+}
+
+// closeWriterConn closes the prepared statements and returns the writer
+// connection to its pool. The caller holds db.wmu.
+func (db *DB) closeWriterConn() error {
+	for q, s := range db.stmts {
+		s.Close()
+		delete(db.stmts, q)
+	}
+	if db.wconn == nil {
+		return nil
+	}
+	err := db.wconn.Close()
+	db.wconn = nil
+	if errors.Is(err, sql.ErrConnDone) {
+		return nil
+	}
+	return err
 }

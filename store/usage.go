@@ -6,9 +6,9 @@ import (
 	"github.com/demiurge/demiurge"
 )
 
-var sqlStepUsage = prep(`UPDATE turns SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+var sqlStepUsage = `UPDATE turns SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
   cached_tokens = cached_tokens + ?, model_steps = model_steps + 1
-  WHERE turn_id = ?`)
+  WHERE turn_id = ?`
 
 const (
 	sqlSessionUsage = `SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), COALESCE(SUM(cached_tokens), 0),

@@ -11,7 +11,7 @@ const workSelect = `SELECT work_id, kind, status, owner_session_id, owner_turn_i
   claimed_at, lease_expires_at, attempts, next_attempt_at, last_error, external_ref, payload_json, created_at,
   updated_at, completed_at FROM runtime_work_items`
 
-var sqlWorkByID = prep(workSelect + ` WHERE work_id = ?`)
+var sqlWorkByID = workSelect + ` WHERE work_id = ?`
 
 // EnqueueWork appends work.enqueued for item with
 // idempotency key idempotencyKey, or "work:<id>:enqueued" when empty, and
