@@ -39,6 +39,8 @@ type objects struct {
 	s     *filesystem.Storage
 	flats map[plumbing.Hash]coretree.Tree // by tree hash; small, cleared when full
 	known map[plumbing.Hash]bool          // objects known to be stored (objects are never deleted)
+
+	pending *batch // objects collected until flush (pack.go); nil outside a batch
 }
 
 const maxCachedFlats = 8
@@ -68,6 +70,9 @@ func objectError(op string, h plumbing.Hash, err error) error {
 func (s *objects) has(h coretree.Hash) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.pending != nil && s.pending.objs[plumbing.Hash(h)] != nil {
+		return true
+	}
 	return s.s.HasEncodedObject(plumbing.Hash(h)) == nil
 }
 
@@ -75,8 +80,16 @@ func (s *objects) putObject(obj *plumbing.MemoryObject) (plumbing.Hash, error) {
 	h := obj.Hash()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.pending != nil && s.pending.objs[h] != nil {
+		return h, nil
+	}
 	if s.known[h] || s.s.HasEncodedObject(h) == nil {
 		s.rememberLocked(h)
+		return h, nil
+	}
+	if s.pending != nil {
+		s.pending.objs[h] = obj
+		s.pending.order = append(s.pending.order, h)
 		return h, nil
 	}
 	if _, err := s.s.SetEncodedObject(obj); err != nil {

@@ -104,6 +104,15 @@ func (r *Repo) Blob(h coretree.Hash) ([]byte, error) { return r.objects.blob(h) 
 // returns them) and the tree of files, and returns the tree's id. Every
 // blob of files not in content must be stored already.
 func (r *Repo) StoreTree(files coretree.Tree, content map[string][]byte) (coretree.Hash, error) {
+	r.objects.beginBatch()
+	h, err := r.storeTree(files, content)
+	if ferr := r.objects.flush(); err == nil && ferr != nil {
+		return coretree.Hash{}, ferr
+	}
+	return h, err
+}
+
+func (r *Repo) storeTree(files coretree.Tree, content map[string][]byte) (coretree.Hash, error) {
 	for p, data := range content {
 		h, err := r.objects.writeBlob(data)
 		if err != nil {
