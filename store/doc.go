@@ -27,8 +27,10 @@
 //
 // The database is a file in WAL mode; a missing parent directory is created
 // 0700 and the db, -wal and -shm files are 0600. The schema is versioned by
-// PRAGMA user_version and built by the embedded migrations/NNNN_*.sql files;
-// PRAGMA application_id is ApplicationID. Open refuses (ESCHEMA), without
+// PRAGMA user_version and built by the embedded migrations/NNNN_*.sql files
+// (a new database is created from schema_snapshot.sql, the schema they build
+// together, which a test keeps equal to them); PRAGMA application_id is
+// ApplicationID. Open refuses (ESCHEMA), without
 // writing a byte, a file that is not SQLite, a database with another
 // application_id (or tables but no application_id), and one whose version is
 // newer than SchemaVersion().

@@ -25,6 +25,16 @@ const ApplicationID = 0x44656d69
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
+// schemaSnapshot is the schema every migration together produces, as the
+// CREATE statements of its tables and indexes. A new database gets it in
+// place of the chain: SQLite re-parses the whole schema after each ALTER
+// TABLE, which made creating a runtime home's database cost a parse of
+// the schema per added column. TestSchemaSnapshotMatchesMigrations keeps
+// it equal to the chain (and rewrites it with -update).
+//
+//go:embed schema_snapshot.sql
+var schemaSnapshot string
+
 // migration is one embedded schema step; its version is the number that
 // prefixes its file name.
 type migration struct {
@@ -195,10 +205,8 @@ func (db *DB) migrate(ctx context.Context) error {
 		if h.version == SchemaVersion() {
 			return tx.Commit()
 		}
-		for _, m := range migrations[h.version:] {
-			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-				return demiurge.WrapError(demiurge.EINTERNAL, err, "runtime database migration %s failed", m.name)
-			}
+		if err := applySchema(ctx, tx, h.version); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", ApplicationID)); err != nil {
 			return err
@@ -208,6 +216,23 @@ func (db *DB) migrate(ctx context.Context) error {
 		}
 		return tx.Commit()
 	})
+}
+
+// applySchema brings a database at version from to SchemaVersion: a new
+// one (0) gets the snapshot, an older one the migrations it lacks.
+func applySchema(ctx context.Context, tx *sql.Tx, from int) error {
+	if from == 0 {
+		if _, err := tx.ExecContext(ctx, schemaSnapshot); err != nil {
+			return demiurge.WrapError(demiurge.EINTERNAL, err, "runtime database schema creation failed")
+		}
+		return nil
+	}
+	for _, m := range migrations[from:] {
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			return demiurge.WrapError(demiurge.EINTERNAL, err, "runtime database migration %s failed", m.name)
+		}
+	}
+	return nil
 }
 
 func sqliteCode(err error) int {
