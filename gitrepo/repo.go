@@ -140,11 +140,16 @@ func (r *Repo) WriteCommit(tree coretree.Hash, parents []coretree.Hash, message 
 // hashes the checkout and sees every difference from files. The caller
 // holds the lock on a repository it made (Create).
 func (r *Repo) Initialize(files coretree.Tree, content map[string][]byte, message string) (coretree.Hash, error) {
-	tree, err := r.StoreTree(files, content)
-	if err != nil {
-		return coretree.Hash{}, err
+	// The blobs, trees and commit go into one pack (pack.go).
+	r.objects.beginBatch()
+	tree, err := r.storeTree(files, content)
+	var c coretree.Hash
+	if err == nil {
+		c, err = r.WriteCommit(tree, nil, message)
 	}
-	c, err := r.WriteCommit(tree, nil, message)
+	if ferr := r.objects.flush(); err == nil {
+		err = ferr
+	}
 	if err != nil {
 		return coretree.Hash{}, err
 	}
