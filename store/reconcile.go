@@ -122,8 +122,10 @@ func (db *DB) Reconcile(ctx context.Context, selfHostID string) (ReconcileReport
 }
 
 // liveHosts returns the ids of the live Hosts and the number of gone ones.
+// Hosts that stopped are neither (their rows wait for hostRetention, one
+// per process that ever ran, so they are not read at all).
 func (t *wtx) liveHosts(selfHostID string) (map[string]bool, int, error) {
-	rows, err := t.query(`SELECT host_id, pid, start_marker, hostname, expires_at, stopped_at FROM hosts`)
+	rows, err := t.query(`SELECT host_id, pid, start_marker, hostname, expires_at, stopped_at FROM hosts WHERE stopped_at IS NULL`)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -152,9 +154,6 @@ func (t *wtx) liveHosts(selfHostID string) (map[string]bool, int, error) {
 		if t.db.hostAlive(h, t.now) {
 			alive[h.id] = true
 			continue
-		}
-		if h.stopped.Valid {
-			continue // went away in order
 		}
 		// Vanished without stopping: record it as stopped so it is not
 		// probed again and its row ages out like any stopped host's.
