@@ -2,7 +2,9 @@
 // process: one python3 worker per core revision, started on first use
 // through the process manager, inside the terminal sandbox, speaking
 // line-delimited JSON over its stdio (see worker.py, embedded and run with
-// python3 -I -B -u -c).
+// python3 -I -B -u -c). An interpreter that is a script (a version
+// manager's shim, which would have to fork the real one) is asked once,
+// in the sandbox, which interpreter it runs; the worker runs that one.
 //
 // # Usage
 //

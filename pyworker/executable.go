@@ -37,7 +37,8 @@ func (p *Pool) executable(ctx context.Context, interp string, spec process.Serve
 	if err != nil {
 		return "", demiurge.WrapError(demiurge.ErrorCode(err), err, "runtime.python: %s: %s", interp, demiurge.ErrorMessage(err))
 	}
-	defer srv.Stop(context.WithoutCancel(ctx), 0) //nolint:errcheck // its tree is reaped either way
+	// Stopped and reaped whatever happens; its error changes nothing here.
+	defer func() { _ = srv.Stop(context.WithoutCancel(ctx), 0) }()
 	select {
 	case <-srv.Exited():
 	case <-ctx.Done():
