@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -153,5 +154,31 @@ print(rc, errno.errorcode.get(ctypes.get_errno(), "?"))
 `)
 	if got := strings.TrimSpace(r.stdout); got != "-1 EPERM" {
 		t.Fatalf("ptrace of the helper: %q (stderr %q)", got, r.stderr)
+	}
+}
+
+// Under the filter, a command that cannot be executed fails the start with
+// the reason, as without it: the second stage reports before "ready".
+func TestNoProcessesStartFailure(t *testing.T) {
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
+		t.Skip("the process filter is written for amd64 and arm64")
+	}
+	f := newFixture(t)
+	p := f.profile().Policy(f.workspace)
+	p.NoProcesses = true
+	cmd := &exec.Cmd{Path: filepath.Join(f.workspace, "missing"), Args: []string{"missing"}, Dir: f.workspace}
+	l, err := Wrap(cmd, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	err = l.Started()
+	_ = cmd.Wait()
+	l.Exit()
+	var se *StartError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "no such file") {
+		t.Fatalf("Started for a missing executable: %v", err)
 	}
 }
