@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/corerepo"
 	"github.com/demiurge/demiurge/host"
 	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/turn"
@@ -120,4 +121,66 @@ func waitWorkers(t *testing.T, home string, n int) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// An evolve promotion is a new revision too: the promoted module.py runs
+// in a fresh worker and the worker of the replaced revision stops.
+func TestPythonWorkerIsReplacedOnPromotion(t *testing.T) {
+	needPython(t)
+	home := t.TempDir()
+	if _, err := host.Init(home, ""); err != nil {
+		t.Fatal(err)
+	}
+	core := filepath.Join(home, "agents", "assistant")
+	if err := os.Remove(filepath.Join(core, "agent/output/base_output/module.star")); err != nil {
+		t.Fatal(err)
+	}
+	source := func(label string) string {
+		return "import builtins, os\n\ndef process(ctx):\n" +
+			"    token = builtins.__dict__.setdefault('_worker_token', os.urandom(8).hex())\n" +
+			"    ctx.output.send_text('" + label + " worker=' + token)\n"
+	}
+	writeFile(t, filepath.Join(core, "agent/output/base_output/module.py"), source("live"))
+	h, err := host.Open(context.Background(), host.Options{Home: home, FakeScript: demiurgetest.Script(t,
+		demiurge.ModelResponse{Content: "one"},
+		demiurge.ModelResponse{ToolCalls: []demiurge.ToolCall{{ID: "w1", Name: "write_file", Arguments: map[string]any{
+			"path": "assistant/agent/output/base_output/module.py", "content": source("promoted")}}}},
+		demiurge.ModelResponse{Content: "rewrote the output slot"},
+		demiurge.ModelResponse{Content: "two"},
+	)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	ctx := context.Background()
+	run := func(want string) string {
+		t.Helper()
+		res, err := h.Run(ctx, turn.Request{Text: "hello"})
+		if err != nil || res.Outcome != turn.OutcomeCompleted || len(res.Deliveries) == 0 {
+			t.Fatalf("turn: %v %+v", err, res)
+		}
+		label, token, ok := strings.Cut(res.Deliveries[len(res.Deliveries)-1].Text, " worker=")
+		if !ok || token == "" || label != want {
+			t.Fatalf("delivered %q, want %s and a worker token", res.Deliveries[len(res.Deliveries)-1].Text, want)
+		}
+		return token
+	}
+	before := run("live")
+	waitWorkers(t, home, 1)
+
+	start, err := h.EvolveStart(ctx, "assistant", "rewrite the output slot", host.EvolveStartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv, err := h.EvolveReview(ctx, start.RunID, "test")
+	if err != nil || !rv.Passed {
+		t.Fatalf("review: %v %+v", err, rv)
+	}
+	if _, err := h.EvolvePromote(ctx, start.RunID, corerepo.PromoteOptions{Token: rv.ReviewToken}); err != nil {
+		t.Fatal(err)
+	}
+	if after := run("promoted"); after == before {
+		t.Fatal("the promoted revision ran in the old worker")
+	}
+	waitWorkers(t, home, 1)
 }

@@ -2,7 +2,9 @@
 // process: one python3 worker per core revision, started on first use
 // through the process manager, inside the terminal sandbox, speaking
 // line-delimited JSON over its stdio (see worker.py, embedded and run with
-// python3 -I -B -u -c).
+// python3 -I -B -u -c). An interpreter that is a script (a version
+// manager's shim, which would have to fork the real one) is asked once,
+// in the sandbox, which interpreter it runs; the worker runs that one.
 //
 // # Usage
 //
@@ -31,7 +33,11 @@
 // Sandbox (when sandbox.mode is not off): only the worker's scratch
 // directory is writable, the runtime home, private homes and credentials
 // are hidden, and the network is off unless the call's core is granted
-// network.fetch. RLIMIT_NPROC bounds its processes (Options.MaxProcesses).
+// network.fetch. The worker cannot create a process at all: the sandbox's
+// process filter (sandbox.Policy.NoProcesses, seccomp) makes fork, vfork
+// and clone of a process fail, even for a Host running as root, where
+// RLIMIT_NPROC (Options.MaxProcesses) binds nothing; worker.py's audit hook
+// only words the refusal (and is all there is under sandbox.mode: off).
 //
 // # Faults
 //

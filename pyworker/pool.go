@@ -64,6 +64,10 @@ type Pool struct {
 	workers map[string]*worker // by key
 	closed  bool
 	retired sync.WaitGroup // goroutines stopping retired workers
+
+	// resolvedMu guards resolved (taken under mu: workers start with mu held).
+	resolvedMu sync.Mutex
+	resolved   map[string]string // interpreter script -> the executable it runs
 }
 
 var _ starlark.ForeignRunner = (*Pool)(nil)
@@ -85,7 +89,7 @@ func New(opts Options) *Pool {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Pool{opts: opts, workers: map[string]*worker{}}
+	return &Pool{opts: opts, workers: map[string]*worker{}, resolved: map[string]string{}}
 }
 
 // Interpreter resolves the configured interpreter to an absolute path. The

@@ -194,7 +194,9 @@ def process(ctx):
 }
 
 // TestContainment: authored Python cannot write outside its scratch, sees
-// none of the Host's environment, has no network and cannot fork-bomb.
+// none of the Host's environment, has no network and cannot fork-bomb, not
+// even around the worker's audit hook (the kernel refuses the fork: this
+// test runs as root here, where RLIMIT_NPROC binds nothing).
 func TestContainment(t *testing.T) {
 	t.Setenv("DEMIURGE_TEST_SECRET", "s3cret")
 	f := newFixture(t, sandbox.Settings{})
@@ -235,6 +237,21 @@ def process(ctx):
             os._exit(0)
         kids.append(pid)
     out.append("fork:" + ("limited" if failed else "unlimited"))
+    # Around the audit hook: subprocess calls sys.audit through its module
+    # global, and _posixsubprocess forks in C without an audit event of its
+    # own; only the kernel can refuse this one.
+    import subprocess, sys, types
+    class Quiet(types.ModuleType):
+        def __getattr__(self, name):
+            return getattr(sys, name)
+    quiet = Quiet("sys")
+    quiet.audit = lambda *a: None
+    subprocess.sys = quiet
+    try:
+        r = subprocess.run(["/bin/echo", "escaped"], capture_output=True)
+        out.append("bypass:" + r.stdout.decode().strip())
+    except OSError as e:
+        out.append("bypass:" + errno.errorcode.get(e.errno, "?"))
     ctx.input.add_context(" ".join(out))
 `)
 	ln, err := listenLoopback()
@@ -250,7 +267,7 @@ def process(ctx):
 		t.Fatal(err)
 	}
 	got := strings.Join(f.log, "")
-	for _, want := range []string{"env:", "core:hidden", "fork:limited"} {
+	for _, want := range []string{"env:", "core:hidden", "fork:limited", "bypass:EPERM"} {
 		if !strings.Contains(got, want+" ") && !strings.HasSuffix(got, want) {
 			t.Errorf("containment report %q lacks %q", got, want)
 		}
@@ -264,3 +281,33 @@ def process(ctx):
 }
 
 func listenLoopback() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
+
+// A runtime.python that is a script starting the interpreter as its child
+// (a version manager's shim) works: the worker runs the interpreter the
+// script names, since the worker itself may not fork.
+func TestShimInterpreter(t *testing.T) {
+	f := newFixture(t, sandbox.Settings{})
+	shim := filepath.Join(t.TempDir(), "python3")
+	if err := os.WriteFile(shim, []byte("#!/bin/sh\n/usr/bin/python3 \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	procs, err := process.NewManager(process.ManagerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer procs.Close(context.Background())
+	scratch := t.TempDir()
+	pool := pyworker.New(pyworker.Options{
+		Python: shim, Processes: procs, Sandbox: sandbox.Profile{Hidden: []string{f.home}},
+		Scratch: func(string) string { return scratch },
+	})
+	defer pool.Close(context.Background())
+	f.write(t, "agent/input/s/module.py", "import sys\ndef process(ctx):\n    ctx.input.add_context(sys.executable)\n")
+	c := f.call(starlark.ForeignSlot, "agent/input/s/module.py")
+	if _, err := pool.CallForeign(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(f.log, ""); !strings.HasPrefix(got, "system:/usr/bin/python3") {
+		t.Errorf("the worker ran %q", got)
+	}
+}

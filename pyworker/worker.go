@@ -72,17 +72,13 @@ func (p *Pool) startWorker(ctx context.Context, key, core string, network bool) 
 		return nil, demiurge.WrapError(demiurge.EINTERNAL, err, "python worker: scratch directory %s: %s", tmp, demiurge.IOReason(err))
 	}
 	spec := process.ServerSpec{
-		Argv: []string{interp, "-I", "-B", "-u", "-c", workerSource},
-		Dir:  scratch,
+		Dir: scratch,
 		Env: []string{
 			"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + scratch, "TMPDIR=" + tmp,
 			"LANG=C.UTF-8", "LC_ALL=C.UTF-8", "PYTHONIOENCODING=utf-8",
 			fmt.Sprintf("DEMIURGE_WORKER_NPROC=%d", p.opts.MaxProcesses),
 		},
-		Stderr: nil,
 	}
-	w := &worker{key: key, core: core, stderr: &tail{max: 8 << 10}, lines: make(chan lineOrErr, 1)}
-	spec.Stderr = w.stderr
 	if p.opts.Sandbox.Settings.Enabled() {
 		pol := p.opts.Sandbox.Policy(scratch)
 		pol.Network = pol.Network && network
@@ -90,6 +86,21 @@ func (p *Pool) startWorker(ctx context.Context, key, core string, network bool) 
 	}
 	sctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
+	exe, err := p.executable(sctx, interp, spec)
+	if err != nil {
+		return nil, err
+	}
+	spec.Argv = []string{exe, "-I", "-B", "-u", "-c", workerSource}
+	if spec.Sandbox != nil {
+		// The kernel refuses the worker every new process (RLIMIT_NPROC
+		// does not bind a Host running as root); the audit hook of
+		// worker.py only words the refusal.
+		pol := *spec.Sandbox
+		pol.NoProcesses = true
+		spec.Sandbox = &pol
+	}
+	w := &worker{key: key, core: core, stderr: &tail{max: 8 << 10}, lines: make(chan lineOrErr, 1)}
+	spec.Stderr = w.stderr
 	srv, err := p.opts.Processes.StartServer(sctx, spec)
 	if err != nil {
 		return nil, demiurge.WrapError(demiurge.ErrorCode(err), err, "python worker for core %s: %s", core, demiurge.ErrorMessage(err))

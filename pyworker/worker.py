@@ -485,10 +485,11 @@ def _limit_processes():
 
 
 # Process creation: authored Python asks the Host for commands (the terminal
-# tool through ctx.tools.call, behind its capability and approval). The
-# sandbox bounds processes with RLIMIT_NPROC, which the kernel does not apply
-# to a Host running as root, so the worker refuses them itself; ctypes could
-# reach fork(2) around the hook, so loading foreign symbols is refused too.
+# tool through ctx.tools.call, behind its capability and approval). In the
+# sandbox the kernel refuses the worker every new process (a seccomp filter,
+# sandbox.Policy.NoProcesses), whatever this hook sees; the hook words the
+# refusal for the ordinary ways, and without the sandbox (sandbox.mode: off)
+# it is all there is. Loading foreign symbols through ctypes is refused too.
 _REFUSED = {
     "os.fork": "process creation",
     "os.forkpty": "process creation",

@@ -32,7 +32,14 @@
 //     false (a new network namespace whose only interface is down);
 //   - has its own session keyring, and resource limits (DefaultLimits: file
 //     size, CPU time, processes); a command a limit's signal ended is
-//     reported with the limit's name.
+//     reported with the limit's name;
+//   - under Policy.NoProcesses (the Python worker; never terminal
+//     commands), cannot create a process at all: a seccomp filter refuses
+//     fork, vfork, clone of anything but a thread (EPERM), clone3 (ENOSYS,
+//     so the C library falls back to clone for threads), ptrace and
+//     process_vm_writev, and every system call of another architecture's
+//     table. RLIMIT_NPROC does not bind a Host running as root; the filter
+//     binds every uid.
 //
 // # Mechanism
 //
@@ -44,7 +51,11 @@
 // "error <reason>" when the sandbox could not be built (the command then
 // never runs: a sandbox that fails to start is never an unsandboxed run),
 // and at the end how the command exited. Launch.Started waits for that
-// report.
+// report. Under Policy.NoProcesses the helper starts the Host binary a
+// second time with another sentinel: that stage installs the filter on its
+// thread and executes the command (the helper itself must stay able to
+// fork), reporting a failure on a close-on-exec pipe the helper reads
+// before it says "ready".
 //
 // Probe tells which kernel features the sandbox needs are missing; a
 // missing feature refuses every sandboxed start with one line naming it.

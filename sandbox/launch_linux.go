@@ -33,6 +33,8 @@ type helperConfig struct {
 	Network  bool      `json:"network"`
 	Limits   Limits    `json:"limits"`
 	Simulate string    `json:"simulate,omitempty"`
+	// NoProcesses runs the command under the process filter.
+	NoProcesses bool `json:"no_processes,omitempty"`
 }
 
 // privateShm is the shared-memory directory each sandbox gets a fresh,
@@ -77,7 +79,7 @@ func Wrap(cmd *exec.Cmd, p Policy) (*Launch, error) {
 	l := &Launch{cfg: helperConfig{
 		Path: cmd.Path, Argv: cmd.Args, Env: cmd.Env, Dir: cmd.Dir,
 		Ops: ops, Network: p.Network, Limits: DefaultLimits,
-		Simulate: p.simulateMissing,
+		Simulate: p.simulateMissing, NoProcesses: p.NoProcesses,
 	}}
 	if l.cfgR, l.cfgW, err = os.Pipe(); err != nil {
 		return nil, fmt.Errorf("sandbox: pipe: %w", err)

@@ -13,8 +13,8 @@ import (
 // for: each becomes an outbox row, so a looping slot must not flood it.
 const MaxIntentsPerInvocation = 256
 
-// sender implements send_text, send_image/audio/video/file, progress and
-// notice for one slot invocation. It is used by the invocation's thread only.
+// sender implements send_text, send_image/audio/video/file, progress,
+// notice and send (send_blocks.go) for one slot invocation. It is used by the invocation's thread only.
 type sender struct {
 	slotID      string
 	rule        historyRule
@@ -33,6 +33,7 @@ func (s *sender) members() sl.StringDict {
 		"send_file":  sl.NewBuiltin("send_file", s.sendMedia(demiurge.BlockFile)),
 		"progress":   sl.NewBuiltin("progress", s.sendStatus(demiurge.DeliveryKindProgress)),
 		"notice":     sl.NewBuiltin("notice", s.sendStatus(demiurge.DeliveryKindNotice)),
+		"send":       sl.NewBuiltin("send", s.sendBlocks),
 	}
 }
 

@@ -281,7 +281,7 @@ func (l *modelLoop) call(ctx context.Context, stepID string, call demiurge.ToolC
 
 	var obs *callObserver
 	if observe := t.req.OnToolCall; observe != nil {
-		obs = l.observeCall(observe, stepID, call)
+		obs = observeCall(observe, stepID, "", call)
 		tc = obs.context(tc)
 	}
 	var res demiurge.EffectResult

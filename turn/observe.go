@@ -122,10 +122,12 @@ type callObserver struct {
 	running time.Time
 }
 
-// observeCall starts the observation of call and reports it requested.
-func (l *modelLoop) observeCall(fn func(ToolCallEvent), stepID string, call demiurge.ToolCall) *callObserver {
+// observeCall starts the observation of call and reports it requested;
+// slot is the path of the slot whose ctx.tools.call it is ("" for the
+// model's).
+func observeCall(fn func(ToolCallEvent), stepID, slot string, call demiurge.ToolCall) *callObserver {
 	o := &callObserver{fn: fn, base: ToolCallEvent{
-		CallID: call.ID, Name: call.Name, Arguments: call.Arguments, StepID: stepID,
+		CallID: call.ID, Name: call.Name, Arguments: call.Arguments, StepID: stepID, Slot: slot,
 		StartedAt: time.Now(), Summary: argumentSummary(call.Name, call.Arguments),
 	}}
 	if call.Name == "terminal" {

@@ -37,7 +37,8 @@ type Request struct {
 	// OnAdmitted is called once the turn has an id, before any model call.
 	OnAdmitted func(sessionID, turnID string)
 	// OnToolCall observes the turn's tool calls as they happen (nil: not
-	// observed): each call is reported requested (Done false), possibly
+	// observed), the model's and the slots' (ctx.tools.call, with
+	// ToolCallEvent.Slot set): each call is reported requested (Done false), possibly
 	// awaiting approval and running, and ended with its status (Done
 	// true); see ToolCallPhase. The calls of one turn are never
 	// concurrent and arrive in that order; the approval phase comes from
@@ -133,6 +134,9 @@ type ToolCallEvent struct {
 	// Phase is the moment reported; Done is Phase == ToolCallEnded.
 	Phase  ToolCallPhase
 	StepID string
+	// Slot is the core-relative path of the slot whose ctx.tools.call
+	// this is (e.g. agent/input/base_input), "" for a call of the model.
+	Slot string
 	// StartedAt is when the call was requested.
 	StartedAt time.Time
 	// Summary is the one-line summary of the arguments (argumentSummary:

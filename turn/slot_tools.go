@@ -39,7 +39,9 @@ func (t *turnRun) catalogFor(ctx context.Context) (*effect.Catalog, error) {
 // with origin authored: the turn's catalog (a tool the core does not see
 // is not found), the registry capability, the approval (asked of the
 // turn's approver) and the tool.call events; no tool message is added for
-// the model. The slot gets the durable view of the result.
+// the model. An observer of the turn (Request.OnToolCall) sees it as a
+// model's call, with the slot's path. The slot gets the durable view of
+// the result.
 func (s *slotServices) CallTool(ctx context.Context, slotPath, name string, args map[string]any) (map[string]any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -64,11 +66,20 @@ func (s *slotServices) CallTool(ctx context.Context, slotPath, name string, args
 	if err := t.flush(ctx, demiurge.EventBatch{Events: []demiurge.Event{started}}); err != nil {
 		return nil, err
 	}
+	// A tool card, as for a model's call; the slot's name on it.
+	var obs *callObserver
+	if observe := t.req.OnToolCall; observe != nil {
+		obs = observeCall(observe, tc.StepID, slotPath, demiurge.ToolCall{ID: callID, Name: name, Arguments: redactArgs(tc.Secrets.Redactor(), args, redact.Model)})
+		tc = obs.context(tc)
+	}
 	var res demiurge.EffectResult
 	if bound {
 		res = t.x.d.Effects.Execute(ctx, cat, req, tc)
 	} else {
 		res = effect.NotFound(cat, name)
+	}
+	if obs != nil {
+		obs.end(res, tc.Secrets.Redactor())
 	}
 	evType, status := demiurge.EvToolCallCompleted, "succeeded"
 	if res.IsError() {

@@ -30,8 +30,14 @@ type live struct {
 
 func newLive(t *testing.T, approve string, script ...demiurge.ModelResponse) *live {
 	t.Helper()
+	return newLiveHome(t, t.TempDir(), approve, script...)
+}
+
+// newLiveHome is newLive on a runtime home the test prepared.
+func newLiveHome(t *testing.T, home, approve string, script ...demiurge.ModelResponse) *live {
+	t.Helper()
 	ctx := context.Background()
-	h, err := host.Open(ctx, host.Options{Home: t.TempDir(), FakeScript: demiurgetest.Script(t, script...)})
+	h, err := host.Open(ctx, host.Options{Home: home, FakeScript: demiurgetest.Script(t, script...)})
 	if err != nil {
 		t.Fatal(err)
 	}

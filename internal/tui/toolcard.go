@@ -46,12 +46,15 @@ const (
 // is drawn.
 type toolCard struct {
 	callID, name string
-	args         map[string]any
-	state        cardState
-	status       demiurge.EffectStatus
-	isError      bool
-	started      time.Time
-	finished     time.Time
+	// slot is the path of the slot whose ctx.tools.call this is ("" for
+	// the model's).
+	slot     string
+	args     map[string]any
+	state    cardState
+	status   demiurge.EffectStatus
+	isError  bool
+	started  time.Time
+	finished time.Time
 	// output is the operator's view of the result ("" until known).
 	output string
 	// summaryText is the turn's one-line summary of the arguments ("" :
@@ -80,6 +83,9 @@ func (c *toolCard) render(rc *renderCtx) []string {
 	w := rc.width
 	icon, word := c.badge(th)
 	head := icon + " " + th.bold.Render(clean(c.name))
+	if c.slot != "" {
+		head += th.muted.Render(" from " + clean(c.slot))
+	}
 	right := word
 	if d := c.duration(); d != "" {
 		right += th.muted.Render(" · " + d)

@@ -132,7 +132,7 @@ func (m *Model) toolCall(msg toolMsg) {
 		if started.IsZero() {
 			started = msg.at
 		}
-		e = &entry{kind: kindTool, tool: &toolCard{callID: ev.CallID, name: ev.Name, args: ev.Arguments, started: started}}
+		e = &entry{kind: kindTool, tool: &toolCard{callID: ev.CallID, name: ev.Name, slot: ev.Slot, args: ev.Arguments, started: started}}
 		t.cards[ev.CallID] = e
 		m.tr.add(e)
 	}

@@ -1,0 +1,2 @@
+def process(ctx):
+    ctx.input.add_context(ctx.input.raw_text, role="user")

@@ -1,0 +1,2 @@
+def process(ctx):
+    ctx.output.send_text(ctx.output.response_text)
