@@ -15,6 +15,7 @@ import (
 	"github.com/demiurge/demiurge/delegation"
 	"github.com/demiurge/demiurge/delivery"
 	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/internal/envfile"
 	"github.com/demiurge/demiurge/mcp"
 	"github.com/demiurge/demiurge/process"
 	"github.com/demiurge/demiurge/pyworker"
@@ -33,8 +34,15 @@ type Options struct {
 	Home string
 	// FakeScript is the fake provider's script file ("" for none).
 	FakeScript string
-	// Getenv reads the environment (default os.Getenv).
+	// Getenv reads the environment (default os.Getenv). With an EnvFile
+	// it must read the explicit environment first and the file second
+	// (envfile.Layer).
 	Getenv func(string) string
+	// EnvFile is the runtime home's .env as the caller loaded it (nil:
+	// none). The Host never copies it into the process environment; its
+	// values join the secret set that logs, persisted errors and tool
+	// output are scrubbed of.
+	EnvFile *envfile.File
 	// Logger receives diagnostics (default: <home>/logs/host.log, redacted).
 	Logger *slog.Logger
 	// URLPolicy judges every URL the Host fetches for a tool. It is a Host
@@ -135,7 +143,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if h.config, err = LoadConfig(h.home.ConfigPath()); err != nil {
 		return nil, err
 	}
-	provs := &providers{cfg: h.config.Providers, fakeScript: opts.FakeScript, getenv: opts.Getenv}
+	provs := &providers{cfg: h.config.Providers, fakeScript: opts.FakeScript, getenv: opts.Getenv, envFile: opts.EnvFile}
 	if opts.Logger == nil {
 		var logFile *os.File
 		if opts.Logger, logFile, err = openLog(h.home, provs.Secrets); err != nil {
@@ -150,7 +158,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		return nil, err
 	}
 	h.logger = opts.Logger
-	provs.fallback = fallbackModel{provider: global.Model.Provider, model: global.Model.ModelName}
+	provs.fallback = fallbackModel{provider: global.Model.Provider, model: global.Model.ModelName, options: global.Model.ModelOptions}
 	h.providers, h.globalUI = provs, global.UI
 
 	if h.store, err = store.Open(ctx, h.home.DBPath(), store.Options{Logger: opts.Logger, ProcessAlive: process.Alive}); err != nil {
