@@ -167,6 +167,7 @@ func isCobraUsage(err error) bool {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func newRoot(g *globals, streams IO) *cobra.Command {
+	var showVersion bool
 	root := &cobra.Command{
 		Use:           "demiurge",
 		Short:         "Host for self-evolving, file-backed Agent Cores",
@@ -174,13 +175,22 @@ func newRoot(g *globals, streams IO) *cobra.Command {
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if showVersion {
+				_, err := fmt.Fprintln(streams.Out, readVersion())
+				return err
+			}
 			return runChat(cmd.Context(), g, streams, chatFlags{})
 		},
 	}
+	root.Flags().BoolVar(&showVersion, "version", false, "print the version and exit")
+	root.CompletionOptions.DisableDefaultCmd = true
 	root.PersistentFlags().StringVar(&g.home, "home", "", "runtime home (env DEMIURGE_HOME, default ~/.demiurge)")
 	root.PersistentFlags().StringVar(&g.core, "core", "", "agent core id (default: config runtime.default_core, assistant)")
 	root.PersistentFlags().StringVar(&g.timezone, "timezone", "", "IANA timezone of schedules and clocks (env DEMIURGE_TIMEZONE, default config.yaml runtime.timezone, then the host's)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if showVersion {
+			return nil
+		}
 		for c := cmd; c != nil; c = c.Parent() {
 			if c.Annotations[skipEnv] != "" {
 				return nil
@@ -189,7 +199,8 @@ func newRoot(g *globals, streams IO) *cobra.Command {
 		return g.loadEnv()
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: ExitUsage, err: err} })
-	root.AddCommand(newInitCmd(g, streams), newRunCmd(g, streams), newChatCmd(g, streams), newSessionsCmd(g, streams), newToolsCmd(g, streams), newTasksCmd(g, streams), newSchedulesCmd(g, streams), newServeCmd(g, streams), newMCPCmd(g, streams), newCoreCmd(g, streams), newDoctorCmd(g, streams))
+	root.AddCommand(newInitCmd(g, streams), newRunCmd(g, streams), newChatCmd(g, streams), newSessionsCmd(g, streams), newToolsCmd(g, streams), newTasksCmd(g, streams), newSchedulesCmd(g, streams), newServeCmd(g, streams), newMCPCmd(g, streams), newCoreCmd(g, streams), newDoctorCmd(g, streams),
+		newSetupCmd(g, streams), newVersionCmd(streams), newCompletionCmd(streams))
 	return root
 }
 

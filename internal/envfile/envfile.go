@@ -244,7 +244,7 @@ func Upsert(data []byte, key, value string) []byte {
 // file second: a variable set (non-empty) in the environment wins over the
 // file.
 func Layer(getenv func(string) string, f *File) func(string) string {
-	if f == nil || len(f.Values) == 0 {
+	if f == nil {
 		return getenv
 	}
 	return func(k string) string {
