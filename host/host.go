@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/demiurge/demiurge"
@@ -309,9 +310,39 @@ func (h *Host) Run(ctx context.Context, req turn.Request) (turn.Result, error) {
 		req.Channel, req.ConversationKey = conv.Channel, conv.Key
 	}
 	if req.Workspace == "" {
-		req.Workspace = h.home.WorkspaceDir()
+		ws, err := h.Workspace(ctx, req.CoreID, h.home.WorkspaceDir())
+		if err != nil {
+			return turn.Result{}, err
+		}
+		req.Workspace = ws
 	}
 	return h.turns.Run(ctx, req)
+}
+
+// Workspace is the workspace of coreID's turns when the operator names
+// none: the core's runtime.workspace (relative to the core directory,
+// created 0700 when missing), else fallback. A core that does not load is
+// its error.
+func (h *Host) Workspace(ctx context.Context, coreID, fallback string) (string, error) {
+	if coreID == "" {
+		coreID = h.config.Runtime.DefaultCore
+	}
+	snap, err := h.LoadCore(ctx, coreID)
+	if err != nil {
+		return "", err
+	}
+	w := snap.Core.Manifest.Runtime.Workspace
+	if w == nil || strings.TrimSpace(*w) == "" {
+		return fallback, nil
+	}
+	ws := filepath.FromSlash(strings.TrimSpace(*w))
+	if !filepath.IsAbs(ws) {
+		ws = filepath.Join(h.home.CoreDir(coreID), ws)
+	}
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		return "", demiurge.WrapError(demiurge.ECONFIG, err, "agents/%s/agent.yaml: runtime.workspace %s cannot be created: %s", coreID, ws, demiurge.IOReason(err))
+	}
+	return ws, nil
 }
 
 // Close closes what Open opened, in reverse order (see the package doc):
