@@ -162,7 +162,7 @@ func newSetupCmd(g *globals, streams IO) *cobra.Command {
 				return nil
 			}
 			return &exitError{code: ExitFailed, err: fmt.Errorf("%s failed after %d ms (model %s, %s): %s: %s",
-				r.Provider, r.LatencyMS, r.Model, r.BaseURL, testKindText[r.Error.Kind], r.Error.Message)}
+				r.Provider, r.LatencyMS, r.Model, r.BaseURL, testKindText(r.Error.Kind), r.Error.Message)}
 		},
 	}
 	test.Flags().StringVar(&testModel, "model", "", "model to ask (default the profile's suggested model)")
@@ -235,12 +235,18 @@ func newSetupCmd(g *globals, streams IO) *cobra.Command {
 }
 
 // testKindText says what a failed provider test's class means.
-var testKindText = map[string]string{
-	"key":      "the key was refused",
-	"model":    "the model or endpoint is unknown",
-	"quota":    "rate limit or quota exceeded",
-	"endpoint": "the endpoint refused the request",
-	"network":  "the endpoint could not be reached",
+func testKindText(kind string) string {
+	switch kind {
+	case "key":
+		return "the key was refused"
+	case "model":
+		return "the model or endpoint is unknown"
+	case "quota":
+		return "rate limit or quota exceeded"
+	case "endpoint":
+		return "the endpoint refused the request"
+	}
+	return "the endpoint could not be reached"
 }
 
 func setTimezone(g *globals, name string, out func(any) error) error {
