@@ -125,3 +125,36 @@ func TestLayerExplicitEnvironmentWins(t *testing.T) {
 		t.Errorf("B=%q, want %q (an empty variable is unset)", got, want)
 	}
 }
+
+// FuzzParse: Parse never panics, its errors never quote the input, and a
+// value Upsert writes reads back as written.
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{"A=1\n", "export B='x\\'y'\n", `C="a\nb\\"c"`, "# c\n\nD = v # note\n", "bad line\n", "1A=x", "E=\"unterminated"} {
+		f.Add(seed, "KEY", "va\"l\\ue\n#x")
+	}
+	f.Fuzz(func(t *testing.T, data, key, value string) {
+		vals, err := envfile.Parse([]byte(data))
+		if err != nil {
+			if vals != nil {
+				t.Fatalf("values with an error: %v", vals)
+			}
+			return
+		}
+		if !envfile.ValidKey(key) || strings.ContainsRune(value, '\r') {
+			return
+		}
+		out := envfile.Upsert([]byte(data), key, value)
+		got, err := envfile.Parse(out)
+		if err != nil {
+			t.Fatalf("Upsert made a file Parse refuses: %v\n%q", err, out)
+		}
+		if got[key] != strings.TrimSpace(value) && got[key] != value {
+			t.Fatalf("%s=%q after Upsert(%q), want %q", key, got[key], data, value)
+		}
+		for k, v := range vals {
+			if k != key && got[k] != v {
+				t.Fatalf("Upsert changed %s: %q -> %q", k, v, got[k])
+			}
+		}
+	})
+}
