@@ -21,6 +21,9 @@ type DoctorOptions struct {
 	// Getenv reads the explicit environment (default os.Getenv); the
 	// doctor layers the home's .env under it itself.
 	Getenv func(string) string
+	// Timezone is the --timezone flag ("": DEMIURGE_TIMEZONE, then
+	// config.yaml, then the host's zone).
+	Timezone string
 	// Repair tightens the modes of the home's private files and
 	// directories (runtime.permissions.insecure) before checking them. It
 	// changes no content.
@@ -176,7 +179,7 @@ func Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
 			rep.pass()
 		}
 	}
-	if tz, err := schedule.ResolveTimezone("", getenv(schedule.TimezoneEnv), cfg.Runtime.Timezone); err != nil {
+	if tz, err := schedule.ResolveTimezone(opts.Timezone, getenv(schedule.TimezoneEnv), cfg.Runtime.Timezone); err != nil {
 		rep.fail("timezone.invalid", err, "set runtime.timezone in config.yaml or "+schedule.TimezoneEnv+" to an IANA zone name")
 	} else {
 		rep.Timezone = DoctorTimezone{Name: tz.Name, Source: tz.Source}

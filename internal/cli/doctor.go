@@ -65,7 +65,7 @@ func diagnose(ctx context.Context, g *globals, repair bool) (*host.DoctorReport,
 	if err != nil {
 		return nil, err
 	}
-	return host.Doctor(ctx, host.DoctorOptions{Home: home, CoreID: g.core, Getenv: g.getenv, Repair: repair})
+	return host.Doctor(ctx, host.DoctorOptions{Home: home, CoreID: g.core, Getenv: g.getenv, Repair: repair, Timezone: g.timezone})
 }
 
 func printDoctor(streams IO, rep *host.DoctorReport) {

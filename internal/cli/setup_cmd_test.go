@@ -168,6 +168,23 @@ func TestSetupTimezoneAndModel(t *testing.T) {
 		t.Fatalf("set %+v", tz)
 	}
 	wantOneLine(t, h.run("", "setup", "timezone", "set", "Nowhere/Town"), 2, "must be an IANA timezone string")
+	// --timezone wins over config.yaml, in status and in the doctor.
+	var st0 struct {
+		Timezone string `json:"runtime_timezone"`
+		Source   string `json:"runtime_timezone_source"`
+	}
+	h.decode(0, &st0, "--timezone", "America/Lima", "setup", "status", "--json")
+	if st0.Timezone != "America/Lima" || st0.Source != "cli" {
+		t.Fatalf("status with --timezone %+v", st0)
+	}
+	var doc struct {
+		Timezone struct{ Name, Source string } `json:"timezone"`
+	}
+	h.decode(0, &doc, "--timezone", "America/Lima", "doctor", "--json")
+	if doc.Timezone.Name != "America/Lima" || doc.Timezone.Source != "cli" {
+		t.Fatalf("doctor with --timezone %+v", doc.Timezone)
+	}
+	wantOneLine(t, h.run("", "--timezone", "Nowhere/Town", "run", "hi"), 2, "unknown timezone: Nowhere/Town (from cli)")
 	h.decode(0, &tz, "setup", "timezone", "clear", "--json")
 	if tz.Source != "server-local" {
 		t.Fatalf("clear %+v", tz)
