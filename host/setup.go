@@ -35,27 +35,28 @@ import (
 // A Setup is used by one goroutine at a time.
 type Setup struct {
 	home Home
-	// getenv reads the explicit environment first, .env second.
-	getenv func(string) string
-	env    *envfile.File
+	// explicit reads the explicit environment; getenv reads it first and
+	// .env second.
+	explicit, getenv func(string) string
+	env              *envfile.File
 	// HTTPClient sends the request of TestProvider (nil: the default).
 	HTTPClient *http.Client
 	// Now is the clock of the status's local time and of test latencies.
 	Now func() time.Time
 }
 
-// NewSetup returns the setup of the home dir. getenv must read the
-// explicit environment first and env (the home's .env, loaded by the
-// caller) second, as envfile.Layer does; nil means os.Getenv over env.
-func NewSetup(dir string, getenv func(string) string, env *envfile.File) (*Setup, error) {
+// NewSetup returns the setup of the home dir. explicit reads the explicit
+// environment (nil: os.Getenv); env is the home's .env as the caller
+// loaded it (nil: none), read under it.
+func NewSetup(dir string, explicit func(string) string, env *envfile.File) (*Setup, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, demiurge.WrapError(demiurge.ECONFIG, err, "runtime home %q is not usable", dir)
 	}
-	if getenv == nil {
-		getenv = envfile.Layer(os.Getenv, env)
+	if explicit == nil {
+		explicit = os.Getenv
 	}
-	return &Setup{home: Home{Dir: abs}, getenv: getenv, env: env, Now: time.Now}, nil
+	return &Setup{home: Home{Dir: abs}, explicit: explicit, getenv: envfile.Layer(explicit, env), env: env, Now: time.Now}, nil
 }
 
 // Home is the runtime home the setup edits.
@@ -211,7 +212,7 @@ func (s *Setup) WriteEnv(key, value string) error {
 	// environment still wins).
 	if s.env == nil {
 		s.env = &envfile.File{Path: path, Values: map[string]string{}}
-		s.getenv = envfile.Layer(s.getenv, s.env)
+		s.getenv = envfile.Layer(s.explicit, s.env)
 	}
 	s.env.Exists, s.env.Values[key] = true, value
 	return nil
@@ -357,7 +358,7 @@ func (s *Setup) customView(id string, c provider.CustomProfile) ProviderView {
 // envSource labels a variable that is set: "env:<NAME>" when the explicit
 // environment sets it, "env:<NAME> (.env)" when the home's .env does.
 func (s *Setup) envSource(name string) string {
-	if strings.TrimSpace(os.Getenv(name)) == "" {
+	if strings.TrimSpace(s.explicit(name)) == "" {
 		if _, ok := s.env.Lookup(name); ok {
 			return "env:" + name + " (.env)"
 		}

@@ -70,6 +70,9 @@ type globals struct {
 	// through here, never os.Getenv. Once the home is known it reads the
 	// explicit environment first and the home's .env second (loadEnv).
 	getenv func(string) string
+	// environ reads the explicit environment only (getenv before loadEnv
+	// layered the .env under it).
+	environ func(string) string
 	// env is the home's .env, read once per invocation (nil until loaded,
 	// and for the commands that do not read it).
 	env *envfile.File
@@ -95,7 +98,7 @@ func (g *globals) loadEnv() error {
 	if err != nil {
 		return err
 	}
-	g.env, g.getenv = f, envfile.Layer(g.getenv, f)
+	g.env, g.environ, g.getenv = f, g.getenv, envfile.Layer(g.getenv, f)
 	return nil
 }
 

@@ -270,7 +270,7 @@ func (g *globals) setup() (*host.Setup, error) {
 	if err := g.loadEnv(); err != nil {
 		return nil, err
 	}
-	return host.NewSetup(home, g.getenv, g.env)
+	return host.NewSetup(home, g.environ, g.env)
 }
 
 // writeSetup prints a setup result: pretty JSON with --json; otherwise

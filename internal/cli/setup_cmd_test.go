@@ -104,6 +104,21 @@ func TestSetupProvidersLifecycle(t *testing.T) {
 		t.Fatalf("edit kept nothing: %+v", add)
 	}
 
+	// write-env reads the value from stdin and keeps the other lines.
+	r := h.run("tok-from-stdin-123456\n", "setup", "write-env", "EXTRA_TOKEN", "--json")
+	var we struct {
+		EnvFile string `json:"env_file"`
+		Key     string `json:"key"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &we); r.code != 0 || err != nil || we.Key != "EXTRA_TOKEN" || we.EnvFile != env {
+		t.Fatalf("write-env: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	noSecret(t, r, "tok-from-stdin-123456")
+	if s := string(mustRead(t, env)); !strings.Contains(s, `EXTRA_TOKEN="tok-from-stdin-123456"`) || !strings.Contains(s, "# mine\nOTHER=1\n") {
+		t.Fatalf(".env after write-env:\n%s", s)
+	}
+	wantOneLine(t, h.run("", "setup", "write-env", "1BAD", "--value", "x"), 2, `invalid variable name "1BAD"`)
+
 	var list struct {
 		Providers       map[string]profileOut `json:"providers"`
 		DefaultProvider *string               `json:"default_provider"`

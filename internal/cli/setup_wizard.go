@@ -169,6 +169,7 @@ func (w *wizard) addProvider() error {
 	if i < len(presets) {
 		p := presets[i]
 		id, keyEnv, suggested = p.ID, p.KeyEnv[0], p.Model
+		ed.Edit = true // keep a base_url override the profile has
 	} else {
 		if id, err = w.ask("Profile id", "custom"); err != nil {
 			return err
