@@ -4,6 +4,7 @@ package cli
 
 import "io"
 
-// echoOff cannot turn a terminal's echo off here: the wizard says the key
-// would be shown, and `setup write-env KEY` (reading stdin) remains.
+// echoOff cannot turn a terminal's echo off here: the wizard's key prompt
+// says the key is shown as typed and points to `setup write-env KEY`,
+// which reads it from stdin.
 func echoOff(io.Reader) (restore func(), ok bool) { return nil, false }

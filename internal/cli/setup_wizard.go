@@ -79,8 +79,11 @@ func (w *wizard) ask(prompt, def string) (string, error) {
 // terminal.
 func (w *wizard) askSecret(prompt string) (string, error) {
 	restore, ok := w.hidden()
-	if ok {
+	switch {
+	case ok:
 		prompt += " (input hidden)"
+	case isTerminal(w.streams.In):
+		prompt += " (shown as typed here; `demiurge setup write-env NAME` reads it from stdin instead)"
 	}
 	v, err := w.ask(prompt, "")
 	if ok {
