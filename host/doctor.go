@@ -18,8 +18,16 @@ type DoctorOptions struct {
 	// CoreID is the core expected to load ("": config.yaml
 	// runtime.default_core, then assistant).
 	CoreID string
-	// Getenv reads the environment (default os.Getenv).
+	// Getenv reads the explicit environment (default os.Getenv); the
+	// doctor layers the home's .env under it itself.
 	Getenv func(string) string
+	// Timezone is the --timezone flag ("": DEMIURGE_TIMEZONE, then
+	// config.yaml, then the host's zone).
+	Timezone string
+	// Repair tightens the modes of the home's private files and
+	// directories (runtime.permissions.insecure) before checking them. It
+	// changes no content.
+	Repair bool
 }
 
 // DoctorReport is the health report of a runtime home; its JSON is the
@@ -42,6 +50,8 @@ type DoctorReport struct {
 	Python   pyworker.ProbeReport `json:"python"`
 	Counts   DoctorCounts         `json:"counts"`
 	Findings []DoctorFinding      `json:"findings"`
+	// Repaired lists what --repair changed ("<path>: 0644 -> 0600").
+	Repaired []string `json:"repaired,omitempty"`
 }
 
 // DoctorDatabase is the runtime database's part of the report.
@@ -85,6 +95,8 @@ type DoctorFinding struct {
 	Code        string `json:"code"`
 	Message     string `json:"message"`
 	Remediation string `json:"remediation"`
+	// Details are the finding's facts (paths, names), never a secret.
+	Details map[string]any `json:"details,omitempty"`
 }
 
 // pass counts a check that found nothing; fail and failMsg record a
@@ -95,6 +107,20 @@ func (r *DoctorReport) pass() { r.Counts.OK++ }
 func (r *DoctorReport) warnMsg(code, msg, remediation string) {
 	r.Counts.Warning++
 	r.Findings = append(r.Findings, DoctorFinding{Severity: "warning", Code: code, Message: strings.Join(strings.Fields(msg), " "), Remediation: remediation})
+}
+
+// add records a finding of its own severity.
+func (r *DoctorReport) add(f DoctorFinding) {
+	switch f.Severity {
+	case "error":
+		r.Counts.Error++
+	case "warning":
+		r.Counts.Warning++
+	default:
+		r.Counts.OK++
+	}
+	f.Message = strings.Join(strings.Fields(f.Message), " ")
+	r.Findings = append(r.Findings, f)
 }
 
 func (r *DoctorReport) fail(code string, err error, remediation string) {
@@ -121,11 +147,17 @@ func Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
 	}
 	rep := &DoctorReport{Home: h.Dir, Cores: []DoctorCore{}, Findings: []DoctorFinding{}}
 
+	checkPermissions(h, opts.Repair, rep)
+	getenv := loadDoctorEnv(h, opts.Getenv, rep)
 	cfg, err := LoadConfig(h.ConfigPath())
+	if err == nil {
+		err = cfg.Providers.Validate()
+	}
 	if err != nil {
-		rep.fail("config.invalid", err, "fix "+h.ConfigPath())
+		rep.fail("host_config.invalid", err, "fix "+h.ConfigPath())
 	} else {
 		rep.pass()
+		checkProviderEnv(cfg, getenv, rep)
 	}
 	rep.CoreID = opts.CoreID
 	if rep.CoreID == "" {
@@ -137,14 +169,24 @@ func Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
 	doctorDatabase(ctx, h, rep)
 	doctorRepository(ctx, h, rep)
 	doctorCores(h, rep)
-	if tz, err := schedule.ResolveTimezone("", opts.Getenv(schedule.TimezoneEnv), cfg.Runtime.Timezone); err != nil {
+	if drift, err := TemplateDrift(h, rep.CoreID); err != nil {
+		rep.fail("doctor.template_check_failed", err, "see the message")
+	} else {
+		for _, f := range drift {
+			rep.add(f)
+		}
+		if len(drift) == 0 {
+			rep.pass()
+		}
+	}
+	if tz, err := schedule.ResolveTimezone(opts.Timezone, getenv(schedule.TimezoneEnv), cfg.Runtime.Timezone); err != nil {
 		rep.fail("timezone.invalid", err, "set runtime.timezone in config.yaml or "+schedule.TimezoneEnv+" to an IANA zone name")
 	} else {
 		rep.Timezone = DoctorTimezone{Name: tz.Name, Source: tz.Source}
 		rep.pass()
 	}
-	doctorPython(ctx, h, cfg, opts.Getenv, rep)
-	doctorSandbox(h, cfg, opts.Getenv, rep)
+	doctorPython(ctx, h, cfg, getenv, rep)
+	doctorSandbox(h, cfg, getenv, rep)
 	rep.OK = rep.Counts.Error == 0
 	return rep, nil
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/demiurge/demiurge"
@@ -15,6 +16,7 @@ import (
 	"github.com/demiurge/demiurge/delegation"
 	"github.com/demiurge/demiurge/delivery"
 	"github.com/demiurge/demiurge/effect"
+	"github.com/demiurge/demiurge/internal/envfile"
 	"github.com/demiurge/demiurge/mcp"
 	"github.com/demiurge/demiurge/process"
 	"github.com/demiurge/demiurge/pyworker"
@@ -33,8 +35,15 @@ type Options struct {
 	Home string
 	// FakeScript is the fake provider's script file ("" for none).
 	FakeScript string
-	// Getenv reads the environment (default os.Getenv).
+	// Getenv reads the environment (default os.Getenv). With an EnvFile
+	// it must read the explicit environment first and the file second
+	// (envfile.Layer).
 	Getenv func(string) string
+	// EnvFile is the runtime home's .env as the caller loaded it (nil:
+	// none). The Host never copies it into the process environment; its
+	// values join the secret set that logs, persisted errors and tool
+	// output are scrubbed of.
+	EnvFile *envfile.File
 	// Logger receives diagnostics (default: <home>/logs/host.log, redacted).
 	Logger *slog.Logger
 	// URLPolicy judges every URL the Host fetches for a tool. It is a Host
@@ -135,7 +144,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if h.config, err = LoadConfig(h.home.ConfigPath()); err != nil {
 		return nil, err
 	}
-	provs := &providers{cfg: h.config.Providers, fakeScript: opts.FakeScript, getenv: opts.Getenv}
+	provs := &providers{cfg: h.config.Providers, fakeScript: opts.FakeScript, getenv: opts.Getenv, envFile: opts.EnvFile}
 	if opts.Logger == nil {
 		var logFile *os.File
 		if opts.Logger, logFile, err = openLog(h.home, provs.Secrets); err != nil {
@@ -150,7 +159,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		return nil, err
 	}
 	h.logger = opts.Logger
-	provs.fallback = fallbackModel{provider: global.Model.Provider, model: global.Model.ModelName}
+	provs.fallback = fallbackModel{provider: global.Model.Provider, model: global.Model.ModelName, options: global.Model.ModelOptions}
 	h.providers, h.globalUI = provs, global.UI
 
 	if h.store, err = store.Open(ctx, h.home.DBPath(), store.Options{Logger: opts.Logger, ProcessAlive: process.Alive}); err != nil {
@@ -301,9 +310,39 @@ func (h *Host) Run(ctx context.Context, req turn.Request) (turn.Result, error) {
 		req.Channel, req.ConversationKey = conv.Channel, conv.Key
 	}
 	if req.Workspace == "" {
-		req.Workspace = h.home.WorkspaceDir()
+		ws, err := h.Workspace(ctx, req.CoreID, h.home.WorkspaceDir())
+		if err != nil {
+			return turn.Result{}, err
+		}
+		req.Workspace = ws
 	}
 	return h.turns.Run(ctx, req)
+}
+
+// Workspace is the workspace of coreID's turns when the operator names
+// none: the core's runtime.workspace (relative to the core directory,
+// created 0700 when missing), else fallback. A core that does not load is
+// its error.
+func (h *Host) Workspace(ctx context.Context, coreID, fallback string) (string, error) {
+	if coreID == "" {
+		coreID = h.config.Runtime.DefaultCore
+	}
+	snap, err := h.LoadCore(ctx, coreID)
+	if err != nil {
+		return "", err
+	}
+	w := snap.Core.Manifest.Runtime.Workspace
+	if w == nil || strings.TrimSpace(*w) == "" {
+		return fallback, nil
+	}
+	ws := filepath.FromSlash(strings.TrimSpace(*w))
+	if !filepath.IsAbs(ws) {
+		ws = filepath.Join(h.home.CoreDir(coreID), ws)
+	}
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		return "", demiurge.WrapError(demiurge.ECONFIG, err, "agents/%s/agent.yaml: runtime.workspace %s cannot be created: %s", coreID, ws, demiurge.IOReason(err))
+	}
+	return ws, nil
 }
 
 // Close closes what Open opened, in reverse order (see the package doc):

@@ -25,6 +25,7 @@ func (h *Host) ProviderInfo(ctx context.Context, coreID, flag, model string) (pr
 		Flag: flag, Model: model,
 		CoreProvider: snap.Core.Manifest.Model.Provider, CoreModel: snap.Core.Manifest.Model.ModelName,
 		FallbackProvider: p.fallback.provider, FallbackModel: p.fallback.model,
+		CoreModelOptions: snap.Core.Manifest.Model.ModelOptions, FallbackModelOptions: p.fallback.options,
 		Config: p.cfg, Getenv: p.getenv, FakeScript: p.fakeScript, Fakes: &p.fakes,
 	})
 	return res, err

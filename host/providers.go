@@ -2,11 +2,13 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
 	"sync"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/envfile"
 	"github.com/demiurge/demiurge/provider"
 	"github.com/demiurge/demiurge/turn"
 )
@@ -19,6 +21,8 @@ type providers struct {
 	fallback   fallbackModel
 	fakeScript string
 	getenv     func(string) string
+	// envFile is the home's .env: every value of it is a secret.
+	envFile *envfile.File
 
 	// fakes keeps each fake script one sequence for the Host's life.
 	fakes provider.Fakes
@@ -27,19 +31,26 @@ type providers struct {
 	cache map[string]demiurge.Provider
 }
 
-type fallbackModel struct{ provider, model string }
+type fallbackModel struct {
+	provider, model string
+	options         map[string]any
+}
 
 func (p *providers) Resolve(_ context.Context, c turn.ProviderChoice) (turn.ResolvedModel, error) {
 	in := provider.ResolveInput{
 		Flag: c.Flag, Model: c.Model, CoreProvider: c.CoreProvider, CoreModel: c.CoreModel,
 		FallbackProvider: p.fallback.provider, FallbackModel: p.fallback.model,
+		CoreModelOptions: c.CoreModelOptions, FallbackModelOptions: p.fallback.options,
 		Config: p.cfg, Getenv: p.getenv, FakeScript: p.fakeScript, Fakes: &p.fakes,
 	}
 	prov, res, err := provider.Resolve(in)
 	if err != nil {
 		return turn.ResolvedModel{}, err
 	}
-	key := res.ID + "\x00" + res.Model + "\x00" + res.BaseURL
+	// Cores with other model options get a client of their own
+	// (encoding/json sorts map keys, so equal options give equal keys).
+	opts, _ := json.Marshal(c.CoreModelOptions)
+	key := res.ID + "\x00" + res.Model + "\x00" + res.BaseURL + "\x00" + string(opts)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if cached, ok := p.cache[key]; ok {
@@ -54,14 +65,22 @@ func (p *providers) Resolve(_ context.Context, c turn.ProviderChoice) (turn.Reso
 }
 
 // Secrets returns credential values present in the environment: anything
-// that looks like a key or token variable, plus configured profile keys.
-// Persisted errors are scrubbed of each of them.
+// that looks like a key or token variable, every value of the home's .env
+// (but those shorter than minEnvSecret, which would scrub ordinary words
+// such as a timezone's name), plus configured profile keys. Persisted
+// errors are scrubbed of each of them.
 func (p *providers) Secrets() []string {
 	var out []string
+	if p.envFile != nil {
+		for _, k := range p.envFile.Keys() {
+			if v := p.envFile.Values[k]; len(v) >= minEnvSecret || (v != "" && secretName(k)) {
+				out = append(out, v)
+			}
+		}
+	}
 	for _, kv := range os.Environ() {
 		name, val, _ := strings.Cut(kv, "=")
-		u := strings.ToUpper(name)
-		if val != "" && (strings.Contains(u, "API_KEY") || strings.HasSuffix(u, "_TOKEN") || strings.HasSuffix(u, "_SECRET")) {
+		if val != "" && secretName(name) {
 			out = append(out, val)
 		}
 	}
@@ -71,4 +90,14 @@ func (p *providers) Secrets() []string {
 		}
 	}
 	return out
+}
+
+// minEnvSecret is the shortest .env value taken as a secret whatever its
+// name.
+const minEnvSecret = 8
+
+// secretName reports whether a variable's name says it holds a credential.
+func secretName(name string) bool {
+	u := strings.ToUpper(name)
+	return strings.Contains(u, "API_KEY") || strings.HasSuffix(u, "_TOKEN") || strings.HasSuffix(u, "_SECRET")
 }

@@ -112,10 +112,14 @@ func (h *Host) runScheduled(ctx context.Context, task demiurge.Task, hd *control
 	if in != nil || out != nil {
 		deleg = &turn.Delegation{InputSlots: in, OutputSlots: out, UseBootstrap: true, TaskID: task.ID}
 	}
+	ws, err := h.Workspace(ctx, coreID, h.home.WorkspaceDir())
+	if err != nil {
+		return demiurge.TaskResult{}, err
+	}
 	res, err := h.turns.Run(ctx, turn.Request{
 		CoreID: coreID, Text: prompt, NewSession: true, NewSessionID: sessionID,
 		Channel: "schedule", ConversationKey: sessionID,
-		Scope: scope, Workspace: h.home.WorkspaceDir(), Delegation: deleg,
+		Scope: scope, Workspace: ws, Delegation: deleg,
 	})
 	if err != nil {
 		return demiurge.TaskResult{}, err

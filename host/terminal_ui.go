@@ -54,6 +54,7 @@ func (h *Host) ResolveModel(ctx context.Context, snap turn.Snapshot, flag, model
 	rm, err := h.providers.Resolve(ctx, turn.ProviderChoice{
 		Flag: flag, Model: model,
 		CoreProvider: snap.Core.Manifest.Model.Provider, CoreModel: snap.Core.Manifest.Model.ModelName,
+		CoreModelOptions: snap.Core.Manifest.Model.ModelOptions,
 	})
 	return rm.ID, rm.Model, err
 }

@@ -27,13 +27,20 @@ type Anthropic struct {
 var _ demiurge.Provider = (*Anthropic)(nil)
 
 // NewAnthropic returns a Messages client for e. The request URL is
-// e.BaseURL + "/v1/messages"; a base that already ends with /v1 gets
-// "/messages" only, and one that ends with /messages is used as is. It fails
+// e.BaseURL + "/v1/messages" for a base without a path (the Anthropic SDKs'
+// https://api.anthropic.com); a base with a path gets "/messages" (the
+// original's rule: https://api.anthropic.com/v1, or a vendor's
+// https://api.minimax.io/anthropic), and one that ends with /messages is
+// used as is. With e.BearerAuth the key goes in "Authorization: Bearer". It fails
 // with ECONFIG when the base URL is not an absolute http(s) URL or the key is
 // empty.
 func NewAnthropic(e Endpoint) (*Anthropic, error) {
 	c, err := e.newClient("anthropic", anthropicURL, func(h http.Header, key string) {
-		h.Set("x-api-key", key)
+		if e.BearerAuth {
+			h.Set("Authorization", "Bearer "+key)
+		} else {
+			h.Set("x-api-key", key)
+		}
 		h.Set("anthropic-version", AnthropicVersion)
 	})
 	if err != nil {
@@ -50,10 +57,10 @@ func anthropicURL(base string) string {
 	switch {
 	case strings.HasSuffix(base, "/messages"):
 		return base
-	case strings.HasSuffix(base, "/v1"):
-		return base + "/messages"
+	case base == "":
+		return "/v1/messages"
 	default:
-		return base + "/v1/messages"
+		return base + "/messages"
 	}
 }
 

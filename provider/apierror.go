@@ -3,6 +3,8 @@ package provider
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/demiurge/demiurge"
@@ -96,4 +98,20 @@ func contextLengthError(raw []byte) bool {
 		}
 	}
 	return false
+}
+
+// StatusError is the cause of an error for an HTTP error response: the
+// status the endpoint answered with. Callers find it with errors.As.
+type StatusError struct{ Status int }
+
+func (e *StatusError) Error() string { return fmt.Sprintf("HTTP %d", e.Status) }
+
+// HTTPStatus returns the HTTP status of the error response behind err, or
+// 0 when err is not one.
+func HTTPStatus(err error) int {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Status
+	}
+	return 0
 }

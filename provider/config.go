@@ -53,7 +53,7 @@ type CustomProfile struct {
 // Errors are ECONFIG and name the key (providers.custom.<id>.api_mode …).
 func (c Config) Validate() error {
 	for _, id := range slices.Sorted(maps.Keys(c.Builtin)) {
-		if _, ok := builtinProfiles[id]; !ok {
+		if !IsBuiltin(id) {
 			return demiurge.Errorf(demiurge.ECONFIG, "providers.builtin.%s: not a builtin profile (known: %s)", id, strings.Join(BuiltinIDs()[1:], ", "))
 		}
 		if b := c.Builtin[id].BaseURL; b != "" {
@@ -68,7 +68,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if d := strings.TrimSpace(c.Default); d != "" && !isAuto(d) {
-		if _, _, err := c.lookup(d); err != nil {
+		if _, _, err := c.lookup(NormalizeID(d)); err != nil {
 			return demiurge.Errorf(demiurge.ECONFIG, "providers.default: %s", demiurge.ErrorMessage(err))
 		}
 	}
@@ -79,7 +79,7 @@ func validateCustom(id string, p CustomProfile) error {
 	if id == FakeID || isAuto(id) {
 		return demiurge.Errorf(demiurge.ECONFIG, "providers.custom.%s: %q is reserved", id, id)
 	}
-	if _, ok := builtinProfiles[id]; ok {
+	if IsBuiltin(id) {
 		return demiurge.Errorf(demiurge.ECONFIG, "providers.custom.%s: %q is a builtin profile; set providers.builtin.%s.base_url to change its URL", id, id, id)
 	}
 	if p.APIMode != ModeOpenAIChat && p.APIMode != ModeAnthropicMessages {
@@ -111,7 +111,7 @@ func (c Config) lookup(id string) (builtin *profile, custom *CustomProfile, err 
 	if id == FakeID {
 		return nil, nil, nil
 	}
-	if p, ok := builtinProfiles[id]; ok {
+	if p, ok := builtinProfile(id); ok {
 		if _, clash := c.Custom[id]; clash {
 			return nil, nil, validateCustom(id, c.Custom[id])
 		}
@@ -123,7 +123,7 @@ func (c Config) lookup(id string) (builtin *profile, custom *CustomProfile, err 
 		}
 		return nil, &p, nil
 	}
-	return nil, nil, demiurge.Errorf(demiurge.EINVALID, "unknown provider profile: %s", id)
+	return nil, nil, demiurge.Errorf(demiurge.EINVALID, "unknown provider profile: %s (known: %s)", id, strings.Join(c.KnownIDs(), ", "))
 }
 
 // urlProblem describes a bad base URL without quoting its user info.
@@ -136,3 +136,16 @@ func urlProblem(raw string) string {
 }
 
 func isAuto(id string) bool { return strings.EqualFold(strings.TrimSpace(id), "auto") }
+
+// KnownIDs returns every profile id a reference may name: fake, the
+// builtin profiles and the custom ones, sorted.
+func (c Config) KnownIDs() []string {
+	ids := BuiltinIDs()
+	for id := range c.Custom {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}

@@ -19,6 +19,9 @@ type Endpoint struct {
 	BaseURL string
 	// APIKey is sent in the vendor's auth header and nowhere else.
 	APIKey demiurge.Secret
+	// BearerAuth sends the key as "Authorization: Bearer" on an Anthropic
+	// endpoint (an OAuth-style token) instead of x-api-key.
+	BearerAuth bool
 	// Headers are extra headers sent on every request (profile defaults).
 	Headers map[string]string
 	// ExtraBody, when set, returns fields merged into the top level of the

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -18,7 +19,12 @@ type ResolveInput struct {
 	CoreProvider, CoreModel         string // the core's model.provider, model.model_name
 	FallbackProvider, FallbackModel string // the global fallback core's model section
 	Config                          Config // config.yaml providers:
-	Getenv                          func(string) string
+	// CoreModelOptions and FallbackModelOptions are model.model_options of
+	// the core and of the global fallback (the core's win per key). They
+	// are checked against the profile's protocol and sent with every
+	// request (max_tokens as the output limit).
+	CoreModelOptions, FallbackModelOptions map[string]any
+	Getenv                                 func(string) string
 	// FakeScript is the --fake-script path; "" means no script.
 	FakeScript string
 	// Fakes are the scripted fakes this resolution shares with others (nil:
@@ -63,7 +69,7 @@ func Resolve(in ResolveInput) (demiurge.Provider, Resolved, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	id := cmp.Or(first(in.Flag, in.CoreProvider, in.FallbackProvider, in.Config.Default), FakeID)
+	id := cmp.Or(NormalizeID(first(in.Flag, in.CoreProvider, in.FallbackProvider, in.Config.Default)), FakeID)
 	model := cmp.Or(strings.TrimSpace(in.Model), strings.TrimSpace(in.CoreModel), strings.TrimSpace(in.FallbackModel))
 
 	builtin, custom, err := in.Config.lookup(id)
@@ -99,14 +105,19 @@ func Resolve(in ResolveInput) (demiurge.Provider, Resolved, error) {
 		}
 		for _, env := range builtin.keyEnv {
 			if key = strings.TrimSpace(getenv(env)); key != "" {
+				ep.BearerAuth = slices.Contains(builtin.bearerEnv, env)
 				break
 			}
 		}
 		if key == "" {
-			return nil, Resolved{}, demiurge.Errorf(demiurge.ECONFIG, "provider %s: API key missing; set %s", id, builtin.keyEnv[0])
+			return nil, Resolved{}, demiurge.Errorf(demiurge.ECONFIG, "provider %s: API key missing; set %s", id, strings.Join(builtin.keyEnv, " or "))
 		}
 		model = cmp.Or(model, builtin.model)
+		if model == "" {
+			return nil, Resolved{}, demiurge.Errorf(demiurge.ECONFIG, "provider %s: no model configured; pass --model or set model.model_name in agent.yaml (`demiurge setup model set`)", id)
+		}
 		ep.Headers, ep.ExtraBody, ep.OutputLimitField = builtin.headers, builtin.extraBody, builtin.outputField
+		ep.Options.MaxTokens = builtin.maxTokens
 	} else {
 		mode, base = custom.APIMode, custom.BaseURL
 		if custom.APIKeyEnv != "" {
@@ -128,6 +139,17 @@ func Resolve(in ResolveInput) (demiurge.Provider, Resolved, error) {
 		return nil, Resolved{}, err
 	}
 	ep.BaseURL, ep.APIKey = base, demiurge.NewSecret(key)
+	params, err := modelParamsFor(mode, mergeOptions(in.FallbackModelOptions, in.CoreModelOptions))
+	if err != nil {
+		return nil, Resolved{}, err
+	}
+	ep.ExtraBody = withBody(ep.ExtraBody, params.body)
+	limits := limitsOf(model, custom)
+	if n := cmp.Or(params.maxTokens, ep.Options.MaxTokens); n > 0 {
+		// The output limit the turn reserves and sends as max_tokens.
+		ep.Options.MaxTokens = n
+		limits.MaxOutputTokens = min(n, limits.ContextWindow-MinContextWindow/2)
+	}
 
 	var p demiurge.Provider
 	switch mode {
@@ -139,7 +161,7 @@ func Resolve(in ResolveInput) (demiurge.Provider, Resolved, error) {
 	if err != nil {
 		return nil, Resolved{}, err
 	}
-	return p, Resolved{ID: id, APIMode: mode, Model: model, BaseURL: shownURL(base), Limits: limitsOf(model, custom)}, nil
+	return p, Resolved{ID: id, APIMode: mode, Model: model, BaseURL: shownURL(base), Limits: limits}, nil
 }
 
 // first returns the first id that is neither empty nor "auto".

@@ -37,7 +37,7 @@ func ResolveSources(in ResolveInput) Sources {
 	id := FakeID
 	for _, c := range []struct{ label, id string }{{"cli", in.Flag}, {"core", in.CoreProvider}, {"fallback", in.FallbackProvider}, {"config", in.Config.Default}} {
 		if v := strings.TrimSpace(c.id); v != "" && !isAuto(v) {
-			s.Provider, id = c.label, v
+			s.Provider, id = c.label, NormalizeID(v)
 			break
 		}
 	}

@@ -154,7 +154,7 @@ func (c *client) attempt(ctx context.Context, body []byte, stream bool, handle f
 			text = "unexpected redirect (redirects are not followed)"
 		}
 		text = cmp.Or(text, http.StatusText(resp.StatusCode))
-		e := c.errorf(code, nil, "%s: HTTP %d", c.name, resp.StatusCode)
+		e := c.errorf(code, &StatusError{Status: resp.StatusCode}, "%s: HTTP %d", c.name, resp.StatusCode)
 		if text != "" {
 			e.Message += ": " + text
 		}

@@ -57,6 +57,7 @@ func (x *Execution) Compact(ctx context.Context, req CompactRequest) (CompactRes
 	rm, err := x.d.Providers.Resolve(ctx, ProviderChoice{
 		Flag: cmp.Or(req.Provider, sess.Provider), Model: cmp.Or(req.Model, sess.Model),
 		CoreProvider: snap.Core.Manifest.Model.Provider, CoreModel: snap.Core.Manifest.Model.ModelName,
+		CoreModelOptions: snap.Core.Manifest.Model.ModelOptions,
 	})
 	if err != nil {
 		return CompactResult{}, err

@@ -61,6 +61,8 @@ type CoreLoader interface {
 type ProviderChoice struct {
 	Flag, Model             string // CLI overrides
 	CoreProvider, CoreModel string
+	// CoreModelOptions is the core's model.model_options.
+	CoreModelOptions map[string]any
 }
 
 // ResolvedModel is the provider, profile id, model and the model's limits

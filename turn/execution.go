@@ -116,6 +116,7 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 	rm, err := x.d.Providers.Resolve(ctx, ProviderChoice{
 		Flag: req.Provider, Model: req.Model,
 		CoreProvider: snap.Core.Manifest.Model.Provider, CoreModel: snap.Core.Manifest.Model.ModelName,
+		CoreModelOptions: snap.Core.Manifest.Model.ModelOptions,
 	})
 	if err != nil {
 		return Result{}, err

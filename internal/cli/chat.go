@@ -71,10 +71,6 @@ func runChat(ctx context.Context, g *globals, streams IO, f chatFlags) error {
 	if wantsTUI(streams, f) {
 		return runTUI(ctx, g, streams, f)
 	}
-	workspace, err := g.workspace(f.workspace)
-	if err != nil {
-		return err
-	}
 	terminal := isTerminal(streams.In)
 	mode, err := approvalMode(f.approve, streams.In)
 	if err != nil {
@@ -90,6 +86,10 @@ func runChat(ctx context.Context, g *globals, streams IO, f chatFlags) error {
 		return err
 	}
 	defer closeHost(ctx, h)
+	workspace, err := g.workspace(ctx, h, f.workspace)
+	if err != nil {
+		return err
+	}
 	// The interactive Host also fires the cores' schedules.
 	h.StartScheduler()
 

@@ -25,10 +25,6 @@ func isTerminalWriter(w io.Writer) bool {
 // runTUI runs the terminal UI on the chat's Host. --approve keeps its
 // meaning: ask (the default on a terminal) asks in the approval panel.
 func runTUI(ctx context.Context, g *globals, streams IO, f chatFlags) error {
-	workspace, err := g.workspace(f.workspace)
-	if err != nil {
-		return err
-	}
 	mode, err := approvalMode(f.approve, streams.In)
 	if err != nil {
 		return err
@@ -38,6 +34,10 @@ func runTUI(ctx context.Context, g *globals, streams IO, f chatFlags) error {
 		return err
 	}
 	defer closeHost(ctx, h)
+	workspace, err := g.workspace(ctx, h, f.workspace)
+	if err != nil {
+		return err
+	}
 	h.StartScheduler()
 	return tui.Run(ctx, tui.Options{
 		Host: h, CoreID: g.core, Workspace: workspace, Provider: f.provider, Model: f.model,

@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/envfile"
 )
 
 // Exit codes.
@@ -63,9 +64,42 @@ type IO struct {
 type globals struct {
 	home string
 	core string
+	// timezone is --timezone (schedules and the clock tools).
+	timezone string
 	// getenv reads the invocation's environment; every command reads it
-	// through here, never os.Getenv.
+	// through here, never os.Getenv. Once the home is known it reads the
+	// explicit environment first and the home's .env second (loadEnv).
 	getenv func(string) string
+	// environ reads the explicit environment only (getenv before loadEnv
+	// layered the .env under it).
+	environ func(string) string
+	// env is the home's .env, read once per invocation (nil until loaded,
+	// and for the commands that do not read it).
+	env *envfile.File
+}
+
+// skipEnv marks a command that does not read the home's .env (it would
+// fail for a bad file where it has no use for it): version, completion,
+// and doctor, which reports a bad .env as findings.
+const skipEnv = "demiurge/skip-env"
+
+// loadEnv reads the home's .env once and layers it under the explicit
+// environment. Its values stay in this process's memory: nothing here
+// sets a variable, so a child process never inherits one.
+func (g *globals) loadEnv() error {
+	if g.env != nil {
+		return nil
+	}
+	home, err := g.homeDir()
+	if err != nil {
+		return err
+	}
+	f, err := envfile.Load(filepath.Join(home, ".env"))
+	if err != nil {
+		return err
+	}
+	g.env, g.environ, g.getenv = f, g.getenv, envfile.Layer(g.getenv, f)
+	return nil
 }
 
 // Run executes the command line args with the process's environment and
@@ -136,6 +170,7 @@ func isCobraUsage(err error) bool {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func newRoot(g *globals, streams IO) *cobra.Command {
+	var showVersion bool
 	root := &cobra.Command{
 		Use:           "demiurge",
 		Short:         "Host for self-evolving, file-backed Agent Cores",
@@ -143,13 +178,32 @@ func newRoot(g *globals, streams IO) *cobra.Command {
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if showVersion {
+				_, err := fmt.Fprintln(streams.Out, readVersion())
+				return err
+			}
 			return runChat(cmd.Context(), g, streams, chatFlags{})
 		},
 	}
+	root.Flags().BoolVar(&showVersion, "version", false, "print the version and exit")
+	root.CompletionOptions.DisableDefaultCmd = true
 	root.PersistentFlags().StringVar(&g.home, "home", "", "runtime home (env DEMIURGE_HOME, default ~/.demiurge)")
 	root.PersistentFlags().StringVar(&g.core, "core", "", "agent core id (default: config runtime.default_core, assistant)")
+	root.PersistentFlags().StringVar(&g.timezone, "timezone", "", "IANA timezone of schedules and clocks (env DEMIURGE_TIMEZONE, default config.yaml runtime.timezone, then the host's)")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if showVersion {
+			return nil
+		}
+		for c := cmd; c != nil; c = c.Parent() {
+			if c.Annotations[skipEnv] != "" {
+				return nil
+			}
+		}
+		return g.loadEnv()
+	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: ExitUsage, err: err} })
-	root.AddCommand(newInitCmd(g, streams), newRunCmd(g, streams), newChatCmd(g, streams), newSessionsCmd(g, streams), newToolsCmd(g, streams), newTasksCmd(g, streams), newSchedulesCmd(g, streams), newServeCmd(g, streams), newMCPCmd(g, streams), newCoreCmd(g, streams), newDoctorCmd(g, streams))
+	root.AddCommand(newInitCmd(g, streams), newRunCmd(g, streams), newChatCmd(g, streams), newSessionsCmd(g, streams), newToolsCmd(g, streams), newTasksCmd(g, streams), newSchedulesCmd(g, streams), newServeCmd(g, streams), newMCPCmd(g, streams), newCoreCmd(g, streams), newDoctorCmd(g, streams),
+		newSetupCmd(g, streams), newVersionCmd(streams), newCompletionCmd(streams))
 	return root
 }
 

@@ -17,13 +17,15 @@ import (
 // runtime home (host.Doctor). Exit 0 healthy, 1 any finding, 2 the report
 // could not be made (the home cannot be resolved or created).
 func newDoctorCmd(g *globals, streams IO) *cobra.Command {
-	var asJSON bool
+	var asJSON, repair bool
 	cmd := &cobra.Command{
 		Use:   "doctor",
-		Short: "Check the runtime home: database, core repository, cores, tasks, timezone",
+		Short: "Check the runtime home: permissions, .env, providers, database, core repository, cores and their templates, tasks, timezone",
 		Args:  cobra.NoArgs,
+		// The doctor reads .env itself, reporting a bad one as a finding.
+		Annotations: map[string]string{skipEnv: "1"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep, err := diagnose(cmd.Context(), g)
+			rep, err := diagnose(cmd.Context(), g, repair)
 			if err != nil {
 				if asJSON {
 					_ = writeJSON(streams.Out, doctorFailure{Home: g.home, OK: false,
@@ -45,6 +47,7 @@ func newDoctorCmd(g *globals, streams IO) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&repair, "repair", false, "tighten the modes of the home's private files and directories (no content is changed)")
 	return cmd
 }
 
@@ -57,12 +60,12 @@ type doctorFailure struct {
 
 // diagnose makes the report of the home; it fails only when the home
 // cannot be resolved or created.
-func diagnose(ctx context.Context, g *globals) (*host.DoctorReport, error) {
+func diagnose(ctx context.Context, g *globals, repair bool) (*host.DoctorReport, error) {
 	home, err := g.homeDir()
 	if err != nil {
 		return nil, err
 	}
-	return host.Doctor(ctx, host.DoctorOptions{Home: home, CoreID: g.core, Getenv: g.getenv})
+	return host.Doctor(ctx, host.DoctorOptions{Home: home, CoreID: g.core, Getenv: g.getenv, Repair: repair, Timezone: g.timezone})
 }
 
 func printDoctor(streams IO, rep *host.DoctorReport) {
@@ -90,8 +93,14 @@ func printDoctor(streams IO, rep *host.DoctorReport) {
 	printf(streams, "timezone: %s (%s)\n", orNone(rep.Timezone.Name), orNone(rep.Timezone.Source))
 	printf(streams, "sandbox: %s\n", sandboxLine(rep.Sandbox))
 	printf(streams, "python: %s\n", pythonLine(rep.Python))
+	for _, r := range rep.Repaired {
+		printf(streams, "repaired %s\n", r)
+	}
 	for _, f := range rep.Findings {
 		printf(streams, "%s %s: %s\n  fix: %s\n", f.Severity, f.Code, f.Message, f.Remediation)
+	}
+	if rep.Counts.Warning > 0 {
+		printf(streams, "%d warning(s)\n", rep.Counts.Warning)
 	}
 	if rep.OK {
 		printf(streams, "ok\n")

@@ -24,12 +24,12 @@ func newInitCmd(g *globals, streams IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out := initJSON{InitReport: rep, Cores: []coreJSON{}}
+			out := initJSON{InitReport: rep, Cores: []coreJSON{}, Findings: []host.DoctorFinding{}}
 			if out.DatabaseCreated, err = host.InitDatabase(cmd.Context(), host.Home{Dir: home}); err != nil {
 				return err
 			}
 			if check {
-				h, err := host.Open(cmd.Context(), host.Options{Home: home, Getenv: g.getenv})
+				h, err := host.Open(cmd.Context(), host.Options{Home: home, Getenv: g.getenv, EnvFile: g.env, Timezone: g.timezone})
 				if err != nil {
 					return err
 				}
@@ -42,9 +42,27 @@ func newInitCmd(g *globals, streams IO) *cobra.Command {
 					out.Cores = append(out.Cores, coreJSON{CoreID: id, Path: h.Home().CoreDir(id), Revision: snap.Revision})
 				}
 				out.Checked = true
+				drift, err := host.TemplateDrift(h.Home(), g.core)
+				if err != nil {
+					return err
+				}
+				out.Findings = drift
 			}
+			errs := 0
+			for _, f := range out.Findings {
+				if f.Severity == "error" {
+					errs++
+				}
+			}
+			out.OK = errs == 0
 			if asJSON {
-				return writeJSON(streams.Out, out)
+				if err := writeJSON(streams.Out, out); err != nil {
+					return err
+				}
+				if !out.OK {
+					return failed()
+				}
+				return nil
 			}
 			fmt.Fprintf(streams.Out, "initialized %s\n", rep.Home)
 			if rep.ConfigCreated {
@@ -62,11 +80,17 @@ func newInitCmd(g *globals, streams IO) *cobra.Command {
 			for _, c := range out.Cores {
 				fmt.Fprintf(streams.Out, "core %s@%s ok\n", c.CoreID, c.Revision)
 			}
+			for _, f := range out.Findings {
+				fmt.Fprintf(streams.Out, "%s %s: %s\n  fix: %s\n", f.Severity, f.Code, f.Message, f.Remediation)
+			}
+			if !out.OK {
+				return failed()
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&refresh, "refresh", "", "re-copy a core from the embedded templates: assistant, evolver, global or all")
-	cmd.Flags().BoolVar(&check, "check", false, "load every core and open the database")
+	cmd.Flags().BoolVar(&check, "check", false, "load every core, open the database and compare the cores with the embedded templates (exit 1 on an error finding)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }
@@ -76,6 +100,10 @@ type initJSON struct {
 	DatabaseCreated bool       `json:"database_created"`
 	Checked         bool       `json:"checked"`
 	Cores           []coreJSON `json:"cores"`
+	// Findings are the template drift findings of --check (doctor codes);
+	// OK is false when one is an error.
+	Findings []host.DoctorFinding `json:"findings"`
+	OK       bool                 `json:"ok"`
 }
 
 type coreJSON struct {

@@ -31,7 +31,7 @@ func newMCPCmd(g *globals, streams IO) *cobra.Command {
 				}
 				var st []mcp.ServerStatus
 				if check {
-					ws, err := g.workspace(workspace)
+					ws, err := g.workspace(ctx, h, workspace)
 					if err != nil {
 						return err
 					}

@@ -22,7 +22,7 @@ func openHost(ctx context.Context, g *globals, fakeScript string) (*host.Host, e
 	if err != nil {
 		return nil, err
 	}
-	return host.Open(ctx, host.Options{Home: home, FakeScript: fakeScript, URLPolicy: urls, Getenv: g.getenv})
+	return host.Open(ctx, host.Options{Home: home, FakeScript: fakeScript, URLPolicy: urls, Getenv: g.getenv, EnvFile: g.env, Timezone: g.timezone})
 }
 
 // urlPolicyFromEnv is the URL policy of the Host, from the operator's

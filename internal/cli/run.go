@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/host"
 	"github.com/demiurge/demiurge/turn"
 )
 
@@ -66,16 +68,16 @@ func runOnce(cmd *cobra.Command, g *globals, streams IO, f *runFlags, args []str
 	if err != nil {
 		return err
 	}
-	workspace, err := g.workspace(f.workspace)
-	if err != nil {
-		return err
-	}
 	ctx := cmd.Context()
 	h, err := openHost(ctx, g, f.fakeScript)
 	if err != nil {
 		return err
 	}
 	defer closeHost(ctx, h)
+	workspace, err := g.workspace(ctx, h, f.workspace)
+	if err != nil {
+		return err
+	}
 
 	res, err := h.Run(ctx, turn.Request{
 		CoreID: g.core, Text: text, SessionID: f.session, NewSession: f.newSession,
@@ -118,9 +120,10 @@ func runOnce(cmd *cobra.Command, g *globals, streams IO, f *runFlags, args []str
 	return failed()
 }
 
-// workspace applies --workspace, then DEMIURGE_WORKSPACE, then the
-// current directory.
-func (g *globals) workspace(flag string) (string, error) {
+// workspace applies --workspace, then DEMIURGE_WORKSPACE, then the core's
+// runtime.workspace (a core that names its workspace works there), then
+// the current directory.
+func (g *globals) workspace(ctx context.Context, h *host.Host, flag string) (string, error) {
 	ws := flag
 	if ws == "" {
 		ws = g.getenv("DEMIURGE_WORKSPACE")
@@ -130,7 +133,9 @@ func (g *globals) workspace(flag string) (string, error) {
 		if err != nil {
 			return "", usageError("cannot read the current directory: %v", err)
 		}
-		ws = wd
+		if ws, err = h.Workspace(ctx, g.core, wd); err != nil {
+			return "", err
+		}
 	}
 	st, err := os.Stat(ws)
 	if err != nil || !st.IsDir() {

@@ -27,6 +27,8 @@ var layers = map[string]string{
 	"internal/yamlx":      "util",
 	"internal/filelock":   "util",
 	"internal/atomicfile": "util",
+	// The runtime home's private .env: parsing, checks, rendering.
+	"internal/envfile": "util",
 	// A program on a pseudo-terminal read through a VT emulator, for the
 	// terminal UI's end-to-end tests and the bench driver's terminal figures.
 	"internal/vtpty": "util",
