@@ -19,6 +19,10 @@ type Request struct {
 	SessionID       string
 	NewSession      bool
 	NewSessionID    string // with NewSession: the id the session gets ("" generated)
+	// TurnID is the id the turn gets ("" generated; else it must have the
+	// turn_ prefix). A channel inbox reserves it durably before the turn
+	// starts, so that after a crash it can tell whether the turn began.
+	TurnID string
 	Channel         string
 	ConversationKey string
 	Scope           demiurge.PrincipalScope // zero: the local operator
