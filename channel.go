@@ -101,3 +101,10 @@ type InboxCount struct {
 	Status  string
 	Count   int
 }
+
+// ChannelCursor is a poller's source checkpoint (a Telegram offset),
+// committed with the envelopes of its batch: the cursor of (CoreID,
+// Channel) moves only if HostID holds that channel's poller lease.
+type ChannelCursor struct {
+	CoreID, Channel, HostID, Cursor string
+}

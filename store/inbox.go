@@ -48,19 +48,12 @@ func inboundKey(e demiurge.InboundEnvelope) string {
 	return "inbound:" + e.CoreID + ":" + e.Channel + ":" + e.EventKey
 }
 
-// ChannelCursor is a poller's source checkpoint, committed with the
-// envelopes of its batch: the cursor of (CoreID, Channel) moves only if
-// HostID holds that channel's lease.
-type ChannelCursor struct {
-	CoreID, Channel, HostID, Cursor string
-}
-
 // AcceptInbound commits envs (and cursor, when given) in one transaction
 // and returns one receipt per envelope: a new inbound, or the inbound the
 // same (core, channel, event key) was accepted as before (Duplicate).
 // Errors: EINVALID for a bad envelope (nothing is committed), ECONFLICT
 // when cursor's host does not hold the channel's lease, store errors.
-func (db *DB) AcceptInbound(ctx context.Context, envs []demiurge.InboundEnvelope, cursor *ChannelCursor) ([]demiurge.InboxReceipt, error) {
+func (db *DB) AcceptInbound(ctx context.Context, envs []demiurge.InboundEnvelope, cursor *demiurge.ChannelCursor) ([]demiurge.InboxReceipt, error) {
 	for _, e := range envs {
 		if err := validEnvelope(e); err != nil {
 			return nil, err
@@ -309,4 +302,43 @@ func (db *DB) moveInbound(ctx context.Context, id string, p demiurge.EventPayloa
 		_, err = t.append([]demiurge.Event{demiurge.NewEvent(demiurge.AggChannelInbound, id, p)}, "", nil)
 		return err
 	})
+}
+
+// CancelQueuedInbounds ends the inbounds of one conversation that wait for
+// their turn (queued or retry_scheduled) and were accepted before the
+// inbound before (a channel's /stop), as done with result cancelled, and
+// returns how many it ended.
+func (db *DB) CancelQueuedInbounds(ctx context.Context, coreID, channel, conversationKey, before string) (int, error) {
+	n := 0
+	err := db.write(ctx, func(t *wtx) error {
+		n = 0
+		rows, err := t.query(`SELECT inbound_id FROM channel_inbox WHERE core_id = ? AND channel = ? AND conversation_key = ?
+  AND status IN ('queued', 'retry_scheduled') AND inbound_id < ? ORDER BY inbound_id LIMIT 500`, coreID, channel, conversationKey, before)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			ev := demiurge.NewEvent(demiurge.AggChannelInbound, id, demiurge.ChannelInboundCompletedPayload{
+				Result: demiurge.InboundResultCancelled})
+			if _, err := t.append([]demiurge.Event{ev}, "", nil); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
 }

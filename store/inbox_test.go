@@ -162,13 +162,13 @@ func TestChannelLease(t *testing.T) {
 		t.Fatalf("second gateway acquired a held lease: %v %v", ok, err)
 	}
 	env := envelope("u1", "telegram:dm:1", "hi")
-	if _, err := db.AcceptInbound(ctx, []demiurge.InboundEnvelope{env}, &store.ChannelCursor{CoreID: "assistant", Channel: "telegram", HostID: b.ID(), Cursor: "2"}); demiurge.ErrorCode(err) != demiurge.ECONFLICT {
+	if _, err := db.AcceptInbound(ctx, []demiurge.InboundEnvelope{env}, &demiurge.ChannelCursor{CoreID: "assistant", Channel: "telegram", HostID: b.ID(), Cursor: "2"}); demiurge.ErrorCode(err) != demiurge.ECONFLICT {
 		t.Fatalf("cursor without the lease: %v", err)
 	}
 	if all, _ := db.Inbounds(ctx, store.InboundFilter{}); len(all) != 0 {
 		t.Fatalf("a refused batch was accepted: %d", len(all))
 	}
-	if _, err := db.AcceptInbound(ctx, []demiurge.InboundEnvelope{env}, &store.ChannelCursor{CoreID: "assistant", Channel: "telegram", HostID: a.ID(), Cursor: "2"}); err != nil {
+	if _, err := db.AcceptInbound(ctx, []demiurge.InboundEnvelope{env}, &demiurge.ChannelCursor{CoreID: "assistant", Channel: "telegram", HostID: a.ID(), Cursor: "2"}); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(2 * time.Minute)

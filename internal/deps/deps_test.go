@@ -49,6 +49,7 @@ var layers = map[string]string{
 	"coregate":                    "engine",
 	"schedule":                    "engine",
 	"delegation":                  "engine",
+	"gateway":                     "engine", // the channel inbox worker and the channels' supervisor
 	"builtin":                     "registry", // assembles the builtin toolsets
 	"builtin/files":               "tools",
 	"builtin/terminal":            "tools",
