@@ -39,6 +39,7 @@ var layers = map[string]string{
 	"process":                     "adapter",
 	"sandbox":                     "adapter",
 	"gitrepo":                     "adapter",
+	"channels/webhook":            "adapter", // the HTTP webhook channel
 	"session":                     "engine",
 	"turn":                        "engine",
 	"effect":                      "engine",
@@ -49,7 +50,7 @@ var layers = map[string]string{
 	"coregate":                    "engine",
 	"schedule":                    "engine",
 	"delegation":                  "engine",
-	"gateway":                     "engine", // the channel inbox worker and the channels' supervisor
+	"gateway":                     "engine",   // the channel inbox worker and the channels' supervisor
 	"builtin":                     "registry", // assembles the builtin toolsets
 	"builtin/files":               "tools",
 	"builtin/terminal":            "tools",
