@@ -25,6 +25,9 @@ type providers struct {
 
 	mu    sync.Mutex // guards cache
 	cache map[string]demiurge.Provider
+
+	extraMu sync.Mutex // guards extra
+	extra   []string   // channel credentials (addSecrets)
 }
 
 type fallbackModel struct{ provider, model string }
@@ -70,5 +73,17 @@ func (p *providers) Secrets() []string {
 			out = append(out, c.APIKey)
 		}
 	}
+	p.extraMu.Lock()
+	out = append(out, p.extra...)
+	p.extraMu.Unlock()
 	return out
+}
+
+// addSecrets adds credentials the Host learned besides the providers' (a
+// channel's bot token or password): Secrets returns them from then on, so
+// logs, turn errors and the gateway's stored errors redact them.
+func (p *providers) addSecrets(vals []string) {
+	p.extraMu.Lock()
+	defer p.extraMu.Unlock()
+	p.extra = append(p.extra, vals...)
 }

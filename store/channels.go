@@ -107,3 +107,30 @@ func scanChannel(r scanner) (demiurge.ChannelState, error) {
 	c.LeaseExpiresAt, c.UpdatedAt = parseTime(lease), demiurge.ParseTime(updated)
 	return c, nil
 }
+
+// ConversationSessions returns the sessions of coreID that scope's
+// conversation owns (owner kind conversation, the same principal, channel
+// and conversation key), newest first: what a channel's /sessions lists.
+// A scope that is not a conversation's sees none.
+func (db *DB) ConversationSessions(ctx context.Context, coreID string, scope demiurge.PrincipalScope, limit int) ([]demiurge.Session, error) {
+	if scope.Authority != demiurge.AuthorityConversation || scope.PrincipalID == "" {
+		return nil, nil
+	}
+	q := sessionSelect + ` WHERE s.core_id = ? AND o.owner_kind = ? AND o.principal_id = ? AND o.channel = ? AND o.conversation_key = ?
+  ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?`
+	rows, err := db.reader.QueryContext(ctx, q, coreID, demiurge.AuthorityConversation, scope.PrincipalID, scope.Channel,
+		scope.ConversationKey, clampLimit(limit, demiurge.DefaultSessionLimit, demiurge.MaxSessionLimit))
+	if err != nil {
+		return nil, db.codeError(ctx, err)
+	}
+	defer rows.Close()
+	var out []demiurge.Session
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, db.codeError(ctx, err)
+		}
+		out = append(out, s)
+	}
+	return out, db.codeError(ctx, rows.Err())
+}

@@ -149,7 +149,7 @@ func newRoot(g *globals, streams IO) *cobra.Command {
 	root.PersistentFlags().StringVar(&g.home, "home", "", "runtime home (env DEMIURGE_HOME, default ~/.demiurge)")
 	root.PersistentFlags().StringVar(&g.core, "core", "", "agent core id (default: config runtime.default_core, assistant)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: ExitUsage, err: err} })
-	root.AddCommand(newInitCmd(g, streams), newRunCmd(g, streams), newChatCmd(g, streams), newSessionsCmd(g, streams), newToolsCmd(g, streams), newTasksCmd(g, streams), newSchedulesCmd(g, streams), newServeCmd(g, streams), newMCPCmd(g, streams), newCoreCmd(g, streams), newDoctorCmd(g, streams))
+	root.AddCommand(newInitCmd(g, streams), newRunCmd(g, streams), newChatCmd(g, streams), newSessionsCmd(g, streams), newToolsCmd(g, streams), newTasksCmd(g, streams), newSchedulesCmd(g, streams), newServeCmd(g, streams), newGatewayCmd(g, streams), newMCPCmd(g, streams), newCoreCmd(g, streams), newDoctorCmd(g, streams))
 	return root
 }
 

@@ -1,0 +1,136 @@
+package host
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/channels/webhook"
+	"github.com/demiurge/demiurge/core"
+	"github.com/demiurge/demiurge/gateway"
+	"github.com/demiurge/demiurge/urlpolicy"
+)
+
+// builtChannel is one enabled channel of one core as the gateway runs it,
+// or, with Err set, the reason it cannot run (it is reported disabled).
+type builtChannel struct {
+	CoreID, Name, Type string
+	spec               gateway.Channel
+	// secrets are the channel's credentials, redacted from every log,
+	// stored error and status line.
+	secrets []string
+	close   func()
+	Err     error
+}
+
+// channelEnv is what building a channel needs of the Host.
+type channelEnv struct {
+	getenv    func(string) string
+	urlPolicy urlpolicy.Policy
+	logger    *slog.Logger
+	// webhookListener, set by tests, serves every webhook channel on one
+	// listener instead of its configured address.
+	webhookListener func(coreID, name string) net.Listener
+}
+
+var channelName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// resolveSecret is the original's credential rule: the variable named by
+// the `_env` key when it is set and not empty, else the inline value.
+func resolveSecret(getenv func(string) string, envName, inline string) string {
+	if envName != "" {
+		if v := getenv(envName); v != "" {
+			return v
+		}
+	}
+	return inline
+}
+
+// buildChannel builds the enabled channel ch of coreID. It starts nothing.
+func buildChannel(coreID string, ch core.Channel, env channelEnv) builtChannel {
+	b := builtChannel{CoreID: coreID, Name: ch.Name, Type: ch.Type, close: func() {}}
+	if !channelName.MatchString(ch.Name) {
+		b.Err = demiurge.Errorf(demiurge.ECONFIG, "channel name %q must be a lowercase identifier (a letter, then letters, digits or _)", ch.Name)
+		return b
+	}
+	switch s := ch.Settings.(type) {
+	case *core.WebhookChannel:
+		cfg := webhook.Config{
+			Name: ch.Name, Addr: net.JoinHostPort(s.Host, strconv.Itoa(s.Port)), Path: s.Path,
+			Token:                 resolveSecret(env.getenv, s.TokenEnv, s.Token),
+			AllowUnauthenticated:  s.AllowUnauthenticated,
+			CallbackURL:           resolveSecret(env.getenv, s.CallbackURLEnv, s.CallbackURL),
+			AllowPrivateCallbacks: s.AllowPrivateCallbackURLs,
+			AllowedSources:        s.AllowedSources,
+			DeliveryTargets:       s.DeliveryTargets,
+			CallbackSecret:        resolveSecret(env.getenv, s.CallbackSecretEnv, s.CallbackSecret),
+			URLPolicy:             env.urlPolicy,
+			Logger:                env.logger,
+		}
+		if env.webhookListener != nil {
+			cfg.Listener = env.webhookListener(coreID, ch.Name)
+		}
+		wh, err := webhook.New(cfg)
+		if err != nil {
+			b.Err = err
+			return b
+		}
+		b.secrets = nonEmpty(cfg.Token, cfg.CallbackSecret)
+		b.close = wh.Close
+		b.spec = gateway.Channel{CoreID: coreID, Name: ch.Name, Type: ch.Type, BusyMode: s.BusyMode,
+			Run:  func(ctx context.Context, in gateway.Inbox) error { return wh.Run(ctx, in) },
+			Send: wh.Send}
+	default:
+		b.Err = demiurge.Errorf(demiurge.ECONFIG, "unsupported enabled gateway channel: %s", ch.Name)
+	}
+	return b
+}
+
+func nonEmpty(vals ...string) []string {
+	var out []string
+	for _, v := range vals {
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// coreIDs lists the cores of the home (directories of agents/ with an
+// agent.yaml), sorted.
+func coreIDs(h Home) ([]string, error) {
+	entries, err := os.ReadDir(h.AgentsDir())
+	if err != nil {
+		return nil, demiurge.WrapError(demiurge.ECONFIG, err, "read %s: %s", h.AgentsDir(), demiurge.IOReason(err))
+	}
+	var ids []string
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(h.CoreDir(e.Name()), "agent.yaml")); err == nil {
+			ids = append(ids, e.Name())
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// enabledChannels returns the enabled channels of c, by name.
+func enabledChannels(c *core.Core) []core.Channel {
+	var out []core.Channel
+	for _, name := range slices.Sorted(maps.Keys(c.Manifest.Channels)) {
+		if ch := c.Manifest.Channels[name]; ch.Enabled {
+			out = append(out, ch)
+		}
+	}
+	return out
+}

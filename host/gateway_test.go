@@ -1,0 +1,219 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/host"
+	"github.com/demiurge/demiurge/store"
+)
+
+// enableWebhook writes a webhook channel into the assistant core of home.
+func enableWebhook(t *testing.T, home, extra string) {
+	t.Helper()
+	path := filepath.Join(home, "agents", "assistant", "agent.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml := strings.Replace(string(b), "channels: {}\n", "channels:\n  webhook:\n    enabled: true\n    token: tok-123456789\n"+extra, 1)
+	if yaml == string(b) {
+		t.Fatal("agent.yaml has no empty channels block")
+	}
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gatewayHost opens a Host over home with its webhook channel served on a
+// loopback listener, and returns the webhook's URL.
+func gatewayHost(t *testing.T, home string) (*host.Host, string) {
+	t.Helper()
+	h, err := host.Open(context.Background(), host.Options{Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close(context.Background()) })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := host.WithWebhookListener(host.GatewayOptions{Drain: 5 * time.Second}, func(string, string) net.Listener { return ln })
+	report, err := h.StartGateway(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(report) != 1 || report[0].Err != nil {
+		t.Fatalf("report %+v", report)
+	}
+	return h, "http://" + ln.Addr().String() + "/demiurge"
+}
+
+// callbacks is a loopback callback receiver.
+func callbacks(t *testing.T) (*httptest.Server, chan map[string]any) {
+	t.Helper()
+	got := make(chan map[string]any, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m map[string]any
+		json.NewDecoder(r.Body).Decode(&m)
+		got <- m
+	}))
+	t.Cleanup(srv.Close)
+	return srv, got
+}
+
+func postJSON(t *testing.T, url string, body map[string]any) (int, string) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(b)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer tok-123456789")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(out)
+}
+
+func nextCallback(t *testing.T, got chan map[string]any) map[string]any {
+	t.Helper()
+	select {
+	case m := <-got:
+		return m
+	case <-time.After(20 * time.Second):
+		t.Fatal("no callback")
+	}
+	return nil
+}
+
+// End to end over loopback HTTP: a webhook message becomes one turn on
+// the conversation's session and its reply reaches the callback; a
+// repeated request id is not admitted twice; /new and /sessions answer
+// from the channel; gateway status reports the channel and its inbox.
+func TestGatewayWebhookEndToEnd(t *testing.T) {
+	home := t.TempDir()
+	h0, err := host.Open(context.Background(), host.Options{Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h0.Close(context.Background())
+	enableWebhook(t, home, "    allow_private_callback_urls: true\n")
+	h, url := gatewayHost(t, home)
+	cb, got := callbacks(t)
+
+	body := map[string]any{"text": "hello there", "source": "ci", "request_id": "r-1", "callback_url": cb.URL + "/reply"}
+	status, resp := postJSON(t, url, body)
+	if status != 202 || resp != `{"conversation_key":"webhook:source:ci","ok":true}` {
+		t.Fatalf("POST: %d %s", status, resp)
+	}
+	m := nextCallback(t, got)
+	if m["text"] != "[fake] hello there" || m["reply_to"] != "r-1" || m["source"] != "ci" || m["channel"] != "webhook" {
+		t.Fatalf("callback %v", m)
+	}
+	if status, _ := postJSON(t, url, body); status != 202 {
+		t.Fatalf("repeat: %d", status)
+	}
+	db := host.StoreOf(h)
+	ctx := context.Background()
+	waitInbox := func(n int) []demiurge.Inbound {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			all, err := db.Inbounds(ctx, store.InboundFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := 0
+			for _, in := range all {
+				if in.Status == demiurge.InboundDone {
+					done++
+				}
+			}
+			if done == n && len(all) == n {
+				return all
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("inbox %+v, want %d done", all, n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	first := waitInbox(1)[0]
+	sessions, err := h.ListSessions(ctx, "assistant", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns, err := h.ListTurns(ctx, "assistant", first.SessionID, 10)
+	if err != nil || len(turns) != 1 {
+		t.Fatalf("turns %v %v (sessions %d)", turns, err, len(sessions))
+	}
+
+	postJSON(t, url, map[string]any{"text": "/new", "source": "ci", "request_id": "r-2", "callback_url": cb.URL})
+	if m := nextCallback(t, got); !strings.HasPrefix(m["text"].(string), "New session: `session_") {
+		t.Fatalf("/new answered %v", m)
+	}
+	postJSON(t, url, map[string]any{"text": "/sessions", "source": "ci", "request_id": "r-3", "callback_url": cb.URL})
+	m = nextCallback(t, got)
+	if text := m["text"].(string); !strings.HasPrefix(text, "# Sessions\n1. * `session_") || !strings.Contains(text, "2.   `"+first.SessionID+"`") {
+		t.Fatalf("/sessions answered %q", text)
+	}
+	waitInbox(3)
+
+	st, err := h.GatewayStatus(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Channels) != 1 || st.Channels[0].State != demiurge.ChannelRunning || st.Channels[0].Inbox[demiurge.InboundDone] != 3 {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+// A channel that cannot run is reported disabled with its reason; with
+// none left, the gateway does not start.
+func TestGatewayDisabledChannels(t *testing.T) {
+	home := t.TempDir()
+	h0, err := host.Open(context.Background(), host.Options{Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h0.Close(context.Background())
+	path := filepath.Join(home, "agents", "assistant", "agent.yaml")
+	b, _ := os.ReadFile(path)
+	yaml := strings.Replace(string(b), "channels: {}\n", "channels:\n  webhook:\n    enabled: true\n    token_env: NO_SUCH_TOKEN_VAR\n  matrix:\n    enabled: true\n", 1)
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.Open(context.Background(), host.Options{Home: home, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	report, err := h.StartGateway(context.Background(), host.GatewayOptions{})
+	if demiurge.ErrorCode(err) != demiurge.ECONFIG || len(report) != 2 {
+		t.Fatalf("start: %v %+v", err, report)
+	}
+	want := "no gateway channel can run: assistant/matrix: unsupported enabled gateway channel: matrix; " +
+		"assistant/webhook: webhook channel requires token_env with a value, token, or allow_unauthenticated: true"
+	if demiurge.ErrorMessage(err) != want {
+		t.Fatalf("error %q\nwant %q", demiurge.ErrorMessage(err), want)
+	}
+	st, err := h.GatewayStatus(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Channels) != 2 || st.Channels[0].State != demiurge.ChannelDisabled || st.Channels[1].LastError == "" {
+		t.Fatalf("status %+v", st)
+	}
+}
