@@ -136,7 +136,7 @@ func Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
 	}
 	doctorDatabase(ctx, h, rep)
 	doctorRepository(ctx, h, rep)
-	doctorCores(h, rep)
+	doctorCores(h, rep, opts.Getenv)
 	if tz, err := schedule.ResolveTimezone("", opts.Getenv(schedule.TimezoneEnv), cfg.Runtime.Timezone); err != nil {
 		rep.fail("timezone.invalid", err, "set runtime.timezone in config.yaml or "+schedule.TimezoneEnv+" to an IANA zone name")
 	} else {

@@ -217,3 +217,28 @@ func TestGatewayDisabledChannels(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 }
+
+// doctor names an enabled channel that cannot run, with its reason.
+func TestDoctorChecksChannels(t *testing.T) {
+	home := t.TempDir()
+	h0, err := host.Open(context.Background(), host.Options{Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h0.Close(context.Background())
+	enableWebhook(t, home, "    callback_url: https://10.0.0.5/hook\n")
+	rep, err := host.Doctor(context.Background(), host.DoctorOptions{Home: home, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, f := range rep.Findings {
+		if f.Code == "channel.invalid" {
+			found = append(found, f.Message)
+		}
+	}
+	want := "channel webhook of core assistant cannot run: webhook channel webhook: callback URL rejected by Host policy: private_address"
+	if len(found) != 1 || found[0] != want || rep.OK {
+		t.Fatalf("channel findings %q (ok=%v), want %q", found, rep.OK, want)
+	}
+}
