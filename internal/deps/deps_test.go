@@ -40,6 +40,7 @@ var layers = map[string]string{
 	"sandbox":                     "adapter",
 	"gitrepo":                     "adapter",
 	"channels/webhook":            "adapter", // the HTTP webhook channel
+	"channels/telegram":           "adapter", // the Telegram Bot API channel (long polling)
 	"session":                     "engine",
 	"turn":                        "engine",
 	"effect":                      "engine",
