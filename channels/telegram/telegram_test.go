@@ -238,7 +238,9 @@ func TestTelegramApprovalKeyboard(t *testing.T) {
 	if a, _ := short.Ask(context.Background(), group, telegram.Approval{}); a != telegram.Deny {
 		t.Fatalf("group approval %q", a)
 	}
-	api.waitCall("sendMessage", func(p map[string]string) bool { return strings.HasPrefix(p["text"], "Telegram approval is only supported in private chat.") })
+	api.waitCall("sendMessage", func(p map[string]string) bool {
+		return strings.HasPrefix(p["text"], "Telegram approval is only supported in private chat.")
+	})
 }
 
 // getUpdates failing with 500 ends the run with an error naming no token
