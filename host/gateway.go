@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/effect"
 	"github.com/demiurge/demiurge/gateway"
 	"github.com/demiurge/demiurge/redact"
 	"github.com/demiurge/demiurge/session"
@@ -28,6 +29,9 @@ type GatewayOptions struct {
 	// Inbox tunes the inbox worker (tests shorten its backoff); HostID,
 	// Logger and Redact are the Host's.
 	Inbox gateway.Options
+	// ApprovalTimeout bounds an approval question put on a channel
+	// (default 10 minutes).
+	ApprovalTimeout time.Duration
 	// webhookListener, set by tests, serves the webhook channels on
 	// listeners of their choosing.
 	webhookListener func(coreID, name string) net.Listener
@@ -37,6 +41,20 @@ type GatewayOptions struct {
 type gatewayRun struct {
 	g        *gateway.Gateway
 	channels []builtChannel
+}
+
+// approverFor is the approver of the channel in came from, nil for a
+// channel that cannot ask (a prompt is then a denial).
+func (g *gatewayRun) approverFor(in demiurge.Inbound) effect.Approver {
+	if g == nil {
+		return nil
+	}
+	for _, b := range g.channels {
+		if b.CoreID == in.CoreID && b.Name == in.Channel && b.approver != nil {
+			return b.approver(in)
+		}
+	}
+	return nil
 }
 
 // GatewayChannel names one configured channel and, when it cannot run,
@@ -75,7 +93,8 @@ func (h *Host) StartGateway(ctx context.Context, opts GatewayOptions) ([]Gateway
 	if h.gateway != nil {
 		return nil, demiurge.Errorf(demiurge.ECONFLICT, "the gateway already runs in this Host")
 	}
-	built, report, err := h.buildChannels(ctx, opts.webhookListener)
+	built, report, err := h.buildChannels(ctx, channelEnv{getenv: h.getenv, urlPolicy: h.urlPolicy, logger: h.logger,
+		webhookListener: opts.webhookListener, approvalTimeout: opts.ApprovalTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -136,12 +155,11 @@ func (h *Host) StartGateway(ctx context.Context, opts GatewayOptions) ([]Gateway
 
 // buildChannels builds every enabled channel of every core; what cannot
 // run is recorded disabled (with its reason) and returned in report.
-func (h *Host) buildChannels(ctx context.Context, listener func(coreID, name string) net.Listener) (built []builtChannel, report []GatewayChannel, err error) {
+func (h *Host) buildChannels(ctx context.Context, env channelEnv) (built []builtChannel, report []GatewayChannel, err error) {
 	ids, err := coreIDs(h.home)
 	if err != nil {
 		return nil, nil, err
 	}
-	env := channelEnv{getenv: h.getenv, urlPolicy: h.urlPolicy, logger: h.logger, webhookListener: listener}
 	for _, id := range ids {
 		snap, err := h.cores.Load(ctx, id)
 		if err != nil {
@@ -198,9 +216,13 @@ func (r gatewayRunner) RunInbound(ctx context.Context, in demiurge.Inbound, turn
 	if err != nil {
 		return gateway.TurnOutcome{}, err
 	}
-	res, err := h.Run(ctx, turn.Request{CoreID: in.CoreID, Text: in.Text, Channel: in.Channel,
+	req := turn.Request{CoreID: in.CoreID, Text: in.Text, Channel: in.Channel,
 		ConversationKey: in.ConversationKey, Scope: session.ForSession(scope, sess.ID), TurnID: turnID,
-		Workspace: h.home.WorkspaceDir(), Route: route})
+		Workspace: h.home.WorkspaceDir(), Route: route}
+	if ap := h.gateway.approverFor(in); ap != nil && route != nil {
+		req.Approver = ap
+	}
+	res, err := h.Run(ctx, req)
 	if err != nil {
 		return gateway.TurnOutcome{}, err
 	}

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"maps"
 	"net"
@@ -11,10 +12,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/channels/telegram"
 	"github.com/demiurge/demiurge/channels/webhook"
 	"github.com/demiurge/demiurge/core"
+	"github.com/demiurge/demiurge/effect"
 	"github.com/demiurge/demiurge/gateway"
 	"github.com/demiurge/demiurge/urlpolicy"
 )
@@ -28,7 +32,11 @@ type builtChannel struct {
 	// stored error and status line.
 	secrets []string
 	close   func()
-	Err     error
+	// approver, when the channel can put approval questions to its users,
+	// returns the Approver of a turn an inbound started (nil: none, so a
+	// prompt is a denial).
+	approver func(in demiurge.Inbound) effect.Approver
+	Err      error
 }
 
 // channelEnv is what building a channel needs of the Host.
@@ -36,6 +44,9 @@ type channelEnv struct {
 	getenv    func(string) string
 	urlPolicy urlpolicy.Policy
 	logger    *slog.Logger
+	// approvalTimeout bounds a channel's approval question (0: the
+	// channel's default, 10 minutes).
+	approvalTimeout time.Duration
 	// webhookListener, set by tests, serves every webhook channel on one
 	// listener instead of its configured address.
 	webhookListener func(coreID, name string) net.Listener
@@ -88,10 +99,60 @@ func buildChannel(coreID string, ch core.Channel, env channelEnv) builtChannel {
 		b.spec = gateway.Channel{CoreID: coreID, Name: ch.Name, Type: ch.Type, BusyMode: s.BusyMode,
 			Run:  func(ctx context.Context, in gateway.Inbox) error { return wh.Run(ctx, in) },
 			Send: wh.Send}
+	case *core.TelegramChannel:
+		cfg := telegram.Config{
+			Name: ch.Name, Token: resolveSecret(env.getenv, s.BotTokenEnv, s.BotToken), APIBaseURL: s.APIBaseURL,
+			BotUsername: s.BotUsername, AllowedUsers: s.AllowedUsers, AllowedChats: s.AllowedChats,
+			UnauthorizedResponse: s.UnauthorizedResponse, PollTimeout: s.PollTimeout, MessageFormat: s.MessageFormat,
+			RegisterCommands: s.RegisterCommands, SendTyping: s.SendTyping, ReplyToMode: s.ReplyToMode,
+			ApprovalTimeout: env.approvalTimeout, Logger: env.logger,
+		}
+		tg, err := telegram.New(cfg)
+		if err != nil {
+			b.Err = err
+			return b
+		}
+		b.secrets = nonEmpty(cfg.Token)
+		b.close = tg.Close
+		b.spec = gateway.Channel{CoreID: coreID, Name: ch.Name, Type: ch.Type, BusyMode: s.BusyMode,
+			Run:  func(ctx context.Context, in gateway.Inbox) error { return tg.Run(ctx, in) },
+			Send: tg.Send}
+		b.approver = func(in demiurge.Inbound) effect.Approver { return telegramApprover{ch: tg, in: in} }
 	default:
 		b.Err = demiurge.Errorf(demiurge.ECONFIG, "unsupported enabled gateway channel: %s", ch.Name)
 	}
 	return b
+}
+
+// telegramApprover puts a turn's approval questions to the Telegram user
+// whose message started it.
+type telegramApprover struct {
+	ch *telegram.Channel
+	in demiurge.Inbound
+}
+
+func (a telegramApprover) Approve(ctx context.Context, req effect.ApprovalRequest) (string, error) {
+	q := telegram.Approval{Summary: req.Summary, Tool: req.Tool, Risk: req.Risk, Capability: req.Capability,
+		Action: req.Action, Target: req.Target}
+	if cmd, ok := req.Preview["command"].(string); ok {
+		q.Command = cmd
+	}
+	if len(req.Preview) > 0 {
+		if b, err := json.MarshalIndent(req.Preview, "", "  "); err == nil {
+			q.Arguments = string(b)
+		}
+	}
+	answer, err := a.ch.Ask(ctx, a.in, q)
+	if err != nil {
+		return effect.DecisionDeny, err
+	}
+	switch answer {
+	case telegram.AllowOnce:
+		return effect.DecisionAllowOnce, nil
+	case telegram.AllowSession:
+		return effect.DecisionAllowSession, nil
+	}
+	return effect.DecisionDeny, nil
 }
 
 func nonEmpty(vals ...string) []string {

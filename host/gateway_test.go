@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/gateway"
 	"github.com/demiurge/demiurge/host"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
 
@@ -240,5 +242,136 @@ func TestDoctorChecksChannels(t *testing.T) {
 	want := "channel webhook of core assistant cannot run: webhook channel webhook: callback URL rejected by Host policy: private_address"
 	if len(found) != 1 || found[0] != want || rep.OK {
 		t.Fatalf("channel findings %q (ok=%v), want %q", found, rep.OK, want)
+	}
+}
+
+// writeChannels replaces the assistant core's empty channels block.
+func writeChannels(t *testing.T, home, block string) {
+	t.Helper()
+	path := filepath.Join(home, "agents", "assistant", "agent.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml := strings.Replace(string(b), "channels: {}\n", "channels:\n"+block, 1)
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const botToken = "123456:ABCdefGhIJKlmnoPQRstuVWXyz"
+
+func telegramBlock(apiURL string) string {
+	return "  telegram:\n    enabled: true\n    bot_token: " + botToken + "\n    api_base_url: " + apiURL +
+		"\n    allowed_users: [42]\n    poll_timeout: 1\n"
+}
+
+func initHome(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	h, err := host.Open(context.Background(), host.Options{Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close(context.Background())
+	return home
+}
+
+// CH-04 end to end: while the Bot API answers getUpdates with 500, the
+// Telegram channel is retried on its own (status retrying, the error
+// without the token) and the webhook channel's messages are answered;
+// once Telegram recovers, its message is answered in MarkdownV2.
+func TestGatewayTelegramFailingDoesNotStallWebhook(t *testing.T) {
+	api := demiurgetest.NewBotAPI(t, botToken)
+	api.Fail500(1000)
+	home := initHome(t)
+	writeChannels(t, home, "  webhook:\n    enabled: true\n    token: tok-123456789\n    allow_private_callback_urls: true\n"+telegramBlock(api.URL()))
+	h, err := host.Open(context.Background(), host.Options{Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := host.WithWebhookListener(host.GatewayOptions{Drain: 5 * time.Second,
+		Inbox: gateway.Options{ChannelBackoff: 20 * time.Millisecond, ChannelBackoffMax: 100 * time.Millisecond}},
+		func(string, string) net.Listener { return ln })
+	if _, err := h.StartGateway(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String() + "/demiurge"
+	cb, got := callbacks(t)
+	if status, _ := postJSON(t, url, map[string]any{"text": "hi", "source": "ci", "callback_url": cb.URL}); status != 202 {
+		t.Fatalf("webhook: %d", status)
+	}
+	if m := nextCallback(t, got); m["text"] != "[fake] hi" {
+		t.Fatalf("webhook reply %v", m)
+	}
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err := h.GatewayStatus(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tg host.GatewayChannelStatus
+		for _, c := range st.Channels {
+			if c.Name == "telegram" {
+				tg = c
+			}
+		}
+		if tg.State == demiurge.ChannelRetrying && tg.LastError == "telegram getUpdates failed (500): Internal Server Error" {
+			break
+		}
+		if strings.Contains(tg.LastError, botToken) {
+			t.Fatalf("the token leaked into the status: %q", tg.LastError)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("telegram status %+v", tg)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	api.Fail500(0)
+	api.Push(demiurgetest.TelegramPrivateText(42, "hello"))
+	api.WaitCall("sendMessage", func(p map[string]string) bool {
+		return p["chat_id"] == "42" && p["text"] == `\[fake\] hello` && p["parse_mode"] == "MarkdownV2"
+	})
+	logs, err := os.ReadFile(filepath.Join(home, "logs", "host.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(logs), botToken) || strings.Contains(string(logs), "tok-123456789") {
+		t.Fatal("a channel credential reached the Host log")
+	}
+}
+
+// An approval question of a Telegram turn is answered with the inline
+// keyboard by the user who wrote: the tool then runs and the turn answers.
+func TestGatewayTelegramApproval(t *testing.T) {
+	api := demiurgetest.NewBotAPI(t, botToken)
+	home := initHome(t)
+	writeChannels(t, home, telegramBlock(api.URL()))
+	script := filepath.Join(t.TempDir(), "script.json")
+	os.WriteFile(script, []byte(`[{"tool_calls":[{"id":"c1","name":"write_file","arguments":{"path":"note.txt","content":"from telegram"}}]},{"content":"written"}]`), 0o600)
+	h, err := host.Open(context.Background(), host.Options{Home: home, FakeScript: script})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	if _, err := h.StartGateway(context.Background(), host.GatewayOptions{Drain: 5 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	api.Push(demiurgetest.TelegramPrivateText(42, "write a note"))
+	q := api.WaitCall("sendMessage", func(p map[string]string) bool { return strings.Contains(p["reply_markup"], "approval:1:allow") })
+	if !strings.Contains(q.Params["text"], "write\\_file") {
+		t.Fatalf("question %q", q.Params["text"])
+	}
+	api.Push(demiurgetest.TelegramCallback(42, "approval:1:allow", 101))
+	api.WaitCall("sendMessage", func(p map[string]string) bool { return p["text"] == "written" })
+	b, err := os.ReadFile(filepath.Join(home, "workspace", "note.txt"))
+	if err != nil || string(b) != "from telegram" {
+		t.Fatalf("note %q %v", b, err)
 	}
 }

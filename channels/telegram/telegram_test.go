@@ -10,6 +10,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/channels/telegram"
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 )
 
 const token = "123456:ABCdefGhIJKlmnoPQRstuVWXyz"
@@ -57,7 +58,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func newChannel(t *testing.T, api *botAPI, cfg telegram.Config) *telegram.Channel {
+func newChannel(t *testing.T, api *demiurgetest.BotAPI, cfg telegram.Config) *telegram.Channel {
 	t.Helper()
 	cfg.Name, cfg.Token, cfg.APIBaseURL = "telegram", token, api.URL()
 	if cfg.PollTimeout == 0 {
@@ -97,29 +98,29 @@ func run(t *testing.T, ch *telegram.Channel, in telegram.Inbox) (stop func() err
 // and metadata, its offset committed and acknowledged on the next poll;
 // the reply is valid MarkdownV2; commands are registered and typing shown.
 func TestTelegramPollAndReply(t *testing.T) {
-	api := newBotAPI(t, token)
+	api := demiurgetest.NewBotAPI(t, token)
 	ch := newChannel(t, api, telegram.Config{RegisterCommands: true, SendTyping: true, ReplyToMode: "first"})
 	in := &inbox{}
 	run(t, ch, in)
-	id := api.push(privateText(42, "hello *bot*"))
+	id := api.Push(demiurgetest.TelegramPrivateText(42, "hello *bot*"))
 	waitUntil(t, "the message", func() bool { return len(in.accepted()) == 1 })
 	e := in.accepted()[0]
 	if e.ConversationKey != "telegram:dm:42" || e.EventKey != "update:1" || e.Text != "hello *bot*" || e.Source != "42" || e.ReplyTo != "7" ||
 		e.Metadata["telegram_user_id"] != "42" || e.Metadata["telegram_chat_type"] != "private" {
 		t.Fatalf("envelope %+v", e)
 	}
-	api.waitCall("getUpdates", func(p map[string]string) bool { return p["offset"] == "2" })
+	api.WaitCall("getUpdates", func(p map[string]string) bool { return p["offset"] == "2" })
 	if id != 1 {
 		t.Fatalf("update id %d", id)
 	}
-	api.waitCall("setMyCommands", func(p map[string]string) bool { return strings.Contains(p["commands"], `"command":"resume"`) })
-	api.waitCall("sendChatAction", func(p map[string]string) bool { return p["chat_id"] == "42" && p["action"] == "typing" })
+	api.WaitCall("setMyCommands", func(p map[string]string) bool { return strings.Contains(p["commands"], `"command":"resume"`) })
+	api.WaitCall("sendChatAction", func(p map[string]string) bool { return p["chat_id"] == "42" && p["action"] == "typing" })
 
 	to := demiurge.Inbound{InboundEnvelope: e}
 	if err := ch.Send(context.Background(), to, demiurge.Outbound{Text: "## Done\n\nResult: 1+1=2 (ok). **Bold** `a_b`!"}); err != nil {
 		t.Fatal(err)
 	}
-	c := api.waitCall("sendMessage", func(p map[string]string) bool { return p["parse_mode"] == "MarkdownV2" })
+	c := api.WaitCall("sendMessage", func(p map[string]string) bool { return p["parse_mode"] == "MarkdownV2" })
 	if got, want := c.Params["text"], "*Done*\n\nResult: 1\\+1\\=2 \\(ok\\)\\. *Bold* `a_b`\\!"; got != want {
 		t.Fatalf("sent %q, want %q", got, want)
 	}
@@ -132,30 +133,28 @@ func TestTelegramPollAndReply(t *testing.T) {
 // is admitted; in a group the chat must be allowed too; group chatter not
 // addressed to the bot is ignored; a silent channel answers nothing.
 func TestTelegramAllowlists(t *testing.T) {
-	api := newBotAPI(t, token)
+	api := demiurgetest.NewBotAPI(t, token)
 	ch := newChannel(t, api, telegram.Config{AllowedUsers: []int64{42}, AllowedChats: []int64{-100}, BotUsername: "@DemiBot"})
 	in := &inbox{}
 	run(t, ch, in)
-	api.push(privateText(7, "let me in"))
-	api.push(groupText(42, -200, "@demibot hi from a chat not allowed"))
-	api.push(groupText(42, -100, "just chatting"))
-	api.push(groupText(42, -100, "hey @DemiBot what's up"))
-	api.push(groupText(42, -100, "/new@DemiBot"))
-	api.push(map[string]any{"edited_message": map[string]any{"message_id": 1}})
+	api.Push(demiurgetest.TelegramPrivateText(7, "let me in"))
+	api.Push(demiurgetest.TelegramGroupText(42, -200, "@demibot hi from a chat not allowed"))
+	api.Push(demiurgetest.TelegramGroupText(42, -100, "just chatting"))
+	api.Push(demiurgetest.TelegramGroupText(42, -100, "hey @DemiBot what's up"))
+	api.Push(demiurgetest.TelegramGroupText(42, -100, "/new@DemiBot"))
+	api.Push(map[string]any{"edited_message": map[string]any{"message_id": 1}})
 	waitUntil(t, "the group messages", func() bool { return len(in.accepted()) == 2 })
-	api.waitCall("getUpdates", func(p map[string]string) bool { return p["offset"] == "7" })
+	api.WaitCall("getUpdates", func(p map[string]string) bool { return p["offset"] == "7" })
 	got := in.accepted()
 	if got[0].Text != "hey what's up" || got[0].ConversationKey != "telegram:group:-100" || got[1].Text != "/new" {
 		t.Fatalf("accepted %+v", got)
 	}
 	denied := 0
-	api.mu.Lock()
-	for _, c := range api.calls {
+	for _, c := range api.Calls() {
 		if c.Method == "sendMessage" && c.Params["text"] == "Telegram access denied for this user or chat." {
 			denied++
 		}
 	}
-	api.mu.Unlock()
 	if denied != 2 {
 		t.Fatalf("%d refusals, want 2 (the user, the chat)", denied)
 	}
@@ -167,29 +166,29 @@ func TestTelegramAllowlists(t *testing.T) {
 // A MarkdownV2 chunk Telegram refuses to parse is resent as plain text;
 // a long reply is split.
 func TestTelegramParseFallbackAndSplit(t *testing.T) {
-	api := newBotAPI(t, token)
+	api := demiurgetest.NewBotAPI(t, token)
 	ch := newChannel(t, api, telegram.Config{})
-	api.rejectMD = true
+	api.RejectMarkdown(true)
 	to := demiurge.Inbound{InboundEnvelope: demiurge.InboundEnvelope{Source: "42"}}
 	if err := ch.Send(context.Background(), to, demiurge.Outbound{Text: "**Bold** text."}); err != nil {
 		t.Fatal(err)
 	}
-	c := api.waitCall("sendMessage", func(p map[string]string) bool { return p["parse_mode"] == "" })
+	c := api.WaitCall("sendMessage", func(p map[string]string) bool { return p["parse_mode"] == "" })
 	if c.Params["text"] != "Bold text." {
 		t.Fatalf("plain fallback %q", c.Params["text"])
 	}
-	api.rejectMD = false
+	api.RejectMarkdown(false)
 	long := strings.Repeat("word ", 1200)
 	if err := ch.Send(context.Background(), to, demiurge.Outbound{Text: long}); err != nil {
 		t.Fatal(err)
 	}
-	api.waitCall("sendMessage", func(p map[string]string) bool { return strings.HasSuffix(p["text"], `\(2/2\)`) })
+	api.WaitCall("sendMessage", func(p map[string]string) bool { return strings.HasSuffix(p["text"], `\(2/2\)`) })
 }
 
 // Approval by inline keyboard: only the asked user's answer counts; an
 // unknown approval is expired; no answer in time is a denial.
 func TestTelegramApprovalKeyboard(t *testing.T) {
-	api := newBotAPI(t, token)
+	api := demiurgetest.NewBotAPI(t, token)
 	ch := newChannel(t, api, telegram.Config{AllowedUsers: []int64{42, 43}, ApprovalTimeout: 5 * time.Second})
 	in := &inbox{}
 	run(t, ch, in)
@@ -201,22 +200,22 @@ func TestTelegramApprovalKeyboard(t *testing.T) {
 			Capability: "terminal.exec", Action: "exec", Command: "ls -la"})
 		answered <- a
 	}()
-	q := api.waitCall("sendMessage", func(p map[string]string) bool { return strings.Contains(p["reply_markup"], "approval:1:session") })
+	q := api.WaitCall("sendMessage", func(p map[string]string) bool { return strings.Contains(p["reply_markup"], "approval:1:session") })
 	if !strings.Contains(q.Params["text"], "*Approval required*") || !strings.Contains(q.Params["text"], "This request expires in 10 minutes\\.") {
 		t.Fatalf("question %q", q.Params["text"])
 	}
-	api.push(callbackQuery(43, "approval:1:allow", 101))
-	api.waitCall("answerCallbackQuery", func(p map[string]string) bool { return p["text"] == "Telegram access denied." })
-	api.push(callbackQuery(42, "approval:9:allow", 101))
-	api.waitCall("answerCallbackQuery", func(p map[string]string) bool { return p["text"] == "Approval expired." })
-	api.push(callbackQuery(42, "approval:1:bogus", 101))
-	api.waitCall("answerCallbackQuery", func(p map[string]string) bool { return p["text"] == "Invalid approval action." })
+	api.Push(demiurgetest.TelegramCallback(43, "approval:1:allow", 101))
+	api.WaitCall("answerCallbackQuery", func(p map[string]string) bool { return p["text"] == "Telegram access denied." })
+	api.Push(demiurgetest.TelegramCallback(42, "approval:9:allow", 101))
+	api.WaitCall("answerCallbackQuery", func(p map[string]string) bool { return p["text"] == "Approval expired." })
+	api.Push(demiurgetest.TelegramCallback(42, "approval:1:bogus", 101))
+	api.WaitCall("answerCallbackQuery", func(p map[string]string) bool { return p["text"] == "Invalid approval action." })
 	select {
 	case a := <-answered:
 		t.Fatalf("answered %q before the asked user answered", a)
 	default:
 	}
-	api.push(callbackQuery(42, "approval:1:session", 101))
+	api.Push(demiurgetest.TelegramCallback(42, "approval:1:session", 101))
 	select {
 	case a := <-answered:
 		if a != telegram.AllowSession {
@@ -225,20 +224,20 @@ func TestTelegramApprovalKeyboard(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no answer")
 	}
-	api.waitCall("answerCallbackQuery", func(p map[string]string) bool { return p["text"] == "Approved." })
-	api.waitCall("editMessageText", func(p map[string]string) bool { return strings.Contains(p["text"], "*Approved for session*") })
+	api.WaitCall("answerCallbackQuery", func(p map[string]string) bool { return p["text"] == "Approved." })
+	api.WaitCall("editMessageText", func(p map[string]string) bool { return strings.Contains(p["text"], "*Approved for session*") })
 
 	short := newChannel(t, api, telegram.Config{ApprovalTimeout: 50 * time.Millisecond})
 	if a, err := short.Ask(context.Background(), to, telegram.Approval{Summary: "x", Tool: "t"}); a != telegram.Deny || err != nil {
 		t.Fatalf("timeout: %q %v", a, err)
 	}
-	api.waitCall("editMessageText", func(p map[string]string) bool { return strings.Contains(p["text"], "Request denied after") })
+	api.WaitCall("editMessageText", func(p map[string]string) bool { return strings.Contains(p["text"], "Request denied after") })
 	group := demiurge.Inbound{InboundEnvelope: demiurge.InboundEnvelope{Source: "-100",
 		Metadata: map[string]any{"telegram_user_id": "42", "telegram_chat_type": "group"}}}
 	if a, _ := short.Ask(context.Background(), group, telegram.Approval{}); a != telegram.Deny {
 		t.Fatalf("group approval %q", a)
 	}
-	api.waitCall("sendMessage", func(p map[string]string) bool {
+	api.WaitCall("sendMessage", func(p map[string]string) bool {
 		return strings.HasPrefix(p["text"], "Telegram approval is only supported in private chat.")
 	})
 }
@@ -248,22 +247,22 @@ func TestTelegramApprovalKeyboard(t *testing.T) {
 // goes on; six 409s in a row end the run with the spec's message; an
 // inbox that cannot commit leaves the offset where it was.
 func TestTelegramPollingFaults(t *testing.T) {
-	api := newBotAPI(t, token)
+	api := demiurgetest.NewBotAPI(t, token)
 	ch := newChannel(t, api, telegram.Config{ConflictWait: 3 * time.Millisecond})
 	in := &inbox{}
-	api.fail500 = 1
+	api.Fail500(1)
 	err := ch.Run(context.Background(), in)
 	if demiurge.ErrorCode(err) != demiurge.EUNAVAILABLE || err.Error() != "telegram getUpdates failed (500): Internal Server Error" {
 		t.Fatalf("500: %v", err)
 	}
-	api.conflict = 6
+	api.Conflict(6)
 	err = ch.Run(context.Background(), in)
 	if err == nil || err.Error() != "telegram polling conflict did not clear; another gateway may be using this bot token" {
 		t.Fatalf("409: %v", err)
 	}
-	api.fail429 = 1
+	api.Fail429(1)
 	stop := run(t, ch, in)
-	api.push(privateText(42, "after a 429"))
+	api.Push(demiurgetest.TelegramPrivateText(42, "after a 429"))
 	waitUntil(t, "the message after 429", func() bool { return len(in.accepted()) == 1 })
 	if err := stop(); err != nil {
 		t.Fatal(err)
@@ -272,7 +271,7 @@ func TestTelegramPollingFaults(t *testing.T) {
 	in.mu.Lock()
 	in.fail = true
 	in.mu.Unlock()
-	api.push(privateText(42, "not committed"))
+	api.Push(demiurgetest.TelegramPrivateText(42, "not committed"))
 	err = ch.Run(context.Background(), in)
 	if err == nil || err.Error() != "database is locked" || in.cursor != "2" {
 		t.Fatalf("inbox failure: %v, cursor %q", err, in.cursor)

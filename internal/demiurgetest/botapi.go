@@ -1,4 +1,4 @@
-package telegram_test
+package demiurgetest
 
 import (
 	"encoding/json"
@@ -12,15 +12,15 @@ import (
 	"time"
 )
 
-// botAPI is a loopback server that speaks the Bot API's documented wire
+// BotAPI is a loopback server that speaks the Bot API's documented wire
 // format (https://core.telegram.org/bots/api): POST /bot<token>/<method>
 // with form-encoded parameters, answers {"ok":true,"result":…} or
 // {"ok":false,"error_code":…,"description":…,"parameters":{"retry_after":…}}.
 // getUpdates long-polls and confirms updates below its offset; sendMessage
 // checks MarkdownV2 the way Telegram refuses it ("can't parse entities");
 // failures, 429s and 409s can be injected.
-type botAPI struct {
-	t     *testing.T
+type BotAPI struct {
+	t     testing.TB
 	token string
 	srv   *httptest.Server
 
@@ -29,7 +29,7 @@ type botAPI struct {
 	updates  []map[string]any
 	nextID   int64
 	offsets  []string
-	calls    []apiCall
+	calls    []BotAPICall
 	nextMsg  int64
 	fail500  int // getUpdates answers 500 this many more times
 	fail429  int // getUpdates answers 429 retry_after=1 this many more times
@@ -37,13 +37,13 @@ type botAPI struct {
 	rejectMD bool
 }
 
-type apiCall struct {
+type BotAPICall struct {
 	Method string
 	Params map[string]string
 }
 
-func newBotAPI(t *testing.T, token string) *botAPI {
-	b := &botAPI{t: t, token: token, nextID: 1, nextMsg: 100}
+func NewBotAPI(t testing.TB, token string) *BotAPI {
+	b := &BotAPI{t: t, token: token, nextID: 1, nextMsg: 100}
 	b.cond = sync.NewCond(&b.mu)
 	b.srv = httptest.NewServer(http.HandlerFunc(b.serve))
 	t.Cleanup(func() {
@@ -55,35 +55,35 @@ func newBotAPI(t *testing.T, token string) *botAPI {
 	return b
 }
 
-func (b *botAPI) URL() string { return b.srv.URL }
+func (b *BotAPI) URL() string { return b.srv.URL }
 
-func reply(w http.ResponseWriter, status int, body map[string]any) {
+func botReply(w http.ResponseWriter, status int, body map[string]any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(body)
 }
 
-func apiError(w http.ResponseWriter, code int, desc string, params map[string]any) {
+func botError(w http.ResponseWriter, code int, desc string, params map[string]any) {
 	body := map[string]any{"ok": false, "error_code": code, "description": desc}
 	if params != nil {
 		body["parameters"] = params
 	}
-	reply(w, code, body)
+	botReply(w, code, body)
 }
 
-func (b *botAPI) serve(w http.ResponseWriter, r *http.Request) {
+func (b *BotAPI) serve(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
 	token, method, ok2 := strings.Cut(rest, "/")
 	if !ok || !ok2 || r.Method != http.MethodPost {
-		apiError(w, 404, "Not Found", nil)
+		botError(w, 404, "Not Found", nil)
 		return
 	}
 	if token != b.token {
-		apiError(w, 401, "Unauthorized", nil)
+		botError(w, 401, "Unauthorized", nil)
 		return
 	}
 	if err := r.ParseForm(); err != nil {
-		apiError(w, 400, "Bad Request: invalid form", nil)
+		botError(w, 400, "Bad Request: invalid form", nil)
 		return
 	}
 	params := map[string]string{}
@@ -91,7 +91,7 @@ func (b *botAPI) serve(w http.ResponseWriter, r *http.Request) {
 		params[k] = r.PostForm.Get(k)
 	}
 	b.mu.Lock()
-	b.calls = append(b.calls, apiCall{Method: method, Params: params})
+	b.calls = append(b.calls, BotAPICall{Method: method, Params: params})
 	b.cond.Broadcast()
 	b.mu.Unlock()
 	switch method {
@@ -103,7 +103,7 @@ func (b *botAPI) serve(w http.ResponseWriter, r *http.Request) {
 				if err == "" {
 					err = "Bad Request: can't parse entities: Can't find end of the entity starting at byte offset 0"
 				}
-				apiError(w, 400, err, nil)
+				botError(w, 400, err, nil)
 				return
 			}
 		}
@@ -112,31 +112,31 @@ func (b *botAPI) serve(w http.ResponseWriter, r *http.Request) {
 		b.nextMsg++
 		id := b.nextMsg
 		b.mu.Unlock()
-		reply(w, 200, map[string]any{"ok": true, "result": map[string]any{"message_id": id, "chat": map[string]any{"id": chatID}, "text": params["text"]}})
+		botReply(w, 200, map[string]any{"ok": true, "result": map[string]any{"message_id": id, "chat": map[string]any{"id": chatID}, "text": params["text"]}})
 	case "editMessageText", "editMessageReplyMarkup", "answerCallbackQuery", "sendChatAction", "setMyCommands", "deleteWebhook":
-		reply(w, 200, map[string]any{"ok": true, "result": true})
+		botReply(w, 200, map[string]any{"ok": true, "result": true})
 	default:
-		apiError(w, 404, "Not Found: method not found", nil)
+		botError(w, 404, "Not Found: method not found", nil)
 	}
 }
 
-func (b *botAPI) getUpdates(w http.ResponseWriter, params map[string]string) {
+func (b *BotAPI) getUpdates(w http.ResponseWriter, params map[string]string) {
 	b.mu.Lock()
 	switch {
 	case b.fail500 > 0:
 		b.fail500--
 		b.mu.Unlock()
-		apiError(w, 500, "Internal Server Error", nil)
+		botError(w, 500, "Internal Server Error", nil)
 		return
 	case b.fail429 > 0:
 		b.fail429--
 		b.mu.Unlock()
-		apiError(w, 429, "Too Many Requests: retry after 1", map[string]any{"retry_after": 1})
+		botError(w, 429, "Too Many Requests: retry after 1", map[string]any{"retry_after": 1})
 		return
 	case b.conflict > 0:
 		b.conflict--
 		b.mu.Unlock()
-		apiError(w, 409, "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running", nil)
+		botError(w, 409, "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running", nil)
 		return
 	}
 	b.offsets = append(b.offsets, params["offset"])
@@ -158,11 +158,11 @@ func (b *botAPI) getUpdates(w http.ResponseWriter, params map[string]string) {
 	}
 	out := append([]map[string]any{}, b.updates...)
 	b.mu.Unlock()
-	reply(w, 200, map[string]any{"ok": true, "result": out})
+	botReply(w, 200, map[string]any{"ok": true, "result": out})
 }
 
-// push queues an update (its update_id is assigned) and returns its id.
-func (b *botAPI) push(u map[string]any) int64 {
+// Push queues an update (its update_id is assigned) and returns its id.
+func (b *BotAPI) Push(u map[string]any) int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	id := b.nextID
@@ -173,24 +173,24 @@ func (b *botAPI) push(u map[string]any) int64 {
 	return id
 }
 
-func privateText(userID int64, text string) map[string]any {
+func TelegramPrivateText(userID int64, text string) map[string]any {
 	return map[string]any{"message": map[string]any{"message_id": 7, "from": map[string]any{"id": userID, "is_bot": false},
 		"chat": map[string]any{"id": userID, "type": "private"}, "text": text}}
 }
 
-func groupText(userID, chatID int64, text string) map[string]any {
+func TelegramGroupText(userID, chatID int64, text string) map[string]any {
 	return map[string]any{"message": map[string]any{"message_id": 8, "from": map[string]any{"id": userID, "is_bot": false},
 		"chat": map[string]any{"id": chatID, "type": "supergroup"}, "text": text}}
 }
 
-func callbackQuery(userID int64, data string, messageID int64) map[string]any {
+func TelegramCallback(userID int64, data string, messageID int64) map[string]any {
 	return map[string]any{"callback_query": map[string]any{"id": fmt.Sprintf("cb%d", time.Now().UnixNano()),
 		"from": map[string]any{"id": userID, "is_bot": false}, "data": data,
 		"message": map[string]any{"message_id": messageID, "chat": map[string]any{"id": userID, "type": "private"}}}}
 }
 
-// waitCall waits for a call of method whose parameters satisfy match.
-func (b *botAPI) waitCall(method string, match func(map[string]string) bool) apiCall {
+// WaitCall waits for a call of method whose parameters satisfy match.
+func (b *BotAPI) WaitCall(method string, match func(map[string]string) bool) BotAPICall {
 	b.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	b.mu.Lock()
@@ -250,4 +250,23 @@ func checkMarkdownV2(s string) string {
 		}
 	}
 	return ""
+}
+
+// Fail500 makes the next n getUpdates answer 500.
+func (b *BotAPI) Fail500(n int) { b.mu.Lock(); b.fail500 = n; b.mu.Unlock() }
+
+// Fail429 makes the next n getUpdates answer 429 with retry_after 1.
+func (b *BotAPI) Fail429(n int) { b.mu.Lock(); b.fail429 = n; b.mu.Unlock() }
+
+// Conflict makes the next n getUpdates answer 409.
+func (b *BotAPI) Conflict(n int) { b.mu.Lock(); b.conflict = n; b.mu.Unlock() }
+
+// RejectMarkdown makes sendMessage refuse every MarkdownV2 text.
+func (b *BotAPI) RejectMarkdown(on bool) { b.mu.Lock(); b.rejectMD = on; b.mu.Unlock() }
+
+// Calls returns the calls so far.
+func (b *BotAPI) Calls() []BotAPICall {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]BotAPICall(nil), b.calls...)
 }
