@@ -1,7 +1,6 @@
 package core
 
 import (
-	"cmp"
 	"fmt"
 	"net/url"
 	"slices"
@@ -34,7 +33,8 @@ type ChannelBase struct {
 	Enabled bool   `yaml:"enabled"`
 	Type    string `yaml:"type"`
 	// BusyMode is what a message does to a conversation whose turn is
-	// still running: interrupt (default) cancels that turn, queue waits.
+	// still running: interrupt cancels that turn, queue waits; "" (unset)
+	// takes the Host's channel.busy_mode of config.yaml.
 	BusyMode string `yaml:"busy_mode"`
 }
 
@@ -292,8 +292,9 @@ func validateChannel(e yamlx.MappingEntry, where string, settings any) error {
 	var errs []error
 	if b, ok := settings.(interface{ Base() *ChannelBase }); ok {
 		base := b.Base()
-		base.BusyMode = cmp.Or(strings.TrimSpace(base.BusyMode), "interrupt")
-		errs = append(errs, oneOf("busy_mode", base.BusyMode, "interrupt", "queue"))
+		if base.BusyMode = strings.TrimSpace(base.BusyMode); base.BusyMode != "" {
+			errs = append(errs, oneOf("busy_mode", base.BusyMode, "interrupt", "queue"))
+		}
 	}
 	switch s := settings.(type) {
 	case *TelegramChannel:

@@ -155,11 +155,11 @@ channels:
 	}
 	tg, ok := c.Manifest.Channels["telegram"].Settings.(*core.TelegramChannel)
 	if !ok || c.Manifest.Channels["telegram"].Enabled || !slices.Equal(tg.AllowedUsers, []int64{42}) || tg.PollTimeout != 30 || tg.MessageFormat != "markdown_v2" ||
-		tg.APIBaseURL != "https://api.telegram.org" || tg.BusyMode != "interrupt" {
+		tg.APIBaseURL != "https://api.telegram.org" || tg.BusyMode != "" {
 		t.Fatalf("telegram=%+v", c.Manifest.Channels["telegram"])
 	}
 	hook := c.Manifest.Channels["hook"].Settings.(*core.WebhookChannel)
-	if !c.Manifest.Channels["hook"].Enabled || !hook.Enabled || hook.Path != "/inbox" || hook.Port != 8765 || hook.BusyMode != "interrupt" {
+	if !c.Manifest.Channels["hook"].Enabled || !hook.Enabled || hook.Path != "/inbox" || hook.Port != 8765 || hook.BusyMode != "" {
 		t.Fatalf("hook=%+v", hook)
 	}
 }

@@ -94,7 +94,7 @@ func (h *Host) StartGateway(ctx context.Context, opts GatewayOptions) ([]Gateway
 		return nil, demiurge.Errorf(demiurge.ECONFLICT, "the gateway already runs in this Host")
 	}
 	built, report, err := h.buildChannels(ctx, channelEnv{getenv: h.getenv, urlPolicy: h.urlPolicy, logger: h.logger,
-		webhookListener: opts.webhookListener, approvalTimeout: opts.ApprovalTimeout})
+		webhookListener: opts.webhookListener, approvalTimeout: opts.ApprovalTimeout, busyMode: h.config.Channel.BusyMode})
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -44,6 +45,9 @@ type channelEnv struct {
 	getenv    func(string) string
 	urlPolicy urlpolicy.Policy
 	logger    *slog.Logger
+	// busyMode is config.yaml's channel.busy_mode, for channels that set
+	// none.
+	busyMode string
 	// approvalTimeout bounds a channel's approval question (0: the
 	// channel's default, 10 minutes).
 	approvalTimeout time.Duration
@@ -96,7 +100,7 @@ func buildChannel(coreID string, ch core.Channel, env channelEnv) builtChannel {
 		}
 		b.secrets = nonEmpty(cfg.Token, cfg.CallbackSecret)
 		b.close = wh.Close
-		b.spec = gateway.Channel{CoreID: coreID, Name: ch.Name, Type: ch.Type, BusyMode: s.BusyMode,
+		b.spec = gateway.Channel{CoreID: coreID, Name: ch.Name, Type: ch.Type, BusyMode: cmp.Or(s.BusyMode, env.busyMode),
 			Run:  func(ctx context.Context, in gateway.Inbox) error { return wh.Run(ctx, in) },
 			Send: wh.Send}
 	case *core.TelegramChannel:
@@ -114,7 +118,7 @@ func buildChannel(coreID string, ch core.Channel, env channelEnv) builtChannel {
 		}
 		b.secrets = nonEmpty(cfg.Token)
 		b.close = tg.Close
-		b.spec = gateway.Channel{CoreID: coreID, Name: ch.Name, Type: ch.Type, BusyMode: s.BusyMode,
+		b.spec = gateway.Channel{CoreID: coreID, Name: ch.Name, Type: ch.Type, BusyMode: cmp.Or(s.BusyMode, env.busyMode),
 			Run:  func(ctx context.Context, in gateway.Inbox) error { return tg.Run(ctx, in) },
 			Send: tg.Send}
 		b.approver = func(in demiurge.Inbound) effect.Approver { return telegramApprover{ch: tg, in: in} }
