@@ -411,3 +411,46 @@ func slicesIndex(cs []GatewayChannelStatus, coreID, name string) int {
 	}
 	return -1
 }
+
+// scheduleRoute is the route of a scheduled run that delivers to a channel
+// target (spec surfaces §3.16): the running gateway's channel when this
+// Host runs it, else the channel built from the core's configuration for
+// delivery only (even when it is not enabled). The target is checked
+// against the channel's allowlist again (the core's load does it), and the
+// run's deliveries reach it like a conversation's replies: a Telegram chat
+// id, a webhook delivery_targets entry.
+func (h *Host) scheduleRoute(ctx context.Context, coreID, channel, target string) (demiurge.Route, func(), error) {
+	snap, err := h.cores.Load(ctx, coreID)
+	if err != nil {
+		return nil, nil, err
+	}
+	ch, ok := snap.Core.Manifest.Channels[channel]
+	if !ok {
+		return nil, nil, demiurge.Errorf(demiurge.ECONFIG, "%s schedule delivery requires channels.%s in agent.yaml", channel, channel)
+	}
+	to := demiurge.Inbound{InboundEnvelope: demiurge.InboundEnvelope{CoreID: coreID, Channel: channel, Source: target,
+		Metadata: map[string]any{"telegram_chat_id": target, channel + "_target": target}}}
+	if h.gateway != nil {
+		for _, b := range h.gateway.channels {
+			if b.CoreID == coreID && b.Name == channel {
+				return sendRoute{send: b.spec.Send, to: to}, func() {}, nil
+			}
+		}
+	}
+	b := buildChannel(coreID, ch, channelEnv{getenv: h.getenv, urlPolicy: h.urlPolicy, logger: h.logger})
+	if b.Err != nil {
+		return nil, nil, b.Err
+	}
+	h.providers.addSecrets(b.secrets)
+	return sendRoute{send: b.spec.Send, to: to}, b.close, nil
+}
+
+// sendRoute delivers a run's outbounds to one channel target.
+type sendRoute struct {
+	send func(context.Context, demiurge.Inbound, demiurge.Outbound) error
+	to   demiurge.Inbound
+}
+
+func (r sendRoute) Deliver(ctx context.Context, out demiurge.Outbound) error {
+	return r.send(ctx, r.to, out)
+}

@@ -375,3 +375,37 @@ func TestGatewayTelegramApproval(t *testing.T) {
 		t.Fatalf("note %q %v", b, err)
 	}
 }
+
+// A schedule that delivers to a channel target: its run's reply reaches
+// the webhook's delivery_targets entry (the channel built for delivery
+// only, no gateway running) and a Telegram chat (through the running
+// gateway's channel).
+func TestScheduleDeliversToChannels(t *testing.T) {
+	api := demiurgetest.NewBotAPI(t, botToken)
+	cb, got := callbacks(t)
+	home := initHome(t)
+	writeChannels(t, home, "  webhook:\n    token: tok-123456789\n    allow_private_callback_urls: true\n    delivery_targets: {ops: \""+cb.URL+"/ops\"}\n"+telegramBlock(api.URL()))
+	dir := filepath.Join(home, "agents", "assistant", "agent", "schedules")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "hook.yaml"), []byte("schedule: \"0 8 * * 1\"\nprompt: weekly report\ndelivery:\n  mode: webhook\n  target: ops\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "chat.yaml"), []byte("schedule: \"0 9 * * 1\"\nprompt: chat report\ndelivery:\n  mode: telegram\n  chat_id: 42\n"), 0o600)
+	h, err := host.Open(context.Background(), host.Options{Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	ctx := context.Background()
+	if _, err := h.RunSchedule(ctx, "assistant", "hook"); err != nil {
+		t.Fatal(err)
+	}
+	if m := nextCallback(t, got); m["text"] != "[fake] weekly report" || m["source"] != "ops" {
+		t.Fatalf("webhook schedule delivery %v", m)
+	}
+	if _, err := h.StartGateway(ctx, host.GatewayOptions{Drain: 5 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.RunSchedule(ctx, "assistant", "chat"); err != nil {
+		t.Fatal(err)
+	}
+	api.WaitCall("sendMessage", func(p map[string]string) bool { return p["chat_id"] == "42" && p["text"] == `\[fake\] chat report` })
+}

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -85,5 +86,9 @@ func (p *providers) Secrets() []string {
 func (p *providers) addSecrets(vals []string) {
 	p.extraMu.Lock()
 	defer p.extraMu.Unlock()
-	p.extra = append(p.extra, vals...)
+	for _, v := range vals {
+		if v != "" && !slices.Contains(p.extra, v) {
+			p.extra = append(p.extra, v)
+		}
+	}
 }
