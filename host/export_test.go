@@ -1,6 +1,7 @@
 package host
 
 import (
+	"crypto/tls"
 	"net"
 	"time"
 
@@ -19,5 +20,12 @@ func SetBackgroundApprovalTimeout(h *Host, d time.Duration) { h.links.timeout = 
 // listeners fn returns, for the tests on loopback port 0.
 func WithWebhookListener(o GatewayOptions, fn func(coreID, name string) net.Listener) GatewayOptions {
 	o.webhookListener = fn
+	return o
+}
+
+// WithMailTLS makes the email channels of a gateway trust cfg's
+// certificate authority, for the tests' loopback mail servers.
+func WithMailTLS(o GatewayOptions, cfg *tls.Config) GatewayOptions {
+	o.mailTLS = cfg
 	return o
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -33,8 +34,10 @@ type GatewayOptions struct {
 	// (default 10 minutes).
 	ApprovalTimeout time.Duration
 	// webhookListener, set by tests, serves the webhook channels on
-	// listeners of their choosing.
+	// listeners of their choosing; mailTLS is the mail clients' TLS
+	// configuration (their own certificate authority).
 	webhookListener func(coreID, name string) net.Listener
+	mailTLS         *tls.Config
 }
 
 // gatewayRun is the running gateway of a Host.
@@ -94,7 +97,7 @@ func (h *Host) StartGateway(ctx context.Context, opts GatewayOptions) ([]Gateway
 		return nil, demiurge.Errorf(demiurge.ECONFLICT, "the gateway already runs in this Host")
 	}
 	built, report, err := h.buildChannels(ctx, channelEnv{getenv: h.getenv, urlPolicy: h.urlPolicy, logger: h.logger,
-		webhookListener: opts.webhookListener, approvalTimeout: opts.ApprovalTimeout, busyMode: h.config.Channel.BusyMode})
+		webhookListener: opts.webhookListener, mailTLS: opts.mailTLS, approvalTimeout: opts.ApprovalTimeout, busyMode: h.config.Channel.BusyMode})
 	if err != nil {
 		return nil, err
 	}

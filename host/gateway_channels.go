@@ -3,6 +3,7 @@ package host
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"log/slog"
 	"maps"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/channels/email"
 	"github.com/demiurge/demiurge/channels/telegram"
 	"github.com/demiurge/demiurge/channels/webhook"
 	"github.com/demiurge/demiurge/core"
@@ -48,6 +50,9 @@ type channelEnv struct {
 	// busyMode is config.yaml's channel.busy_mode, for channels that set
 	// none.
 	busyMode string
+	// mailTLS, set by tests, is the mail clients' TLS configuration (their
+	// own certificate authority).
+	mailTLS *tls.Config
 	// approvalTimeout bounds a channel's approval question (0: the
 	// channel's default, 10 minutes).
 	approvalTimeout time.Duration
@@ -122,6 +127,31 @@ func buildChannel(coreID string, ch core.Channel, env channelEnv) builtChannel {
 			Run:  func(ctx context.Context, in gateway.Inbox) error { return tg.Run(ctx, in) },
 			Send: tg.Send}
 		b.approver = func(in demiurge.Inbound) effect.Approver { return telegramApprover{ch: tg, in: in} }
+	case *core.EmailChannel:
+		// Passwords come from the operator's environment (or .env), never
+		// from the core, which an agent may edit.
+		if s.SMTPPassword != "" || s.IMAPPassword != "" {
+			b.Err = demiurge.Errorf(demiurge.ECONFIG, "email channel %s takes passwords only from the environment: use smtp_password_env and imap_password_env, not smtp_password or imap_password", ch.Name)
+			return b
+		}
+		cfg := email.Config{
+			Name: ch.Name, IMAPHost: s.IMAPHost, IMAPPort: s.IMAPPort, Mailbox: s.Mailbox,
+			IMAPUsername: resolveSecret(env.getenv, s.IMAPUsernameEnv, s.IMAPUsername), IMAPPassword: resolveSecret(env.getenv, s.IMAPPasswordEnv, ""),
+			SMTPHost: s.SMTPHost, SMTPPort: s.SMTPPort, SMTPStartTLS: s.SMTPStartTLS,
+			SMTPUsername: resolveSecret(env.getenv, s.SMTPUsernameEnv, s.SMTPUsername), SMTPPassword: resolveSecret(env.getenv, s.SMTPPasswordEnv, ""),
+			FromAddress: s.FromAddress, AllowedSenders: s.AllowedSenders, AllowedRecipients: s.AllowedRecipients,
+			TrustFromHeaders: s.TrustFromHeaders, PollInterval: time.Duration(s.PollInterval) * time.Second,
+			TLS: env.mailTLS, Logger: env.logger,
+		}
+		m, err := email.New(cfg)
+		if err != nil {
+			b.Err = err
+			return b
+		}
+		b.secrets = nonEmpty(cfg.IMAPPassword, cfg.SMTPPassword)
+		b.spec = gateway.Channel{CoreID: coreID, Name: ch.Name, Type: ch.Type, BusyMode: cmp.Or(s.BusyMode, env.busyMode),
+			Run:  func(ctx context.Context, in gateway.Inbox) error { return m.Run(ctx, in) },
+			Send: m.Send}
 	default:
 		b.Err = demiurge.Errorf(demiurge.ECONFIG, "unsupported enabled gateway channel: %s", ch.Name)
 	}

@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -408,4 +409,39 @@ func TestScheduleDeliversToChannels(t *testing.T) {
 		t.Fatal(err)
 	}
 	api.WaitCall("sendMessage", func(p map[string]string) bool { return p["chat_id"] == "42" && p["text"] == `\[fake\] chat report` })
+}
+
+// Email end to end against real IMAP and SMTP servers on loopback: mail
+// from an allowed sender becomes a turn, the reply is mailed back threaded
+// under it; the passwords come from the environment only.
+func TestGatewayEmailEndToEnd(t *testing.T) {
+	m := demiurgetest.StartMail(t)
+	ih, ip := demiurgetest.HostPort(m.IMAPAddr)
+	sh, sp := demiurgetest.HostPort(m.SMTPAddr)
+	home := initHome(t)
+	writeChannels(t, home, fmt.Sprintf("  email:\n    enabled: true\n    imap_host: %s\n    imap_port: %d\n    smtp_host: %s\n    smtp_port: %d\n"+
+		"    imap_username: %s\n    smtp_username: %s\n    allowed_senders: [alice@example.org]\n    trust_from_headers: true\n    poll_interval: 1\n",
+		ih, ip, sh, sp, demiurgetest.MailUser, demiurgetest.MailUser))
+	env := map[string]string{"DEMIURGE_IMAP_PASSWORD": demiurgetest.MailIMAPPassword, "DEMIURGE_SMTP_PASSWORD": demiurgetest.MailSMTPPassword}
+	h, err := host.Open(context.Background(), host.Options{Home: home, Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	if _, err := h.StartGateway(context.Background(), host.WithMailTLS(host.GatewayOptions{Drain: 5 * time.Second}, m.ClientTLS)); err != nil {
+		t.Fatal(err)
+	}
+	m.Deliver("From: Alice <alice@example.org>\r\nTo: bot@example.com\r\nSubject: Build\r\nMessage-ID: <m1@example.org>\r\n\r\nIs it green?\r\n")
+	deadline := time.Now().Add(20 * time.Second)
+	for len(m.Sent()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no reply mailed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	sent := m.Sent()[0]
+	if sent.To != "alice@example.org" || !strings.Contains(string(sent.Data), "In-Reply-To: <m1@example.org>") ||
+		!strings.Contains(string(sent.Data), "[fake] Is it green?") {
+		t.Fatalf("reply %s", sent.Data)
+	}
 }

@@ -41,6 +41,7 @@ var layers = map[string]string{
 	"gitrepo":                     "adapter",
 	"channels/webhook":            "adapter", // the HTTP webhook channel
 	"channels/telegram":           "adapter", // the Telegram Bot API channel (long polling)
+	"channels/email":              "adapter", // the IMAP/SMTP email channel
 	"session":                     "engine",
 	"turn":                        "engine",
 	"effect":                      "engine",
