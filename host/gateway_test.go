@@ -247,7 +247,7 @@ func TestDoctorChecksChannels(t *testing.T) {
 }
 
 // writeChannels replaces the assistant core's empty channels block.
-func writeChannels(t *testing.T, home, block string) {
+func writeChannels(t testing.TB, home, block string) {
 	t.Helper()
 	path := filepath.Join(home, "agents", "assistant", "agent.yaml")
 	b, err := os.ReadFile(path)
