@@ -72,6 +72,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/redact"
 	"github.com/demiurge/demiurge/urlpolicy"
 )
 
@@ -335,7 +336,9 @@ func readBody(w http.ResponseWriter, r *http.Request) (map[string]any, int, stri
 	return map[string]any{"text": strings.ToValidUTF8(string(raw), "\uFFFD")}, 0, ""
 }
 
-// authHeaders are never copied into the inbound's metadata.
+// authHeaders, and every header whose name is a credential's
+// (redact.SensitiveField: X-Api-Key, X-Hub-Signature, …), are never copied
+// into the inbound's metadata, which is persisted.
 var authHeaders = map[string]bool{"authorization": true, "x-demiurge-token": true, "cookie": true, "proxy-authorization": true}
 
 // envelope authenticates the request and builds its envelope.
@@ -368,7 +371,7 @@ func (c *Channel) envelope(r *http.Request, body map[string]any) (demiurge.Inbou
 	headers := map[string]any{}
 	for name, vs := range r.Header {
 		n := strings.ToLower(name)
-		if !authHeaders[n] {
+		if !authHeaders[n] && !redact.SensitiveField(n) {
 			headers[n] = strings.Join(vs, ", ")
 		}
 	}

@@ -180,7 +180,7 @@ func TestWebhookAccepts(t *testing.T) {
 	if status != 202 {
 		t.Fatalf("form: %d", status)
 	}
-	status, _ = post(t, url, "text/plain", "raw words", "X-Demiurge-Token", "s3cret", "Idempotency-Key", "abc")
+	status, _ = post(t, url, "text/plain", "raw words", "X-Demiurge-Token", "s3cret", "Idempotency-Key", "abc", "X-Api-Key", "k-123")
 	if status != 202 {
 		t.Fatalf("plain: %d", status)
 	}
@@ -201,6 +201,11 @@ func TestWebhookAccepts(t *testing.T) {
 	}
 	if got[2].Text != "raw words" || got[2].EventKey != "id:abc" || got[2].ConversationKey != "webhook:source:127.0.0.1" {
 		t.Fatalf("plain envelope %+v", got[2])
+	}
+	for name := range got[2].Metadata["webhook_headers"].(map[string]any) {
+		if name == "x-api-key" || name == "x-demiurge-token" {
+			t.Fatalf("the credential header %s reached the metadata", name)
+		}
 	}
 	in.fail = true
 	if status, body := post(t, url, "application/json", `{"text":"x","token":"s3cret"}`); status != 503 || body != `{"error":"inbox unavailable"}` {
