@@ -40,5 +40,8 @@ func EventPayloads() []EventPayload {
 		AgentSpawnFailedPayload{}, AgentSpawnRejectedPayload{},
 		AgentRunStartedPayload{}, AgentRunCompletedPayload{},
 		StateModuleUpdatedPayload{},
+
+		ChannelInboundAcceptedPayload{}, ChannelInboundClaimedPayload{}, ChannelInboundStartedPayload{},
+		ChannelInboundCompletedPayload{}, ChannelInboundRetryScheduledPayload{}, ChannelInboundDeadLetteredPayload{},
 	}
 }

@@ -115,7 +115,7 @@ func TestScheduleManageUpdateKeepsSettings(t *testing.T) {
 	e := newScheduleEnv(t)
 	e.deps.CoreLoader = func(dir string) error { _, err := core.Load(dir); return err }
 	writeFiles(t, e.core, map[string]string{
-		"agent.yaml":                 "schema_version: 1\nagent:\n  id: demo\nchannels:\n  ops:\n    type: webhook\n",
+		"agent.yaml":                 "schema_version: 1\nagent:\n  id: demo\nchannels:\n  ops:\n    type: webhook\n    delivery_targets: {team: \"https://example.com/team\"}\n",
 		"agent/schedules/report.yml": "schedule: \"0 8 * * 1\"\nprompt: Weekly report\ndelivery:\n  mode: webhook\n  channel: ops\n  target: team\n",
 	})
 	wantOK(t, e.call("schedule_manage", map[string]any{"action": "update", "schedule_id": "report", "prompt": "Weekly report, short"}))

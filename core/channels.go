@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -31,7 +32,14 @@ type Channel struct {
 type ChannelBase struct {
 	Enabled bool   `yaml:"enabled"`
 	Type    string `yaml:"type"`
+	// BusyMode is what a message does to a conversation whose turn is
+	// still running: interrupt cancels that turn, queue waits; "" (unset)
+	// takes the Host's channel.busy_mode of config.yaml.
+	BusyMode string `yaml:"busy_mode"`
 }
+
+// Base returns the keys every channel type accepts.
+func (b *ChannelBase) Base() *ChannelBase { return b }
 
 // TelegramChannel configures the Telegram long-poll channel.
 type TelegramChannel struct {
@@ -48,6 +56,8 @@ type TelegramChannel struct {
 	SendTyping           bool    `yaml:"send_typing"`
 	RichMessages         bool    `yaml:"rich_messages"`
 	ReplyToMode          string  `yaml:"reply_to_mode"` // off|first|all
+	// APIBaseURL is the Bot API server (default https://api.telegram.org).
+	APIBaseURL string `yaml:"api_base_url"`
 }
 
 // WebhookChannel configures the HTTP webhook channel.
@@ -64,6 +74,10 @@ type WebhookChannel struct {
 	AllowPrivateCallbackURLs bool              `yaml:"allow_private_callback_urls"`
 	AllowedSources           []string          `yaml:"allowed_sources"`
 	DeliveryTargets          map[string]string `yaml:"delivery_targets"`
+	// CallbackSecretEnv / CallbackSecret, when set, sign every outbound
+	// callback: X-Demiurge-Signature: sha256=<hex HMAC-SHA256 of the body>.
+	CallbackSecretEnv string `yaml:"callback_secret_env"`
+	CallbackSecret    string `yaml:"callback_secret"`
 }
 
 // SlackChannel configures the Slack Events API channel.
@@ -139,7 +153,8 @@ type EmailChannel struct {
 var knownChannels = map[string]func() any{
 	"telegram": func() any {
 		return &TelegramChannel{BotTokenEnv: "DEMIURGE_TELEGRAM_BOT_TOKEN", UnauthorizedResponse: "brief", PollTimeout: 30,
-			MessageFormat: "markdown_v2", RegisterCommands: true, SendTyping: true, RichMessages: true, ReplyToMode: "off"}
+			MessageFormat: "markdown_v2", RegisterCommands: true, SendTyping: true, RichMessages: true, ReplyToMode: "off",
+			APIBaseURL: "https://api.telegram.org"}
 	},
 	"webhook": func() any {
 		return &WebhookChannel{Host: "127.0.0.1", Port: 8765, Path: "/demiurge", TokenEnv: "DEMIURGE_WEBHOOK_TOKEN"}
@@ -267,28 +282,42 @@ func validateChannel(e yamlx.MappingEntry, where string, settings any) error {
 		}
 		return yamlx.AtLine(keyLine(e.Value, key, e.Line), "invalid %s.%s: %d (expected at least 1)", where, key, v)
 	}
+	httpURL := func(key, v string) error {
+		u, err := url.Parse(v)
+		if err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" && u.User == nil {
+			return nil
+		}
+		return yamlx.AtLine(keyLine(e.Value, key, e.Line), "invalid %s.%s: %q (expected an http or https URL without credentials)", where, key, v)
+	}
 	var errs []error
+	if b, ok := settings.(interface{ Base() *ChannelBase }); ok {
+		base := b.Base()
+		if base.BusyMode = strings.TrimSpace(base.BusyMode); base.BusyMode != "" {
+			errs = append(errs, oneOf("busy_mode", base.BusyMode, "interrupt", "queue"))
+		}
+	}
 	switch s := settings.(type) {
 	case *TelegramChannel:
-		errs = []error{
+		errs = append(errs,
 			oneOf("unauthorized_response", s.UnauthorizedResponse, "silent", "brief"),
 			oneOf("message_format", s.MessageFormat, "markdown_v2", "plain"),
 			oneOf("reply_to_mode", s.ReplyToMode, "off", "first", "all"),
 			positive("poll_timeout", s.PollTimeout),
-		}
+			httpURL("api_base_url", s.APIBaseURL),
+		)
 	case *WebhookChannel:
 		s.Path = slashPath(s.Path, "/demiurge")
-		errs = []error{port("port", s.Port)}
+		errs = append(errs, port("port", s.Port))
 	case *SlackChannel:
 		s.Path = slashPath(s.Path, "/slack/events")
-		errs = []error{port("port", s.Port)}
+		errs = append(errs, port("port", s.Port))
 	case *MattermostChannel:
 		s.Path = slashPath(s.Path, "/mattermost")
-		errs = []error{port("port", s.Port)}
+		errs = append(errs, port("port", s.Port))
 	case *MatrixChannel:
-		errs = []error{positive("poll_timeout", s.PollTimeout)}
+		errs = append(errs, positive("poll_timeout", s.PollTimeout))
 	case *EmailChannel:
-		errs = []error{port("smtp_port", s.SMTPPort), port("imap_port", s.IMAPPort), positive("poll_interval", s.PollInterval)}
+		errs = append(errs, port("smtp_port", s.SMTPPort), port("imap_port", s.IMAPPort), positive("poll_interval", s.PollInterval))
 	default:
 		return fmt.Errorf("core: no validation for %T", settings)
 	}

@@ -154,11 +154,12 @@ channels:
 		t.Fatalf("chat_ops=%+v", irc)
 	}
 	tg, ok := c.Manifest.Channels["telegram"].Settings.(*core.TelegramChannel)
-	if !ok || c.Manifest.Channels["telegram"].Enabled || !slices.Equal(tg.AllowedUsers, []int64{42}) || tg.PollTimeout != 30 || tg.MessageFormat != "markdown_v2" {
+	if !ok || c.Manifest.Channels["telegram"].Enabled || !slices.Equal(tg.AllowedUsers, []int64{42}) || tg.PollTimeout != 30 || tg.MessageFormat != "markdown_v2" ||
+		tg.APIBaseURL != "https://api.telegram.org" || tg.BusyMode != "" {
 		t.Fatalf("telegram=%+v", c.Manifest.Channels["telegram"])
 	}
 	hook := c.Manifest.Channels["hook"].Settings.(*core.WebhookChannel)
-	if !c.Manifest.Channels["hook"].Enabled || !hook.Enabled || hook.Path != "/inbox" || hook.Port != 8765 {
+	if !c.Manifest.Channels["hook"].Enabled || !hook.Enabled || hook.Path != "/inbox" || hook.Port != 8765 || hook.BusyMode != "" {
 		t.Fatalf("hook=%+v", hook)
 	}
 }

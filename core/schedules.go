@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -324,9 +325,14 @@ func (c *Core) checkSchedule(doc *yamlx.Document, s Schedule) error {
 	}
 	if s.Delivery.Mode != ScheduleDeliveryLocal {
 		channel := s.Delivery.ChannelName()
-		if _, ok := c.Manifest.Channels[channel]; !ok {
+		ch, ok := c.Manifest.Channels[channel]
+		if !ok {
 			line := cmp.Or(doc.Line("delivery", "channel"), cmp.Or(doc.Line("delivery", "mode"), doc.Line("delivery")))
 			return doc.Errorf(line, "%s schedule delivery requires channels.%s in agent.yaml", channel, channel)
+		}
+		if reason := deliveryTargetProblem(ch, s.Delivery.DeliveryTarget()); reason != "" {
+			line := cmp.Or(doc.Line("delivery", "chat_id"), cmp.Or(doc.Line("delivery", "target"), doc.Line("delivery")))
+			return doc.Errorf(line, "%s schedule delivery invalid: %s", channel, reason)
 		}
 	}
 	return nil
@@ -460,4 +466,35 @@ func nonNil(ids []string) []string {
 		return []string{}
 	}
 	return slices.Clone(ids)
+}
+
+// deliveryTargetProblem checks a schedule's delivery target against the
+// channel's allowlist (spec surfaces §3.16): a Telegram chat must be an
+// allowed user or chat, a webhook target a key of delivery_targets, an
+// email recipient in a non-empty allowed_recipients; "" when it passes.
+func deliveryTargetProblem(ch Channel, target string) string {
+	switch st := ch.Settings.(type) {
+	case *TelegramChannel:
+		id, err := strconv.ParseInt(target, 10, 64)
+		if err != nil || !(slices.Contains(st.AllowedUsers, id) || slices.Contains(st.AllowedChats, id)) {
+			return "telegram schedule delivery target is not allowed by core allowlist"
+		}
+	case *WebhookChannel:
+		if _, ok := st.DeliveryTargets[target]; !ok {
+			return "webhook schedule delivery target is not configured in delivery_targets"
+		}
+	case *SlackChannel:
+		if len(st.AllowedChannels) > 0 && !slices.Contains(st.AllowedChannels, target) {
+			return "slack schedule delivery target is not in allowed_channels"
+		}
+	case *MattermostChannel:
+		if len(st.AllowedChannels) > 0 && !slices.Contains(st.AllowedChannels, target) {
+			return "mattermost schedule delivery target is not in allowed_channels"
+		}
+	case *EmailChannel:
+		if len(st.AllowedRecipients) > 0 && !slices.ContainsFunc(st.AllowedRecipients, func(r string) bool { return strings.EqualFold(r, target) }) {
+			return "email schedule delivery target is not in allowed_recipients"
+		}
+	}
+	return ""
 }

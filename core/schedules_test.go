@@ -127,7 +127,7 @@ func TestScheduleLoadErrors(t *testing.T) {
 }
 
 func TestScheduleChannelDelivery(t *testing.T) {
-	agent := *baseCore()["agent.yaml"] + "channels:\n  telegram:\n    enabled: false\n  ops-hook:\n    type: webhook\n"
+	agent := *baseCore()["agent.yaml"] + "channels:\n  telegram:\n    enabled: false\n    allowed_chats: [-1001]\n  ops-hook:\n    type: webhook\n    delivery_targets: {reports: \"https://example.com/r\"}\n"
 	dir := writeCore(t, map[string]*string{
 		"agent.yaml":                 s(agent),
 		"agent/schedules/tg.yaml":    s(dailyYAML + "delivery:\n  mode: Telegram\n  chat_id: -1001\n"),
@@ -154,6 +154,30 @@ func TestScheduleChannelDelivery(t *testing.T) {
 	}
 	if d := byID["local"].Delivery; d.Mode != "local" {
 		t.Errorf("local delivery = %+v", d)
+	}
+}
+
+// A schedule's channel target must pass the channel's allowlist.
+func TestScheduleDeliveryTargetAllowlist(t *testing.T) {
+	agent := *baseCore()["agent.yaml"] + "channels:\n  telegram:\n    allowed_users: [42]\n  webhook:\n    delivery_targets: {ops: \"https://example.com/o\"}\n"
+	for _, tt := range []struct{ schedule, want string }{
+		{dailyYAML + "delivery:\n  mode: telegram\n  chat_id: 7\n", "telegram schedule delivery invalid: telegram schedule delivery target is not allowed by core allowlist"},
+		{dailyYAML + "delivery:\n  mode: webhook\n  target: nowhere\n", "webhook schedule delivery invalid: webhook schedule delivery target is not configured in delivery_targets"},
+	} {
+		dir := writeCore(t, map[string]*string{"agent.yaml": s(agent), "agent/schedules/x.yaml": s(tt.schedule)})
+		c, err := core.Load(dir)
+		if err == nil {
+			_, err = c.Schedules()
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("err = %v, want %q", err, tt.want)
+		}
+	}
+	dir := writeCore(t, map[string]*string{"agent.yaml": s(agent), "agent/schedules/x.yaml": s(dailyYAML + "delivery:\n  mode: telegram\n  chat_id: 42\n")})
+	if c, err := core.Load(dir); err != nil {
+		t.Fatal(err)
+	} else if _, err := c.Schedules(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -168,7 +168,7 @@ func Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
 	}
 	doctorDatabase(ctx, h, rep)
 	doctorRepository(ctx, h, rep)
-	doctorCores(h, rep)
+	doctorCores(h, rep, getenv)
 	if drift, err := TemplateDrift(h, rep.CoreID); err != nil {
 		rep.fail("doctor.template_check_failed", err, "see the message")
 	} else {

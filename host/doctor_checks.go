@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,7 +87,7 @@ func doctorRepository(ctx context.Context, h Home, rep *DoctorReport) {
 
 // doctorCores loads every core of the agents tree and the global
 // fallback, as a turn would (without saving local edits).
-func doctorCores(h Home, rep *DoctorReport) {
+func doctorCores(h Home, rep *DoctorReport, getenv func(string) string) {
 	if _, err := core.LoadGlobal(filepath.Join(h.AgentsDir(), "agent.yaml")); err != nil {
 		rep.fail("core.global_invalid", err, "fix agents/agent.yaml or `demiurge core discard --yes`")
 	} else {
@@ -110,15 +111,32 @@ func doctorCores(h Home, rep *DoctorReport) {
 	for _, id := range ids {
 		found = found || id == rep.CoreID
 		c := DoctorCore{CoreID: id}
-		if _, err := core.Load(h.CoreDir(id)); err != nil {
+		if loaded, err := core.Load(h.CoreDir(id)); err != nil {
 			rep.fail("core.load_failed", err, "fix agents/"+id+" or `demiurge core discard --yes`")
 		} else {
 			c.OK = true
 			rep.pass()
+			doctorChannels(id, loaded, getenv, rep)
 		}
 		rep.Cores = append(rep.Cores, c)
 	}
 	if !found {
 		rep.failMsg("core.missing", fmt.Sprintf("core %q has no agent.yaml under %s", rep.CoreID, h.AgentsDir()), "check --core and runtime.default_core")
+	}
+}
+
+// doctorChannels checks every enabled channel of a core the way the gateway
+// builds it (credentials present, addresses and callback URLs valid,
+// the type supported), starting nothing.
+func doctorChannels(coreID string, c *core.Core, getenv func(string) string, rep *DoctorReport) {
+	for _, ch := range enabledChannels(c) {
+		b := buildChannel(coreID, ch, channelEnv{getenv: getenv, logger: slog.New(slog.DiscardHandler)})
+		b.close()
+		if b.Err != nil {
+			rep.failMsg("channel.invalid", fmt.Sprintf("channel %s of core %s cannot run: %s", ch.Name, coreID, demiurge.ErrorMessage(b.Err)),
+				"fix channels."+ch.Name+" in agents/"+coreID+"/agent.yaml or set its credentials in the environment or .env")
+			continue
+		}
+		rep.pass()
 	}
 }

@@ -107,6 +107,13 @@ type Host struct {
 	// (feed.go).
 	links *sessionLinks
 	feed  *feedHub
+
+	// getenv and urlPolicy are the Host options the channels need:
+	// credentials by variable name, and the policy callbacks go through.
+	getenv    func(string) string
+	urlPolicy urlpolicy.Policy
+	// gateway runs the channels once StartGateway is called (gateway.go).
+	gateway *gatewayRun
 }
 
 // Open initialises the home if needed, opens the store, takes this process's
@@ -126,7 +133,8 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if _, err := Init(dir, ""); err != nil {
 		return nil, err
 	}
-	h := &Host{home: Home{Dir: dir}, closers: &closeStack{failAfter: opts.failAfter}, links: newSessionLinks()}
+	h := &Host{home: Home{Dir: dir}, closers: &closeStack{failAfter: opts.failAfter}, links: newSessionLinks(),
+		getenv: opts.Getenv, urlPolicy: opts.URLPolicy}
 	defer func() {
 		if err != nil {
 			// The step's error is the one to report; closing what was

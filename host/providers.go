@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -29,6 +30,9 @@ type providers struct {
 
 	mu    sync.Mutex // guards cache
 	cache map[string]demiurge.Provider
+
+	extraMu sync.Mutex // guards extra
+	extra   []string   // channel credentials (addSecrets)
 }
 
 type fallbackModel struct {
@@ -89,6 +93,9 @@ func (p *providers) Secrets() []string {
 			out = append(out, c.APIKey)
 		}
 	}
+	p.extraMu.Lock()
+	out = append(out, p.extra...)
+	p.extraMu.Unlock()
 	return out
 }
 
@@ -100,4 +107,17 @@ const minEnvSecret = 8
 func secretName(name string) bool {
 	u := strings.ToUpper(name)
 	return strings.Contains(u, "API_KEY") || strings.HasSuffix(u, "_TOKEN") || strings.HasSuffix(u, "_SECRET")
+}
+
+// addSecrets adds credentials the Host learned besides the providers' (a
+// channel's bot token or password): Secrets returns them from then on, so
+// logs, turn errors and the gateway's stored errors redact them.
+func (p *providers) addSecrets(vals []string) {
+	p.extraMu.Lock()
+	defer p.extraMu.Unlock()
+	for _, v := range vals {
+		if v != "" && !slices.Contains(p.extra, v) {
+			p.extra = append(p.extra, v)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/controlplane"
+	"github.com/demiurge/demiurge/core"
 	"github.com/demiurge/demiurge/schedule"
 	"github.com/demiurge/demiurge/session"
 	"github.com/demiurge/demiurge/turn"
@@ -65,6 +66,9 @@ func (h *Host) fireSchedule(ctx context.Context, occ schedule.Occurrence) error 
 		"schedule_id": occ.ScheduleID, "prompt": occ.Schedule.Prompt,
 		"input_slots": occ.Schedule.Slots.Input, "output_slots": occ.Schedule.Slots.Output,
 	}
+	if d := occ.Schedule.Delivery; d.Mode != core.ScheduleDeliveryLocal {
+		payload["delivery_channel"], payload["delivery_target"] = d.ChannelName(), d.DeliveryTarget()
+	}
 	task, err := h.tasks.Submit(ctx, demiurge.TaskSpec{
 		Kind: demiurge.TaskKindScheduleFire, Payload: payload, IdempotencyKey: occ.IdempotencyKey(),
 	}, demiurge.TaskOrigin{Actor: "host.scheduler", CoreID: occ.CoreID})
@@ -116,11 +120,21 @@ func (h *Host) runScheduled(ctx context.Context, task demiurge.Task, hd *control
 	if err != nil {
 		return demiurge.TaskResult{}, err
 	}
-	res, err := h.turns.Run(ctx, turn.Request{
+	req := turn.Request{
 		CoreID: coreID, Text: prompt, NewSession: true, NewSessionID: sessionID,
 		Channel: "schedule", ConversationKey: sessionID,
 		Scope: scope, Workspace: ws, Delegation: deleg,
-	})
+	}
+	if channel, _ := p["delivery_channel"].(string); channel != "" {
+		target, _ := p["delivery_target"].(string)
+		route, closeRoute, err := h.scheduleRoute(ctx, coreID, channel, target)
+		if err != nil {
+			return demiurge.TaskResult{}, err
+		}
+		defer closeRoute()
+		req.Route = route
+	}
+	res, err := h.turns.Run(ctx, req)
 	if err != nil {
 		return demiurge.TaskResult{}, err
 	}

@@ -249,6 +249,16 @@
 //	                        (scope, owner) (aggregate authored_state "<scope>:<owner>"); a
 //	                        write that no longer applies, or would pass the size limit,
 //	                        leaves it as it is
+//	channel_inbound.accepted core_id, channel, event_key, conversation_key, principal_key,
+//	                        source?, reply_to?, text, metadata? (aggregate channel_inbound
+//	                        "<inbound id>", idempotency key "inbound:<core>:<channel>:<event_key>")
+//	                        → channel_inbox row, status queued
+//	channel_inbound.claimed|started|completed|retry_scheduled|dead_lettered
+//	                claim_id, host_id?, attempts?, turn_id?, session_id?, result?,
+//	                        last_error?, next_attempt_at?
+//	                        → status (claimed, running, done, retry_scheduled, dead_letter),
+//	                        claim_id, last_error and next_attempt_at replaced, the others
+//	                        COALESCE
 //
 // # Commit observer
 //

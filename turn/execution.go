@@ -1,6 +1,7 @@
 package turn
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -104,6 +105,9 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 	if strings.TrimSpace(req.Text) == "" {
 		return Result{}, demiurge.Errorf(demiurge.EINVALID, "turn text is empty")
 	}
+	if req.TurnID != "" && demiurge.IDPrefix(req.TurnID) != "turn" {
+		return Result{}, demiurge.Errorf(demiurge.EINVALID, "a chosen turn id needs the turn_ prefix")
+	}
 	if req.Scope.Authority == "" {
 		req.Scope = demiurge.OperatorScope("")
 	}
@@ -150,7 +154,7 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	defer release()
 
-	turnID := demiurge.NewID("turn")
+	turnID := cmp.Or(req.TurnID, demiurge.NewID("turn"))
 	started, err := x.d.Sessions.TurnStarted(demiurge.TurnStart{
 		TurnID: turnID, SessionID: sess.ID, CoreID: snap.Core.ID, CoreRevision: snap.Revision, HostID: x.d.HostID,
 	})

@@ -16,9 +16,13 @@ type Request struct {
 	// Session selection: SessionID resumes that session (owned lookup);
 	// NewSession starts a fresh one; neither continues the session bound to
 	// (CoreID, Channel, ConversationKey).
-	SessionID       string
-	NewSession      bool
-	NewSessionID    string // with NewSession: the id the session gets ("" generated)
+	SessionID    string
+	NewSession   bool
+	NewSessionID string // with NewSession: the id the session gets ("" generated)
+	// TurnID is the id the turn gets ("" generated; else it must have the
+	// turn_ prefix). A channel inbox reserves it durably before the turn
+	// starts, so that after a crash it can tell whether the turn began.
+	TurnID          string
 	Channel         string
 	ConversationKey string
 	Scope           demiurge.PrincipalScope // zero: the local operator

@@ -117,12 +117,24 @@ func writeScheduleTable(w io.Writer, rows []scheduleJSON, tz string) {
 }
 
 // newServeCmd runs the long-lived Host: the scheduler, background tasks,
-// completions and delivery retries, until SIGINT or SIGTERM.
+// completions and delivery retries, and the gateway when a core enables a
+// channel, until SIGINT or SIGTERM.
 func newServeCmd(g *globals, streams IO) *cobra.Command {
 	return &cobra.Command{
-		Use: "serve", Short: "Run the long-lived Host (scheduler, background work) until interrupted", Args: cobra.NoArgs,
+		Use: "serve", Short: "Run the long-lived Host (scheduler, background work, enabled channels) until interrupted", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withHost(cmd.Context(), g, func(ctx context.Context, h *host.Host) error {
+				if enabled, err := h.ChannelsEnabled(ctx); err != nil {
+					return err
+				} else if enabled {
+					// A channel that cannot run is reported, and serve
+					// goes on with the rest of its work.
+					report, err := h.StartGateway(ctx, host.GatewayOptions{})
+					writeGatewayReport(streams.Err, "demiurge serve", report)
+					if err != nil && len(report) == 0 {
+						return err
+					}
+				}
 				h.StartScheduler()
 				fmt.Fprintf(streams.Err, "demiurge serve: home %s, timezone %s; stop with Ctrl-C\n", h.Home().Dir, h.Timezone().Name)
 				<-ctx.Done()

@@ -41,6 +41,9 @@ var layers = map[string]string{
 	"process":                     "adapter",
 	"sandbox":                     "adapter",
 	"gitrepo":                     "adapter",
+	"channels/webhook":            "adapter", // the HTTP webhook channel
+	"channels/telegram":           "adapter", // the Telegram Bot API channel (long polling)
+	"channels/email":              "adapter", // the IMAP/SMTP email channel
 	"session":                     "engine",
 	"turn":                        "engine",
 	"effect":                      "engine",
@@ -51,6 +54,7 @@ var layers = map[string]string{
 	"coregate":                    "engine",
 	"schedule":                    "engine",
 	"delegation":                  "engine",
+	"gateway":                     "engine",   // the channel inbox worker and the channels' supervisor
 	"builtin":                     "registry", // assembles the builtin toolsets
 	"builtin/files":               "tools",
 	"builtin/terminal":            "tools",

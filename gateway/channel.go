@@ -1,0 +1,198 @@
+package gateway
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/demiurge/demiurge"
+)
+
+// channelInbox is the Inbox of one channel.
+type channelInbox struct {
+	g *Gateway
+	c Channel
+}
+
+// Accept commits envs under their dedup keys, with cursor when given, and
+// applies the conversation's busy mode to each new message.
+func (in channelInbox) Accept(ctx context.Context, envs []demiurge.InboundEnvelope, cursor string) ([]demiurge.InboxReceipt, error) {
+	for i := range envs {
+		envs[i].CoreID, envs[i].Channel = in.c.CoreID, in.c.Name
+	}
+	var cur *demiurge.ChannelCursor
+	if cursor != "" {
+		cur = &demiurge.ChannelCursor{CoreID: in.c.CoreID, Channel: in.c.Name, HostID: in.g.opts.HostID, Cursor: cursor}
+	}
+	receipts, err := in.g.st.AcceptInbound(ctx, envs, cur)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range receipts {
+		if !r.Duplicate {
+			in.g.busy(ctx, in.c, envs[i], r.InboundID)
+		}
+	}
+	in.g.notify()
+	return receipts, nil
+}
+
+func (in channelInbox) Cursor(ctx context.Context) (string, error) {
+	st, err := in.g.st.Channel(ctx, in.c.CoreID, in.c.Name)
+	if demiurge.ErrorCode(err) == demiurge.ENOTFOUND {
+		return "", nil
+	}
+	return st.Cursor, err
+}
+
+// busy applies the busy mode to a new message of a conversation whose
+// turn runs in this process: interrupt cancels the turn (a command never
+// does). /stop, in both modes, cancels the running turn and ends the
+// messages queued before it; its answer, given when it is handled, says
+// what it did.
+func (g *Gateway) busy(ctx context.Context, c Channel, env demiurge.InboundEnvelope, inboundID string) {
+	cmd, _ := commandOf(env.Text)
+	if cmd != "stop" && (cmd != "" || c.BusyMode != "interrupt") {
+		return
+	}
+	g.mu.Lock()
+	r := g.running[slotOf(c.CoreID, c.Name, env.ConversationKey)]
+	g.mu.Unlock()
+	if r != nil {
+		r.cancel()
+	}
+	if cmd != "stop" {
+		return
+	}
+	n, err := g.st.CancelQueuedInbounds(ctx, c.CoreID, c.Name, env.ConversationKey, inboundID)
+	if err != nil {
+		g.opts.Logger.Warn("clear queued inbounds", "channel", c.Name, "err", g.redact(err))
+	}
+	g.mu.Lock()
+	g.stops[inboundID] = stopped{turn: r != nil, cleared: n}
+	g.mu.Unlock()
+}
+
+// stopped is what a /stop did when it was accepted.
+type stopped struct {
+	turn    bool
+	cleared int
+}
+
+// supervise runs c until ctx ends: under the channel's poller lease,
+// renewed while it runs; a failed run is recorded (state retrying, the
+// redacted error) and started again after a backoff of its own.
+func (g *Gateway) supervise(ctx context.Context, c Channel) {
+	failures := 0
+	lastErr := ""
+	state := demiurge.ChannelState{CoreID: c.CoreID, Channel: c.Name, Type: c.Type, HostID: g.opts.HostID}
+	for ctx.Err() == nil {
+		state.State, state.LastError = demiurge.ChannelRunning, lastErr
+		ok, err := g.st.AcquireChannel(ctx, state, g.opts.LeaseTTL)
+		if err != nil || !ok {
+			if err != nil && ctx.Err() == nil {
+				g.opts.Logger.Warn("channel lease", "core_id", c.CoreID, "channel", c.Name, "err", g.redact(err))
+			}
+			// Another gateway runs this channel (or the store is busy):
+			// look again once its lease could have lapsed.
+			sleep(ctx, g.opts.LeaseTTL/2)
+			continue
+		}
+		began := g.opts.Now()
+		err = g.runLeased(ctx, c, state)
+		if ctx.Err() != nil {
+			break
+		}
+		if err == nil {
+			err = demiurge.Errorf(demiurge.EUNAVAILABLE, "channel %s stopped on its own", c.Name)
+		}
+		if g.opts.Now().Sub(began) > 2*g.opts.ChannelBackoffMax {
+			failures = 0 // it ran well for a while: start the backoff again
+		}
+		failures++
+		lastErr = g.redact(err)
+		g.opts.Logger.Warn("channel failed; retrying", "core_id", c.CoreID, "channel", c.Name, "failures", failures, "err", lastErr)
+		state.State, state.LastError = demiurge.ChannelRetrying, lastErr
+		if _, err := g.st.AcquireChannel(ctx, state, g.opts.LeaseTTL); err != nil && ctx.Err() == nil {
+			g.opts.Logger.Warn("record channel state", "channel", c.Name, "err", g.redact(err))
+		}
+		sleep(ctx, backoff(g.opts.ChannelBackoff, g.opts.ChannelBackoffMax, failures))
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := g.st.ReleaseChannel(rctx, c.CoreID, c.Name, g.opts.HostID, demiurge.ChannelStopped, lastErr); err != nil {
+		g.opts.Logger.Warn("release channel", "channel", c.Name, "err", g.redact(err))
+	}
+}
+
+// runLeased runs c once, renewing its lease every third of the TTL; a
+// lease lost to another gateway stops the run.
+func (g *Gateway) runLeased(ctx context.Context, c Channel, state demiurge.ChannelState) error {
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		t := time.NewTicker(g.opts.LeaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-t.C:
+				ok, err := g.st.AcquireChannel(runCtx, state, g.opts.LeaseTTL)
+				if err == nil && !ok {
+					g.opts.Logger.Warn("channel lease lost to another gateway", "core_id", c.CoreID, "channel", c.Name)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	err := c.Run(runCtx, channelInbox{g: g, c: c})
+	cancel()
+	<-renewed
+	if err == nil && ctx.Err() == nil && runCtx.Err() != nil {
+		return demiurge.Errorf(demiurge.ECONFLICT, "channel %s: another gateway took its poller lease", c.Name)
+	}
+	return err
+}
+
+// backoff is base·2^(n-1), capped at max.
+func backoff(base, max time.Duration, n int) time.Duration {
+	d := base
+	for i := 1; i < n && d < max; i++ {
+		d *= 2
+	}
+	return min(d, max)
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+func slotOf(coreID, channel, conversationKey string) string {
+	return coreID + "\x00" + channel + "\x00" + conversationKey
+}
+
+// commandOf splits a channel command: "/resume 2" → ("resume", "2"); not a
+// command → ("", text). A "/cmd@bot" suffix is dropped.
+func commandOf(text string) (string, string) {
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, "/") || len(t) < 2 {
+		return "", text
+	}
+	name, rest, _ := strings.Cut(t[1:], " ")
+	name, _, _ = strings.Cut(name, "@")
+	name = strings.ToLower(name)
+	if name == "" || strings.ContainsAny(name, "/\n\t") {
+		return "", text
+	}
+	return name, strings.TrimSpace(rest)
+}
