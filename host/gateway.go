@@ -213,15 +213,20 @@ func (r gatewayRunner) RunInbound(ctx context.Context, in demiurge.Inbound, turn
 	if err != nil {
 		return gateway.TurnOutcome{}, err
 	}
+	// The core's runtime.workspace, else the home's workspace.
+	ws, err := h.Workspace(ctx, in.CoreID, h.home.WorkspaceDir())
+	if err != nil {
+		return gateway.TurnOutcome{}, err
+	}
 	// The conversation's session: the bound one, or a new one it owns.
 	sess, _, err := h.sessions.Resolve(ctx, demiurge.SessionRequest{CoreID: in.CoreID, Channel: in.Channel,
-		ConversationKey: in.ConversationKey, Scope: scope, Workspace: h.home.WorkspaceDir()})
+		ConversationKey: in.ConversationKey, Scope: scope, Workspace: ws})
 	if err != nil {
 		return gateway.TurnOutcome{}, err
 	}
 	req := turn.Request{CoreID: in.CoreID, Text: in.Text, Channel: in.Channel,
 		ConversationKey: in.ConversationKey, Scope: session.ForSession(scope, sess.ID), TurnID: turnID,
-		Workspace: h.home.WorkspaceDir(), Route: route}
+		Workspace: ws, Route: route}
 	if ap := h.gateway.approverFor(in); ap != nil && route != nil {
 		req.Approver = ap
 	}
@@ -271,9 +276,13 @@ func (r gatewayRunner) NewSession(ctx context.Context, in demiurge.Inbound) (str
 	if err != nil {
 		return "", err
 	}
+	ws, err := r.h.Workspace(ctx, in.CoreID, r.h.home.WorkspaceDir())
+	if err != nil {
+		return "", err
+	}
 	old, bound, _ := r.h.store.SessionBinding(ctx, in.CoreID, in.Channel, in.ConversationKey)
 	s, _, err := r.h.sessions.Resolve(ctx, demiurge.SessionRequest{CoreID: in.CoreID, Channel: in.Channel,
-		ConversationKey: in.ConversationKey, Scope: scope, New: true, Workspace: r.h.home.WorkspaceDir()})
+		ConversationKey: in.ConversationKey, Scope: scope, New: true, Workspace: ws})
 	if err != nil {
 		return "", err
 	}

@@ -445,3 +445,42 @@ func TestGatewayEmailEndToEnd(t *testing.T) {
 		t.Fatalf("reply %s", sent.Data)
 	}
 }
+
+// A core's runtime.workspace is where its channel conversations work.
+func TestGatewayTurnsWorkInTheCoresWorkspace(t *testing.T) {
+	home := t.TempDir()
+	h0, err := host.Open(context.Background(), host.Options{Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h0.Close(context.Background())
+	enableWebhook(t, home, "    allow_private_callback_urls: true\n")
+	coreWS := filepath.Join(t.TempDir(), "core-ws")
+	path := filepath.Join(home, "agents", "assistant", "agent.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := strings.Replace(string(b), "  workspace: null\n", "  workspace: "+coreWS+"\n", 1)
+	if y == string(b) {
+		t.Fatal("agent.yaml has no runtime.workspace: null")
+	}
+	if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, url := gatewayHost(t, home)
+	cb, got := callbacks(t)
+	if status, resp := postJSON(t, url, map[string]any{"text": "hello", "source": "ws", "callback_url": cb.URL}); status != 202 {
+		t.Fatalf("POST: %d %s", status, resp)
+	}
+	if m := nextCallback(t, got); m["text"] != "[fake] hello" {
+		t.Fatalf("callback %v", m)
+	}
+	sessions, err := h.ListSessions(context.Background(), "assistant", 10)
+	if err != nil || len(sessions) != 1 {
+		t.Fatalf("sessions %v, %v", sessions, err)
+	}
+	if sessions[0].Workspace != coreWS {
+		t.Fatalf("the conversation's session works in %q, want the core's %q", sessions[0].Workspace, coreWS)
+	}
+}
