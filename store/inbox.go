@@ -73,10 +73,7 @@ func (db *DB) AcceptInbound(ctx context.Context, envs []demiurge.InboundEnvelope
 				continue
 			}
 			id := demiurge.NewID("inbound")
-			ev := demiurge.NewEvent(demiurge.AggChannelInbound, id, demiurge.ChannelInboundAcceptedPayload{
-				CoreID: e.CoreID, Channel: e.Channel, EventKey: e.EventKey, ConversationKey: e.ConversationKey,
-				PrincipalKey: e.PrincipalKey, Source: e.Source, ReplyTo: e.ReplyTo, Text: e.Text, Metadata: e.Metadata,
-			})
+			ev := demiurge.NewEvent(demiurge.AggChannelInbound, id, demiurge.ChannelInboundAcceptedPayload(e))
 			if _, err := t.append([]demiurge.Event{ev}, key, nil); err != nil {
 				return err
 			}

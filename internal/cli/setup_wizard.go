@@ -212,10 +212,7 @@ func (w *wizard) setDefault() error {
 	if err != nil {
 		return err
 	}
-	ids := []string{provider.FakeID}
-	for _, id := range slices.Sorted(maps.Keys(st.Providers)) {
-		ids = append(ids, id)
-	}
+	ids := append([]string{provider.FakeID}, slices.Sorted(maps.Keys(st.Providers))...)
 	i, err := w.choose("Default provider:", ids, 0)
 	if err != nil {
 		return err
@@ -240,10 +237,7 @@ func (w *wizard) setModel(providerID, suggested string) error {
 		return err
 	}
 	if providerID == "" {
-		ids := []string{provider.FakeID}
-		for _, id := range slices.Sorted(maps.Keys(st.Providers)) {
-			ids = append(ids, id)
-		}
+		ids := append([]string{provider.FakeID}, slices.Sorted(maps.Keys(st.Providers))...)
 		i, err := w.choose("Provider:", ids, 0)
 		if err != nil {
 			return err
