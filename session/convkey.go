@@ -53,11 +53,11 @@ func ConversationKey(channel, scope string, ids []string, threadID string) (stri
 			return "", demiurge.Errorf(demiurge.EINVALID, "conversation key id must not be empty")
 		}
 		b.WriteByte(':')
-		b.WriteString(PercentEncode(id))
+		b.WriteString(demiurge.PercentEncode(id))
 	}
 	if threadID != "" {
 		b.WriteString(":thread:")
-		b.WriteString(PercentEncode(threadID))
+		b.WriteString(demiurge.PercentEncode(threadID))
 	}
 	return b.String(), nil
 }
@@ -81,35 +81,4 @@ func isIdentifier(s string) bool {
 		}
 	}
 	return true
-}
-
-// PercentEncode encodes every byte of s except the unreserved characters
-// A-Z a-z 0-9 '_' '.' '-' '~' as %XX (uppercase hex), like Python's
-// urllib.parse.quote(s, safe=""). The result never contains ':' or '/'.
-func PercentEncode(s string) string {
-	const hex = "0123456789ABCDEF"
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if !unreserved(s[i]) {
-			n++
-		}
-	}
-	if n == 0 {
-		return s
-	}
-	out := make([]byte, 0, len(s)+2*n)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if unreserved(c) {
-			out = append(out, c)
-			continue
-		}
-		out = append(out, '%', hex[c>>4], hex[c&15])
-	}
-	return string(out)
-}
-
-func unreserved(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-		c == '_' || c == '.' || c == '-' || c == '~'
 }

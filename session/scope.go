@@ -25,7 +25,7 @@ func ConversationScope(channel, principalKey, conversationKey, sessionID string)
 		return demiurge.PrincipalScope{}, demiurge.Errorf(demiurge.EINVALID, "conversation scope requires a conversation_key")
 	}
 	s := demiurge.PrincipalScope{
-		PrincipalID:     "principal:conversation:" + channel + ":" + PercentEncode(principalKey),
+		PrincipalID:     "principal:conversation:" + channel + ":" + demiurge.PercentEncode(principalKey),
 		Authority:       demiurge.AuthorityConversation,
 		Channel:         channel,
 		ConversationKey: conversationKey,
@@ -63,7 +63,7 @@ func DelegatedAgentScope(parent demiurge.PrincipalScope, originTurnID, taskID, c
 		return demiurge.PrincipalScope{}, demiurge.Errorf(demiurge.EINVALID, "delegated_agent scope requires a task_id")
 	}
 	s := demiurge.PrincipalScope{
-		PrincipalID:     "principal:delegated_agent:" + PercentEncode(parent.PrincipalID) + ":" + taskID,
+		PrincipalID:     "principal:delegated_agent:" + demiurge.PercentEncode(parent.PrincipalID) + ":" + taskID,
 		Authority:       demiurge.AuthorityDelegatedAgent,
 		OriginSessionID: parent.SessionID,
 		OriginTurnID:    originTurnID,

@@ -118,19 +118,6 @@ func (db *DB) ConversationSessions(ctx context.Context, coreID string, scope dem
 	}
 	q := sessionSelect + ` WHERE s.core_id = ? AND o.owner_kind = ? AND o.principal_id = ? AND o.channel = ? AND o.conversation_key = ?
   ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?`
-	rows, err := db.reader.QueryContext(ctx, q, coreID, demiurge.AuthorityConversation, scope.PrincipalID, scope.Channel,
+	return db.querySessions(ctx, q, coreID, demiurge.AuthorityConversation, scope.PrincipalID, scope.Channel,
 		scope.ConversationKey, clampLimit(limit, demiurge.DefaultSessionLimit, demiurge.MaxSessionLimit))
-	if err != nil {
-		return nil, db.codeError(ctx, err)
-	}
-	defer rows.Close()
-	var out []demiurge.Session
-	for rows.Next() {
-		s, err := scanSession(rows)
-		if err != nil {
-			return nil, db.codeError(ctx, err)
-		}
-		out = append(out, s)
-	}
-	return out, db.codeError(ctx, rows.Err())
 }

@@ -42,6 +42,11 @@ func (db *DB) ListSessions(ctx context.Context, f demiurge.SessionFilter) ([]dem
 	if !ok {
 		return nil, nil
 	}
+	return db.querySessions(ctx, q, args...)
+}
+
+// querySessions runs q, a sessionSelect, on the read pool.
+func (db *DB) querySessions(ctx context.Context, q string, args ...any) ([]demiurge.Session, error) {
 	rows, err := db.reader.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, db.codeError(ctx, err)

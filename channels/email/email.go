@@ -311,7 +311,7 @@ func (c *Channel) envelope(uid imap.UID, raw []byte) (demiurge.InboundEnvelope, 
 		key = fmt.Sprintf("uid:%d", uid)
 	}
 	return demiurge.InboundEnvelope{
-		EventKey: key, ConversationKey: "email:sender:" + percentEncode(sender), PrincipalKey: "email:sender:" + percentEncode(sender),
+		EventKey: key, ConversationKey: "email:sender:" + demiurge.PercentEncode(sender), PrincipalKey: "email:sender:" + demiurge.PercentEncode(sender),
 		Source: sender, ReplyTo: cmpOr(msgID, fmt.Sprint(uid)), Text: text,
 		Metadata: map[string]any{"email_sender": sender, "email_subject": oneLine(subject), "email_message_id": msgID,
 			"email_references": strings.Join(strings.Fields(msg.Header.Get("References")), " ")},
@@ -380,20 +380,6 @@ func (s stripNewlines) Read(p []byte) (int, error) {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
-}
-
-// percentEncode is the conversation keys' id encoding.
-func percentEncode(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		if ch >= 'A' && ch <= 'Z' || ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '.' || ch == '_' || ch == '~' {
-			b.WriteByte(ch)
-			continue
-		}
-		fmt.Fprintf(&b, "%%%02X", ch)
-	}
-	return b.String()
 }
 
 // AllowsTarget reports whether a schedule may mail to address.

@@ -47,7 +47,6 @@ package telegram
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -301,7 +300,7 @@ func (c *Channel) inbound(ctx context.Context, u update) (demiurge.InboundEnvelo
 	if group {
 		scope = "group"
 	}
-	key := "telegram:" + scope + ":" + percentEncode(chatID)
+	key := "telegram:" + scope + ":" + demiurge.PercentEncode(chatID)
 	return demiurge.InboundEnvelope{
 		EventKey: "update:" + strconv.FormatInt(u.UpdateID, 10), ConversationKey: key, PrincipalKey: key,
 		Source: chatID, ReplyTo: strconv.FormatInt(m.MessageID, 10), Text: text,
@@ -421,19 +420,4 @@ func (c *Channel) sendText(ctx context.Context, chatID int64, text string, reply
 func parseError(desc string) bool {
 	d := strings.ToLower(desc)
 	return strings.Contains(d, "parse") || strings.Contains(d, "markdown") || strings.Contains(d, "entit")
-}
-
-// percentEncode is the conversation keys' id encoding (every byte but
-// A-Z a-z 0-9 - . _ ~ as %XX).
-func percentEncode(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		if ch >= 'A' && ch <= 'Z' || ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '.' || ch == '_' || ch == '~' {
-			b.WriteByte(ch)
-			continue
-		}
-		fmt.Fprintf(&b, "%%%02X", ch)
-	}
-	return b.String()
 }

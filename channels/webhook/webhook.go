@@ -59,7 +59,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"mime"
@@ -360,7 +359,7 @@ func (c *Channel) envelope(r *http.Request, body map[string]any) (demiurge.Inbou
 	}
 	key := strings.TrimSpace(firstString(body, "conversation_key"))
 	if key == "" {
-		key = "webhook:source:" + percentEncode(source)
+		key = "webhook:source:" + demiurge.PercentEncode(source)
 	}
 	meta := map[string]any{}
 	if m, ok := body["metadata"].(map[string]any); ok {
@@ -436,21 +435,6 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
-}
-
-// percentEncode is the conversation keys' id encoding: every byte but the
-// unreserved ones (A-Z a-z 0-9 - . _ ~) as %XX.
-func percentEncode(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		if ch >= 'A' && ch <= 'Z' || ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '.' || ch == '_' || ch == '~' {
-			b.WriteByte(ch)
-			continue
-		}
-		fmt.Fprintf(&b, "%%%02X", ch)
-	}
-	return b.String()
 }
 
 // Send posts out as the reply to the conversation of to. With no callback
