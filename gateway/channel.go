@@ -24,14 +24,27 @@ func (in channelInbox) Accept(ctx context.Context, envs []demiurge.InboundEnvelo
 	if cursor != "" {
 		cur = &demiurge.ChannelCursor{CoreID: in.c.CoreID, Channel: in.c.Name, HostID: in.g.opts.HostID, Cursor: cursor}
 	}
+	// A /stop's answer must be waited for before the worker can claim it,
+	// which it may do as soon as the envelope is committed.
+	stops := make([]*stopOutcome, len(envs))
+	for i, e := range envs {
+		if cmd, _ := commandOf(e.Text); cmd == "stop" {
+			stops[i] = in.g.expectStop(e)
+		}
+	}
 	receipts, err := in.g.st.AcceptInbound(ctx, envs, cur)
 	if err != nil {
+		for i, s := range stops {
+			in.g.forgetStop(envs[i], s)
+		}
 		return nil, err
 	}
 	for i, r := range receipts {
-		if !r.Duplicate {
-			in.g.busy(ctx, in.c, envs[i], r.InboundID)
+		if r.Duplicate {
+			in.g.forgetStop(envs[i], stops[i])
+			continue
 		}
+		in.g.busy(ctx, in.c, envs[i], r.InboundID, stops[i])
 	}
 	in.g.notify()
 	return receipts, nil
@@ -47,10 +60,10 @@ func (in channelInbox) Cursor(ctx context.Context) (string, error) {
 
 // busy applies the busy mode to a new message of a conversation whose
 // turn runs in this process: interrupt cancels the turn (a command never
-// does). /stop, in both modes, cancels the running turn and ends the
-// messages queued before it; its answer, given when it is handled, says
-// what it did.
-func (g *Gateway) busy(ctx context.Context, c Channel, env demiurge.InboundEnvelope, inboundID string) {
+// does). /stop, in both modes, ends the messages queued before it and
+// cancels the running turn; stop (its outcome, expected since before the
+// message was committed) records what it did for its answer.
+func (g *Gateway) busy(ctx context.Context, c Channel, env demiurge.InboundEnvelope, inboundID string, stop *stopOutcome) {
 	cmd, _ := commandOf(env.Text)
 	if cmd != "stop" && (cmd != "" || c.BusyMode != "interrupt") {
 		return
@@ -58,25 +71,89 @@ func (g *Gateway) busy(ctx context.Context, c Channel, env demiurge.InboundEnvel
 	g.mu.Lock()
 	r := g.running[slotOf(c.CoreID, c.Name, env.ConversationKey)]
 	g.mu.Unlock()
+	if r != nil && r.inboundID == inboundID {
+		r = nil // the worker claimed this very message already
+	}
+	if stop != nil {
+		// The queue is cleared before the turn ends: the worker would
+		// start the next queued message as soon as it did.
+		n, err := g.st.CancelQueuedInbounds(ctx, c.CoreID, c.Name, env.ConversationKey, inboundID)
+		if err != nil {
+			g.opts.Logger.Warn("clear queued inbounds", "channel", c.Name, "err", g.redact(err))
+		}
+		g.mu.Lock()
+		stop.refs--
+		stop.turn, stop.cleared = r != nil, n
+		g.mu.Unlock()
+		close(stop.done)
+	}
 	if r != nil {
 		r.cancel()
 	}
-	if cmd != "stop" {
-		return
-	}
-	n, err := g.st.CancelQueuedInbounds(ctx, c.CoreID, c.Name, env.ConversationKey, inboundID)
-	if err != nil {
-		g.opts.Logger.Warn("clear queued inbounds", "channel", c.Name, "err", g.redact(err))
-	}
-	g.mu.Lock()
-	g.stops[inboundID] = stopped{turn: r != nil, cleared: n}
-	g.mu.Unlock()
 }
 
-// stopped is what a /stop did when it was accepted.
-type stopped struct {
+// stopOutcome is what a /stop did; its fields are set before done closes.
+// refs counts the accepts that expect it and have not settled (g.mu).
+type stopOutcome struct {
+	done    chan struct{}
+	refs    int
 	turn    bool
 	cleared int
+}
+
+func stopKey(e demiurge.InboundEnvelope) string {
+	return e.CoreID + "\x00" + e.Channel + "\x00" + e.EventKey
+}
+
+// expectStop registers the outcome of the /stop envelope e before it is
+// committed; a platform's redelivery of a /stop still pending shares it.
+func (g *Gateway) expectStop(e demiurge.InboundEnvelope) *stopOutcome {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s, ok := g.stops[stopKey(e)]
+	if !ok {
+		s = &stopOutcome{done: make(chan struct{})}
+		g.stops[stopKey(e)] = s
+	}
+	s.refs++
+	return s
+}
+
+// forgetStop drops the outcome s expected for e when e was not committed
+// as a new message (a failed accept, a duplicate).
+func (g *Gateway) forgetStop(e demiurge.InboundEnvelope, s *stopOutcome) {
+	if s == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s.refs--
+	select {
+	case <-s.done: // the message was new once: its outcome stands
+		return
+	default:
+	}
+	if s.refs == 0 && g.stops[stopKey(e)] == s {
+		delete(g.stops, stopKey(e))
+	}
+}
+
+// takeStop returns what the /stop inbound in did, waiting for busy to
+// record it; a /stop this process did not accept stopped nothing here.
+func (g *Gateway) takeStop(ctx context.Context, in demiurge.Inbound) stopOutcome {
+	g.mu.Lock()
+	s := g.stops[stopKey(in.InboundEnvelope)]
+	delete(g.stops, stopKey(in.InboundEnvelope))
+	g.mu.Unlock()
+	if s == nil {
+		return stopOutcome{}
+	}
+	select {
+	case <-s.done:
+		return *s
+	case <-ctx.Done():
+		return stopOutcome{}
+	}
 }
 
 // supervise runs c until ctx ends: under the channel's poller lease,

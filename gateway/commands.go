@@ -39,10 +39,7 @@ func (g *Gateway) command(ctx context.Context, in demiurge.Inbound, name, arg st
 		}
 		return "New session: `" + id + "`"
 	case "stop":
-		g.mu.Lock()
-		s := g.stops[in.ID]
-		delete(g.stops, in.ID)
-		g.mu.Unlock()
+		s := g.takeStop(ctx, in)
 		if s.turn {
 			return fmt.Sprintf("Stopped current turn; cleared %d queued message(s).", s.cleared)
 		}

@@ -127,7 +127,7 @@ type Gateway struct {
 
 	mu      sync.Mutex // guards running, stops, started, closed
 	running map[string]*running
-	stops   map[string]stopped // /stop inbound id → what it did
+	stops   map[string]*stopOutcome // by stopKey: what a /stop accepted here did
 	started bool
 	closed  bool
 }
@@ -176,7 +176,7 @@ func New(st Store, run Runner, channels []Channel, opts Options) (*Gateway, erro
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	g := &Gateway{st: st, run: run, opts: opts, byKey: map[string]Channel{}, running: map[string]*running{}, stops: map[string]stopped{}, wake: make(chan struct{}, 1)}
+	g := &Gateway{st: st, run: run, opts: opts, byKey: map[string]Channel{}, running: map[string]*running{}, stops: map[string]*stopOutcome{}, wake: make(chan struct{}, 1)}
 	for _, c := range channels {
 		if c.CoreID == "" || c.Name == "" || c.Run == nil || c.Send == nil {
 			return nil, demiurge.Errorf(demiurge.EINVALID, "gateway channel %q of core %q is incomplete", c.Name, c.CoreID)

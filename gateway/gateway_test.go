@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -164,6 +165,9 @@ func newFixture(t *testing.T) fixture {
 func (f fixture) start(t *testing.T, r gateway.Runner, opts gateway.Options, chans ...gateway.Channel) *gateway.Gateway {
 	t.Helper()
 	opts.HostID = f.host.ID()
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(testLog{t}, nil))
+	}
 	if opts.Poll == 0 {
 		opts.Poll = 10 * time.Millisecond
 	}
@@ -180,6 +184,14 @@ func (f fixture) start(t *testing.T, r gateway.Runner, opts gateway.Options, cha
 		}
 	})
 	return g
+}
+
+// testLog writes the gateway's log to the test's log.
+type testLog struct{ t *testing.T }
+
+func (w testLog) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
