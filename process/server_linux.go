@@ -116,7 +116,7 @@ func (m *Manager) superviseServer(srv *Server, cmd *exec.Cmd, t *tree, launch *s
 	_ = cmd.Wait() // reaps the leader, now that nothing may signal its ids
 	m.sys.removeTree(t)
 	if launch != nil {
-		launch.Exit()
+		launch.Release()
 	}
 	if !stopping {
 		// The owner still holds the pipes: what the server wrote before it

@@ -166,7 +166,7 @@ func (m *Manager) launch(cmd *exec.Cmd, box *sandbox.Policy, childEnds ...*os.Fi
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		_ = cmd.Wait()
 		if launch != nil {
-			launch.Exit()
+			launch.Release()
 		}
 		s.mu.Lock()
 		delete(s.leaders, pid)

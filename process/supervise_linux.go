@@ -112,19 +112,18 @@ wait:
 		TimedOut: timedOut, Cancelled: cancelled,
 	}
 	if st := p.cmd.ProcessState; st != nil {
-		if ws, ok := st.Sys().(syscall.WaitStatus); ok {
-			switch {
-			case ws.Exited():
-				res.ExitCode = ws.ExitStatus()
-			case ws.Signaled():
-				res.ExitCode = 128 + int(ws.Signal())
-				res.Signal = unix.SignalName(ws.Signal())
-			}
+		ws, _ := st.Sys().(syscall.WaitStatus)
+		switch {
+		case ws.Exited():
+			res.ExitCode = ws.ExitStatus()
+		case ws.Signaled():
+			res.ExitCode = 128 + int(ws.Signal())
+			res.Signal = unix.SignalName(ws.Signal())
 		}
 		if p.launch != nil {
 			// The helper exits with 128+signal for a command a signal
 			// ended; it says which, and which limit the signal means.
-			if sig, limit := p.launch.Exit(); sig != 0 && res.Signal == "" {
+			if sig, limit := p.launch.Exit(ws); sig != 0 {
 				res.Signal, res.Limit = unix.SignalName(sig), limit
 			}
 		}

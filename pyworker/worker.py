@@ -13,17 +13,22 @@
 # Standard library only. Authored code's print() goes to stderr, so it can
 # never forge a protocol line.
 
-import dataclasses
 import importlib
-import importlib.abc
 import importlib.machinery
-import importlib.util
 import json
 import os
+import signal
 import sys
-import threading
-import traceback
 import types
+
+# dataclasses, traceback, threading and importlib's abc and util modules
+# are imported where they are needed: together they cost a cold worker
+# more than its interpreter's own start.
+
+# In the sandbox this program is its namespace's PID 1, which the kernel
+# gives no default action for SIGTERM: the Host's request to end must be
+# handled to be heard.
+signal.signal(signal.SIGTERM, lambda signum, frame: os._exit(128 + signum))
 
 _IN = sys.stdin.buffer
 _OUT = sys.stdout.buffer
@@ -63,7 +68,9 @@ def _jsonable(v):
         return list(v)
     if isinstance(v, _Record):
         return v._asdict()
-    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+    if hasattr(type(v), "__dataclass_fields__") and not isinstance(v, type):
+        import dataclasses
+
         return dataclasses.asdict(v)
     raise TypeError("value of type %s is not JSON-compatible" % type(v).__name__)
 
@@ -112,33 +119,46 @@ def _exception(kind, message):
 # ---- the demiurge.sdk module -------------------------------------------------
 
 
-@dataclasses.dataclass
-class ToolResult:
-    content: str
-    data: object = None
-    is_error: bool = False
-    terminate: bool = False
-    model_output: object = None
-    display_output: object = None
+def _sdk_types():
+    """The SDK's dataclasses, defined when authored code first asks for
+    one."""
+    if not _SDK_TYPES:
+        import dataclasses
+
+        @dataclasses.dataclass
+        class ToolResult:
+            content: str
+            data: object = None
+            is_error: bool = False
+            terminate: bool = False
+            model_output: object = None
+            display_output: object = None
+
+        @dataclasses.dataclass
+        class ArtifactRef:
+            path: object = None
+            url: object = None
+            kind: object = None
+            media_type: object = None
+            summary: object = None
+            filename: object = None
+            artifact_id: object = None
+            metadata: dict = dataclasses.field(default_factory=dict)
+
+        @dataclasses.dataclass
+        class ContextContribution:
+            content: str
+            role: str = "system"
+            placement: str = "pre_current_user"
+
+        for cls in (ToolResult, ArtifactRef, ContextContribution):
+            cls.__module__ = "demiurge.sdk"
+            cls.__qualname__ = cls.__name__
+            _SDK_TYPES[cls.__name__] = cls
+    return _SDK_TYPES
 
 
-@dataclasses.dataclass
-class ArtifactRef:
-    path: object = None
-    url: object = None
-    kind: object = None
-    media_type: object = None
-    summary: object = None
-    filename: object = None
-    artifact_id: object = None
-    metadata: dict = dataclasses.field(default_factory=dict)
-
-
-@dataclasses.dataclass
-class ContextContribution:
-    content: str
-    role: str = "system"
-    placement: str = "pre_current_user"
+_SDK_TYPES = {}
 
 
 class _Record:
@@ -179,10 +199,16 @@ class _Record:
 
 def _sdk_module():
     sdk = types.ModuleType("demiurge.sdk")
+
+    def sdk_getattr(name):
+        cls = _sdk_types().get(name)
+        if cls is None:
+            raise AttributeError("module 'demiurge.sdk' has no attribute %r" % name)
+        setattr(sdk, name, cls)
+        return cls
+
+    sdk.__getattr__ = sdk_getattr
     for name, value in {
-        "ToolResult": ToolResult,
-        "ArtifactRef": ArtifactRef,
-        "ContextContribution": ContextContribution,
         "CapabilityDenied": CapabilityDenied,
         "HistoryMessageSummary": _Record,
         "AgentRunResult": _Record,
@@ -293,7 +319,10 @@ def _freeze(v):
 # ---- loading core code -------------------------------------------------------
 
 
-class _SourceLoader(importlib.abc.Loader):
+class _SourceLoader:
+    """A loader of one module's source the Host sent (importlib's loader
+    protocol; its abc module is not imported for it)."""
+
     def __init__(self, path, source):
         self.path = path
         self.source = source
@@ -307,7 +336,7 @@ class _SourceLoader(importlib.abc.Loader):
         exec(code, module.__dict__)
 
 
-class _CoreFinder(importlib.abc.MetaPathFinder):
+class _CoreFinder:
     """Finds the submodules of a synthetic component package by asking the
     Host for their source: the worker cannot see the core's files."""
 
@@ -318,7 +347,7 @@ class _CoreFinder(importlib.abc.MetaPathFinder):
         if not found:
             return None
         loader = _SourceLoader(found["path"], found["source"])
-        spec = importlib.util.spec_from_loader(fullname, loader, origin=found["path"], is_package=found["package"])
+        spec = importlib.machinery.ModuleSpec(fullname, loader, origin=found["path"], is_package=found["package"])
         if found["package"]:
             spec.submodule_search_locations = [found["dir"]]
         return spec
@@ -396,6 +425,8 @@ def _run(fn, args):
         except BaseException as e:  # noqa: re-raised below
             box["error"] = e
 
+    import threading
+
     th = threading.Thread(target=target, name="demiurge-nested")
     th.start()
     th.join()
@@ -405,7 +436,10 @@ def _run(fn, args):
 
 
 def _tool_result(value):
-    if isinstance(value, ToolResult):
+    tool_result = _SDK_TYPES.get("ToolResult")
+    if tool_result is not None and isinstance(value, tool_result):
+        import dataclasses
+
         value = dataclasses.asdict(value)
     if isinstance(value, dict):
         out = {}
@@ -423,6 +457,8 @@ def _tool_result(value):
 
 def _where(tb, roots):
     where = ""
+    import traceback
+
     for frame in traceback.extract_tb(tb):
         if frame.filename.startswith(roots):
             where = "%s:%d" % (frame.filename, frame.lineno)

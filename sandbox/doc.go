@@ -51,11 +51,14 @@
 // "error <reason>" when the sandbox could not be built (the command then
 // never runs: a sandbox that fails to start is never an unsandboxed run),
 // and at the end how the command exited. Launch.Started waits for that
-// report. Under Policy.NoProcesses the helper starts the Host binary a
-// second time with another sentinel: that stage installs the filter on its
-// thread and executes the command (the helper itself must stay able to
-// fork), reporting a failure on a close-on-exec pipe the helper reads
-// before it says "ready".
+// report. Under Policy.NoProcesses the helper does not fork: it installs
+// the filter on its thread and executes the command in its own place, so
+// the command is the namespace's PID 1 (it can create no process to reap)
+// and the helper's exit status is the command's. It says "exec" first; the
+// status descriptor is close-on-exec, so it then closes empty, or carries
+// "error <reason>" when the exec failed. A PID 1 has no default action for
+// SIGTERM: such a command handles it to be stopped gently (the Python
+// worker does), or it is killed after the grace.
 //
 // Probe tells which kernel features the sandbox needs are missing; a
 // missing feature refuses every sandboxed start with one line naming it.

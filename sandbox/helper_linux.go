@@ -2,9 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"runtime"
@@ -21,9 +19,6 @@ import (
 func init() {
 	if len(os.Args) == 2 && os.Args[1] == helperArg {
 		os.Exit(helperMain())
-	}
-	if len(os.Args) >= 4 && os.Args[1] == noProcessesArg {
-		os.Exit(execWithoutProcesses(os.Args[2], os.Args[3:]))
 	}
 }
 
@@ -70,66 +65,30 @@ func helperMain() int {
 		fmt.Fprintln(status, "ready")
 		return 0
 	}
+	if cfg.NoProcesses {
+		// A command that may not create processes leaves none to reap
+		// or signal: it replaces the helper as the namespace's PID 1.
+		return execWithoutProcesses(cfg, status, fail)
+	}
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
-	var child *os.Process
-	if cfg.NoProcesses {
-		child, err = startWithoutProcesses(cfg)
-	} else {
-		child, err = os.StartProcess(cfg.Path, cfg.Argv, commandAttr(cfg, nil))
-		if err != nil {
-			err = fmt.Errorf("start %s: %v", cfg.Path, unwrapPathError(err))
-		}
-	}
+	child, err := os.StartProcess(cfg.Path, cfg.Argv, commandAttr(cfg))
 	if err != nil {
-		return fail("%v", err)
+		return fail("start %s: %v", cfg.Path, unwrapPathError(err))
 	}
 	fmt.Fprintln(status, "ready")
 	releaseStdio()
 	return superviseChild(child.Pid, signals, status)
 }
 
-// commandAttr starts the command (or the second stage of a start under
-// the process filter, whose status descriptor is extra).
-func commandAttr(cfg helperConfig, extra *os.File) *os.ProcAttr {
-	files := []*os.File{os.Stdin, os.Stdout, os.Stderr}
-	if extra != nil {
-		files = append(files, extra)
-	}
+// commandAttr starts the command as the helper's child.
+func commandAttr(cfg helperConfig) *os.ProcAttr {
 	return &os.ProcAttr{
-		Dir: cfg.Dir, Env: cfg.Env, Files: files,
+		Dir: cfg.Dir, Env: cfg.Env, Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
 		// Its own group, so a forwarded signal reaches its pipeline; it
 		// dies with the helper even before the namespace is torn down.
 		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	}
-}
-
-// startWithoutProcesses starts the command through the second stage, which
-// installs the process filter and executes it, and waits until it did: the
-// stage's status descriptor closes empty at its exec, or carries why it
-// could not. A stage that failed is reaped here.
-func startWithoutProcesses(cfg helperConfig) (*os.Process, error) {
-	if _, err := processFilter(); err != nil {
-		return nil, err
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("process filter: pipe: %v", err)
-	}
-	defer r.Close()
-	path, argv := noProcessesCommand(cfg)
-	child, err := os.StartProcess(path, argv, commandAttr(cfg, w))
-	w.Close()
-	if err != nil {
-		return nil, fmt.Errorf("start %s: %v", cfg.Path, unwrapPathError(err))
-	}
-	msg, _ := io.ReadAll(io.LimitReader(r, 4096))
-	if len(msg) == 0 {
-		return child, nil
-	}
-	_ = child.Kill()
-	_, _ = child.Wait()
-	return nil, errors.New(strings.TrimSpace(string(msg)))
 }
 
 // superviseChild reaps every process of the namespace (they are all

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -139,8 +140,17 @@ func (l *Launch) Started() error {
 	_ = l.status.SetReadDeadline(time.Now().Add(readyTimeout))
 	l.lines = bufio.NewReader(l.status)
 	line, err := l.lines.ReadString('\n')
-	_ = l.status.SetReadDeadline(time.Time{})
 	line = strings.TrimSpace(line)
+	if line == "exec" {
+		// The helper is becoming the command (Policy.NoProcesses): the
+		// pipe closes empty at the exec, or carries why it failed.
+		if line, err = l.lines.ReadString('\n'); errors.Is(err, io.EOF) && line == "" {
+			l.Release()
+			return nil
+		}
+		line = strings.TrimSpace(line)
+	}
+	_ = l.status.SetReadDeadline(time.Time{})
 	switch {
 	case line == "ready":
 		return nil
@@ -163,9 +173,11 @@ func (l *Launch) Release() {
 }
 
 // Exit reads the helper's report of how the command ended, after the
-// helper exited: the signal that killed the command ("" when it exited),
-// and the resource limit that signal means ("" for none).
-func (l *Launch) Exit() (signal syscall.Signal, limit string) {
+// helper exited with ws: the signal that killed the command ("" when it
+// exited), and the resource limit that signal means ("" for none). A
+// command that replaced the helper (Policy.NoProcesses) reports nothing:
+// its own wait status says it.
+func (l *Launch) Exit(ws syscall.WaitStatus) (signal syscall.Signal, limit string) {
 	if l.lines != nil && l.status != nil {
 		line, _ := l.lines.ReadString('\n')
 		l.exit = strings.TrimSpace(line)
@@ -175,6 +187,8 @@ func (l *Launch) Exit() (signal syscall.Signal, limit string) {
 		if v, err := strconv.Atoi(n); err == nil {
 			signal = syscall.Signal(v)
 		}
+	} else if ws.Signaled() {
+		signal = ws.Signal()
 	}
 	switch signal {
 	case unix.SIGXCPU:

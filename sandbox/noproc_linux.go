@@ -4,23 +4,10 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strings"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
-
-// noProcessesArg is the sentinel argument of the second stage of a start
-// under Policy.NoProcesses: the helper starts the Host binary again with it,
-// that process installs the process filter on its only thread that matters
-// and executes the real command, which inherits the filter. A filter cannot
-// be installed in the helper itself, which must fork the command.
-const noProcessesArg = "__demiurge_sandbox_no_processes__"
-
-// filterStatusFD is the descriptor on which the second stage reports a
-// failure; it is close-on-exec, so a successful exec closes it empty.
-const filterStatusFD = 3
 
 // seccomp_data offsets (linux/seccomp.h): nr, arch, then the arguments.
 const (
@@ -134,30 +121,22 @@ type archFilter struct {
 	denied []uint32 // refused outright: fork, vfork, ptrace, process_vm_writev
 }
 
-// noProcessesCommand rewrites the helper's command so that it runs under
-// the process filter: the Host binary's second stage with a status pipe.
-func noProcessesCommand(cfg helperConfig) (path string, argv []string) {
-	return "/proc/self/exe", append([]string{"demiurge-sandbox-exec", noProcessesArg, cfg.Path}, cfg.Argv...)
-}
-
-// execWithoutProcesses is the second stage: it installs the process filter
-// on this thread and executes path, which inherits it (the other threads of
-// this process end with the exec). A failure is written to the status
-// descriptor; it never runs the command unfiltered.
-func execWithoutProcesses(path string, argv []string) int {
-	runtime.LockOSThread()
-	status := os.NewFile(filterStatusFD, "filter-status")
-	fail := func(format string, args ...any) int {
-		fmt.Fprintf(status, "%s\n", strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", " "))
-		return exitSetup
-	}
-	if status == nil {
-		return exitSetup
-	}
-	syscall.CloseOnExec(filterStatusFD)
+// execWithoutProcesses replaces the helper by the command under the
+// process filter, installed on this thread (locked since the helper began)
+// and inherited through the exec; the other threads end with it. The
+// command becomes the namespace's PID 1, and its exit the helper's. The
+// Host learns that the exec happened when the status descriptor, after
+// "exec", closes empty; a failure follows on it instead. It never runs
+// the command unfiltered.
+func execWithoutProcesses(cfg helperConfig, status *os.File, fail func(string, ...any) int) int {
 	prog, err := processFilter()
 	if err != nil {
 		return fail("%v", err)
+	}
+	if cfg.Dir != "" {
+		if err := os.Chdir(cfg.Dir); err != nil {
+			return fail("start %s: %v", cfg.Path, unwrapPathError(err))
+		}
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fail("no_new_privs: %v", err)
@@ -166,6 +145,7 @@ func execWithoutProcesses(path string, argv []string) int {
 	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
 		return fail("process filter (seccomp): %v", err)
 	}
-	err = unix.Exec(path, argv, os.Environ())
-	return fail("start %s: %v", path, err)
+	fmt.Fprintln(status, "exec")
+	err = unix.Exec(cfg.Path, cfg.Argv, cfg.Env)
+	return fail("start %s: %v", cfg.Path, err)
 }

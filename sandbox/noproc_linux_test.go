@@ -103,7 +103,7 @@ func runPython(t *testing.T, p Policy, dir, src string) ran {
 	}
 	_ = cmd.Wait()
 	r := ran{stdout: out.String(), stderr: errb.String(), code: cmd.ProcessState.ExitCode()}
-	r.signal, r.limit = l.Exit()
+	r.signal, r.limit = l.Exit(cmd.ProcessState.Sys().(syscall.WaitStatus))
 	return r
 }
 
@@ -158,7 +158,7 @@ print(rc, errno.errorcode.get(ctypes.get_errno(), "?"))
 }
 
 // Under the filter, a command that cannot be executed fails the start with
-// the reason, as without it: the second stage reports before "ready".
+// the reason, as without it: the helper reports it after "exec".
 func TestNoProcessesStartFailure(t *testing.T) {
 	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
 		t.Skip("the process filter is written for amd64 and arm64")
@@ -176,9 +176,31 @@ func TestNoProcessesStartFailure(t *testing.T) {
 	}
 	err = l.Started()
 	_ = cmd.Wait()
-	l.Exit()
+	l.Release()
 	var se *StartError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "no such file") {
 		t.Fatalf("Started for a missing executable: %v", err)
+	}
+}
+
+// Under the filter the command replaces the helper: it is the namespace's
+// PID 1, its exit status is the command's own, and a signal that ends it
+// is reported as it is without the filter.
+func TestNoProcessesCommandIsPID1(t *testing.T) {
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
+		t.Skip("the process filter is written for amd64 and arm64")
+	}
+	f := newFixture(t)
+	p := f.profile().Policy(f.workspace, f.private)
+	p.NoProcesses = true
+	r := runPython(t, p, f.workspace, "import os, sys\nprint(os.getpid(), os.getcwd())\nsys.exit(7)")
+	if got, want := strings.TrimSpace(r.stdout), "1 "+f.workspace; got != want || r.code != 7 || r.signal != 0 {
+		t.Fatalf("stdout %q exit %d signal %v (stderr %q), want %q and exit 7", got, r.code, r.signal, r.stderr, want)
+	}
+	// A PID 1 ignores a signal it has no handler for, unless the kernel
+	// forces it: SIGKILL from outside, SIGSEGV of its own fault.
+	r = runPython(t, p, f.workspace, "import ctypes\nctypes.string_at(0)")
+	if r.signal != syscall.SIGSEGV {
+		t.Fatalf("a crash: signal %v exit %d (stderr %q), want SIGSEGV", r.signal, r.code, r.stderr)
 	}
 }

@@ -62,7 +62,7 @@ func probeHelper(p Policy) error {
 	}
 	err = l.Started()
 	_ = cmd.Wait()
-	l.Exit()
+	l.Release()
 	return err
 }
 

@@ -88,7 +88,7 @@ func run(t *testing.T, p Policy, dir, script string, env ...string) ran {
 	}
 	_ = cmd.Wait()
 	r := ran{stdout: out.String(), stderr: errb.String(), code: cmd.ProcessState.ExitCode()}
-	r.signal, r.limit = l.Exit()
+	r.signal, r.limit = l.Exit(cmd.ProcessState.Sys().(syscall.WaitStatus))
 	return r
 }
 
@@ -308,7 +308,7 @@ func TestSandboxStartFailures(t *testing.T) {
 	}
 	err = l.Started()
 	_ = cmd.Wait()
-	l.Exit()
+	l.Release()
 	var se *StartError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "no such file") {
 		t.Fatalf("Started for a missing executable: %v", err)
