@@ -32,21 +32,34 @@ func (in channelInbox) Accept(ctx context.Context, envs []demiurge.InboundEnvelo
 			stops[i] = in.g.expectStop(e)
 		}
 	}
-	receipts, err := in.g.st.AcceptInbound(ctx, envs, cur)
+	var receipts []demiurge.InboxReceipt
+	var err error
+	if cur == nil {
+		receipts, err = in.g.group.accept(ctx, envs)
+	} else {
+		// A poller's cursor is committed with its own batch; the pollers
+		// accept one batch at a time and gain nothing from a group.
+		receipts, err = in.g.st.AcceptInbound(ctx, envs, cur)
+	}
 	if err != nil {
 		for i, s := range stops {
 			in.g.forgetStop(envs[i], s)
 		}
 		return nil, err
 	}
+	wake := false
 	for i, r := range receipts {
 		if r.Duplicate {
 			in.g.forgetStop(envs[i], stops[i])
 			continue
 		}
-		in.g.busy(ctx, in.c, envs[i], r.InboundID, stops[i])
+		if in.g.busy(ctx, in.c, envs[i], r.InboundID, stops[i]) {
+			wake = true
+		}
 	}
-	in.g.notify()
+	if wake {
+		in.g.notify()
+	}
 	return receipts, nil
 }
 
@@ -62,15 +75,21 @@ func (in channelInbox) Cursor(ctx context.Context) (string, error) {
 // turn runs in this process: interrupt cancels the turn (a command never
 // does). /stop, in both modes, ends the messages queued before it and
 // cancels the running turn; stop (its outcome, expected since before the
-// message was committed) records what it did for its answer.
-func (g *Gateway) busy(ctx context.Context, c Channel, env demiurge.InboundEnvelope, inboundID string, stop *stopOutcome) {
-	cmd, _ := commandOf(env.Text)
-	if cmd != "stop" && (cmd != "" || c.BusyMode != "interrupt") {
-		return
-	}
+// message was committed) records what it did for its answer. It reports
+// whether the worker should look for the message now: not while its
+// conversation is being handled here, whose end wakes the worker anyway
+// (a claim then would find nothing of it and still cost a write).
+func (g *Gateway) busy(ctx context.Context, c Channel, env demiurge.InboundEnvelope, inboundID string, stop *stopOutcome) (wake bool) {
 	g.mu.Lock()
 	r := g.running[slotOf(c.CoreID, c.Name, env.ConversationKey)]
 	g.mu.Unlock()
+	if r == nil || r.inboundID == inboundID {
+		wake = true
+	}
+	cmd, _ := commandOf(env.Text)
+	if cmd != "stop" && (cmd != "" || c.BusyMode != "interrupt") {
+		return wake
+	}
 	if r != nil && r.inboundID == inboundID {
 		r = nil // the worker claimed this very message already
 	}
@@ -90,6 +109,7 @@ func (g *Gateway) busy(ctx context.Context, c Channel, env demiurge.InboundEnvel
 	if r != nil {
 		r.cancel()
 	}
+	return wake
 }
 
 // stopOutcome is what a /stop did; its fields are set before done closes.

@@ -13,7 +13,12 @@
 //     cursor, in the same transaction — before the adapter acknowledges
 //     the platform (2xx, offset, \Seen). A store failure is returned, and
 //     the adapter must not acknowledge. The same message accepted twice is
-//     a duplicate receipt, never a second inbound.
+//     a duplicate receipt, never a second inbound. Accepts without a
+//     cursor (the webhook's) are group-committed: an accept that finds no
+//     commit waiting for the store's writer starts one, and every accept
+//     handed in until its transaction begins joins it, so a burst costs
+//     one transaction and a lone message is committed at once; each
+//     caller still returns only after its own envelopes are committed.
 //   - Admission: the worker claims the oldest unfinished inbound of each
 //     conversation (never two of one conversation at once, across Host
 //     processes), reserves its turn id durably (status running), and runs

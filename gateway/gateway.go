@@ -14,6 +14,10 @@ import (
 // concurrent use.
 type Store interface {
 	AcceptInbound(ctx context.Context, envs []demiurge.InboundEnvelope, cursor *demiurge.ChannelCursor) ([]demiurge.InboxReceipt, error)
+	// AcceptInboundGroups commits, in one transaction, the envelope groups
+	// next returns once the transaction has begun (a group commit), and
+	// answers each group.
+	AcceptInboundGroups(ctx context.Context, next func() [][]demiurge.InboundEnvelope) ([][]demiurge.InboxReceipt, []error, error)
 	ClaimInbounds(ctx context.Context, hostID string, limit int, skip map[string]bool) ([]demiurge.Inbound, error)
 	StartInbound(ctx context.Context, id, claimID, turnID string) error
 	CompleteInbound(ctx context.Context, id, claimID, result, sessionID, turnID string) error
@@ -124,6 +128,7 @@ type Gateway struct {
 	wg     sync.WaitGroup // the supervisors and the worker loop
 	active sync.WaitGroup // the inbounds being handled
 	wake   chan struct{}
+	group  *acceptGroup // the channels' cursor-less accepts, group-committed
 
 	mu      sync.Mutex // guards running, stops, started, closed
 	running map[string]*running
@@ -176,7 +181,7 @@ func New(st Store, run Runner, channels []Channel, opts Options) (*Gateway, erro
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	g := &Gateway{st: st, run: run, opts: opts, byKey: map[string]Channel{}, running: map[string]*running{}, stops: map[string]*stopOutcome{}, wake: make(chan struct{}, 1)}
+	g := &Gateway{st: st, run: run, opts: opts, byKey: map[string]Channel{}, running: map[string]*running{}, stops: map[string]*stopOutcome{}, wake: make(chan struct{}, 1), group: &acceptGroup{st: st}}
 	for _, c := range channels {
 		if c.CoreID == "" || c.Name == "" || c.Run == nil || c.Send == nil {
 			return nil, demiurge.Errorf(demiurge.EINVALID, "gateway channel %q of core %q is incomplete", c.Name, c.CoreID)

@@ -514,3 +514,91 @@ func deadProcess(tb testing.TB) (int, string) {
 	cmd.Wait()
 	return pid, marker
 }
+
+// Concurrent accepts are group-committed: every message is committed and
+// admitted once, a redelivery is a duplicate of the first, and an invalid
+// envelope fails its own accept only.
+func TestGatewayConcurrentAccepts(t *testing.T) {
+	f := newFixture(t)
+	r := &runner{}
+	p := newPush("hook")
+	f.start(t, r, gateway.Options{}, p.channel("queue"))
+	in := <-p.inbox
+	const n = 40
+	ids := make([]string, 2*n)
+	errs := make([]error, 2*n)
+	var wg sync.WaitGroup
+	for i := range 2 * n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Goroutines i and i+n post the same message, as a retrying
+			// client would.
+			m := i % n
+			rs, err := in.Accept(context.Background(), []demiurge.InboundEnvelope{{EventKey: fmt.Sprintf("m%d", m),
+				ConversationKey: fmt.Sprintf("conv-%d", m%7), PrincipalKey: "p", Text: fmt.Sprintf("text %d", m)}}, "")
+			if err == nil {
+				ids[i] = rs[0].InboundID
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Add(1)
+	var invalid error
+	go func() {
+		defer wg.Done()
+		_, invalid = in.Accept(context.Background(), []demiurge.InboundEnvelope{{EventKey: "bad", PrincipalKey: "p", Text: "no conversation"}}, "")
+	}()
+	wg.Wait()
+	if demiurge.ErrorCode(invalid) != demiurge.EINVALID {
+		t.Fatalf("invalid envelope: %v, want EINVALID", invalid)
+	}
+	for i := range n {
+		if errs[i] != nil || errs[i+n] != nil {
+			t.Fatalf("accept %d: %v, %v", i, errs[i], errs[i+n])
+		}
+		if ids[i] == "" || ids[i] != ids[i+n] {
+			t.Fatalf("message %d accepted as %q and %q", i, ids[i], ids[i+n])
+		}
+	}
+	waitFor(t, "every turn", func() bool { return len(r.texts()) == n })
+	seen := map[string]bool{}
+	for _, text := range r.texts() {
+		if seen[text] {
+			t.Fatalf("%q admitted twice", text)
+		}
+		seen[text] = true
+	}
+}
+
+// The store's group commit answers each group: an invalid envelope fails
+// its own group and nothing of it is committed; the same key twice in one
+// commit is one inbound.
+func TestAcceptInboundGroups(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	env := func(key, conv string) demiurge.InboundEnvelope {
+		return demiurge.InboundEnvelope{CoreID: "assistant", Channel: "hook", EventKey: key, ConversationKey: conv, PrincipalKey: "p", Text: key}
+	}
+	calls := 0
+	rs, errs, err := f.db.AcceptInboundGroups(ctx, func() [][]demiurge.InboundEnvelope {
+		calls++
+		return [][]demiurge.InboundEnvelope{{env("a", "c1")}, {env("b", "c1"), env("x", "")}, {env("a", "c1"), env("c", "c2")}}
+	})
+	if err != nil || calls != 1 {
+		t.Fatalf("group commit: %v (next called %d times)", err, calls)
+	}
+	if errs[0] != nil || errs[2] != nil || demiurge.ErrorCode(errs[1]) != demiurge.EINVALID || len(rs[1]) != 0 {
+		t.Fatalf("errors %v, receipts %+v", errs, rs)
+	}
+	if rs[0][0].Duplicate || !rs[2][0].Duplicate || rs[2][0].InboundID != rs[0][0].InboundID || rs[2][1].Duplicate {
+		t.Fatalf("receipts %+v", rs)
+	}
+	all, err := f.db.Inbounds(ctx, store.InboundFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 2 {
+		t.Fatalf("%d inbounds committed, want 2 (a, c)", len(all))
+	}
+}

@@ -339,3 +339,68 @@ func (db *DB) CancelQueuedInbounds(ctx context.Context, coreID, channel, convers
 	})
 	return n, err
 }
+
+// AcceptInboundGroups is AcceptInbound for many callers in one write
+// transaction, a group commit: next is called once the transaction has
+// begun (the writer is this caller's) and returns the callers' envelope
+// groups, so every envelope handed in while the writer was busy joins the
+// same commit. next is called exactly once per call, whatever the busy
+// retries, unless the transaction could not begin (then never).
+// receipts[i] and errs[i] answer group i: an invalid envelope (EINVALID)
+// fails its own group, nothing of which is committed, never another
+// group. The returned error (a store error) fails every group.
+func (db *DB) AcceptInboundGroups(ctx context.Context, next func() [][]demiurge.InboundEnvelope) (receipts [][]demiurge.InboxReceipt, errs []error, err error) {
+	var groups [][]demiurge.InboundEnvelope
+	taken := false
+	err = db.write(ctx, func(t *wtx) error {
+		if !taken {
+			groups, taken = next(), true
+		}
+		receipts, errs = make([][]demiurge.InboxReceipt, len(groups)), make([]error, len(groups))
+		for i, envs := range groups {
+			if errs[i] = validEnvelopes(envs); errs[i] != nil {
+				continue
+			}
+			for _, e := range envs {
+				r, err := t.acceptEnvelope(e)
+				if err != nil {
+					return err
+				}
+				receipts[i] = append(receipts[i], r)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return receipts, errs, nil
+}
+
+func validEnvelopes(envs []demiurge.InboundEnvelope) error {
+	for _, e := range envs {
+		if err := validEnvelope(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// acceptEnvelope records e as a new inbound, or answers the inbound its
+// dedup key was accepted as before.
+func (t *wtx) acceptEnvelope(e demiurge.InboundEnvelope) (demiurge.InboxReceipt, error) {
+	key := inboundKey(e)
+	stored, err := t.eventsByKey(key)
+	if err != nil {
+		return demiurge.InboxReceipt{}, err
+	}
+	if len(stored) > 0 {
+		return demiurge.InboxReceipt{InboundID: stored[0].AggregateID, Duplicate: true}, nil
+	}
+	id := demiurge.NewID("inbound")
+	ev := demiurge.NewEvent(demiurge.AggChannelInbound, id, demiurge.ChannelInboundAcceptedPayload(e))
+	if _, err := t.append([]demiurge.Event{ev}, key, nil); err != nil {
+		return demiurge.InboxReceipt{}, err
+	}
+	return demiurge.InboxReceipt{InboundID: id}, nil
+}

@@ -168,3 +168,27 @@ func TestChildEnvDropsProviderAndHomeVariables(t *testing.T) {
 		t.Error("child environment dropped an unrelated variable")
 	}
 }
+
+func TestPercentiles(t *testing.T) {
+	var s []time.Duration
+	for i := 100; i >= 1; i-- {
+		s = append(s, time.Duration(i)*time.Millisecond)
+	}
+	if p := percentiles(s); p.p50 != 50*time.Millisecond || p.p99 != 99*time.Millisecond {
+		t.Fatalf("percentiles of 1..100 ms: %+v", p)
+	}
+	if p := percentiles(s[99:]); p.p50 != time.Millisecond || p.p99 != time.Millisecond {
+		t.Fatalf("percentiles of one sample: %+v", p)
+	}
+	if p := percentiles(nil); p != (p50p99{}) {
+		t.Fatalf("percentiles of none: %+v", p)
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -73,6 +73,28 @@
 //     shim first on PATH adds its own start to every cold start): a
 //     module.py slot call through a warm worker, a worker's cold start up
 //     to the end of its first call, and a ctx.state.session.set round trip.
+//  8. The gateway, a real `demiurge gateway` process on a new home whose
+//     assistant core enables the webhook channel on a loopback port.
+//     Webhook accept at 200 requests a second (target: p50 ≤ 5 ms and
+//     p99 ≤ 50 ms): an open-loop client (keep-alive connections, each
+//     request leaving at its own time whatever the answers to the earlier
+//     ones) posts for a few seconds after 50 warm-up requests; each sample
+//     is the time from the POST to its 202, which the gateway answers only
+//     once the message is committed to the inbox. Every request must be
+//     answered 202 and, once the gateway has stopped, the inbox must hold
+//     each message exactly once. It is measured with a new conversation
+//     per request and the turns on a loopback Chat Completions model that
+//     answers after 1 s (the gateway runs 16 turns at once, the inbox
+//     queues the rest), and again with the requests cycling through 50
+//     conversations (each message interrupts its conversation's turn) on
+//     the built-in fake provider, whose turns run back to back: the worst
+//     case, where the turns take every CPU and store cycle they can.
+//     Concurrent conversations (target: VmHWM ≤ 200 MiB): 1,000
+//     conversations each post one message, and post it again as a
+//     retrying client would, 64 at a time; every message must be admitted
+//     once, as a turn (fake provider) of a session of its own, and the
+//     gateway's VmHWM is read from /proc once all of them are done.
+//     Outside Linux the figures are reported as n/a.
 //
 // # Measurements
 //
@@ -89,7 +111,8 @@
 //
 // # Modes and exit status
 //
-// -short uses small sample counts so CI finishes well under a minute; -n
+// -short uses small sample counts so CI finishes well under a minute (1 s
+// of webhook load, 100 conversations); -n
 // sets the sample count of figures 1–3 (turns, process runs, batches). A
 // figure that misses its target is marked MISS and the command still exits
 // 0: on a shared or slow machine the figures are informational. The command

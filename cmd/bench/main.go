@@ -25,6 +25,8 @@ type counts struct {
 	idle            time.Duration
 	keys            int           // keystrokes of the terminal UI figure
 	tuiIdle         time.Duration // the terminal UI's idle CPU window
+	webhookFor      time.Duration // the accept figure's load, at 200 requests a second
+	conversations   int           // conversations of the gateway memory figure
 	only            []string      // lower-case texts one of which a figure's name contains (none: all)
 }
 
@@ -38,9 +40,11 @@ func (c counts) selects(figure string) bool {
 }
 
 func countsFor(short bool, n int) counts {
-	c := counts{turnWarm: 20, turns: 300, coldWarm: 3, runs: 40, batches: 200, idle: time.Second, keys: 200, tuiIdle: 5 * time.Second}
+	c := counts{turnWarm: 20, turns: 300, coldWarm: 3, runs: 40, batches: 200, idle: time.Second, keys: 200, tuiIdle: 5 * time.Second,
+		webhookFor: 2 * time.Second, conversations: 1000}
 	if short {
-		c = counts{turnWarm: 5, turns: 30, coldWarm: 1, runs: 8, batches: 20, idle: time.Second, keys: 40, tuiIdle: 3 * time.Second}
+		c = counts{turnWarm: 5, turns: 30, coldWarm: 1, runs: 8, batches: 20, idle: time.Second, keys: 40, tuiIdle: 3 * time.Second,
+			webhookFor: time.Second, conversations: 100}
 	}
 	if n > 0 {
 		c.turns, c.runs, c.batches = n, n, n
@@ -122,6 +126,8 @@ func run(ctx context.Context, c counts, stdout, stderr io.Writer) int {
 		{figTaskThroughput, func() ([]row, error) { return taskRows(ctx, dir("tasks"), c) }},
 		{figCoreSave, func() ([]row, error) { return coreRepoRows(ctx, dir("corerepo")) }},
 		{figMCPDiscovery, func() ([]row, error) { return mcpRows(ctx, dir("mcp"), c) }},
+		{figWebhook, withBinary(func(bin string) ([]row, error) { return webhookRows(ctx, bin, dir("webhook"), c) })},
+		{figConversations, withBinary(func(bin string) ([]row, error) { return conversationRows(ctx, bin, dir("conversations"), c) })},
 		{figKeystroke, withBinary(func(bin string) ([]row, error) { return tuiRows(ctx, bin, dir("tui"), c) })},
 	}
 	var rows []row

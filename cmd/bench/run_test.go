@@ -16,7 +16,8 @@ func TestRunMeasuresEveryFigure(t *testing.T) {
 		t.Skip("builds the binary and starts processes")
 	}
 	var out, errb bytes.Buffer
-	c := counts{turnWarm: 1, turns: 3, coldWarm: 1, runs: 2, batches: 2, idle: 100 * time.Millisecond, keys: 4, tuiIdle: 500 * time.Millisecond}
+	c := counts{turnWarm: 1, turns: 3, coldWarm: 1, runs: 2, batches: 2, idle: 100 * time.Millisecond, keys: 4, tuiIdle: 500 * time.Millisecond,
+		webhookFor: 100 * time.Millisecond, conversations: 5}
 	if code := run(context.Background(), c, &out, &errb); code != 0 {
 		t.Fatalf("run exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	}
@@ -24,7 +25,8 @@ func TestRunMeasuresEveryFigure(t *testing.T) {
 	for _, fig := range []string{figTurn + ", median", figCold + ", median", figAppend + ", ratio", figMemory + ", VmRSS",
 		figCatalog + ", median", figDispatch + ", median", figPythonWarm + ", median", figPythonCold + ", median", figPythonState + ", median", figReadFile + ", median", figReadFile + ", peak RSS growth", figSearch + ", peak RSS growth",
 		figDrain + ", ratio to cat", figKill + ", median", figSpawn + ", sandboxed − unsandboxed median", figURL + ", median", figTokens + ", first count, median",
-		figRedact + ", ratio to cat", figKeystroke + ", median", figTUIIdle, figTUIMemory + ", VmRSS"} {
+		figRedact + ", ratio to cat", figKeystroke + ", median", figTUIIdle, figTUIMemory + ", VmRSS",
+		figWebhook + ", a new conversation each, model answering in 1 s, p50 / p99", "5 " + figConversations + ", peak RSS (VmHWM)"} {
 		line := ""
 		for _, l := range strings.Split(table, "\n") {
 			if strings.HasPrefix(l, "| "+fig+" |") {
@@ -54,7 +56,33 @@ func TestRunFailsOnCancelledContext(t *testing.T) {
 	if code := run(ctx, countsFor(true, 1), &out, &errb); code != 1 {
 		t.Fatalf("run exit %d, want 1\nstdout:\n%s", code, out.String())
 	}
-	if got := strings.Count(out.String(), "| FAIL |"); got != 18 {
-		t.Fatalf("%d FAIL rows, want one per figure (18):\n%s", got, out.String())
+	if got := strings.Count(out.String(), "| FAIL |"); got != 20 {
+		t.Fatalf("%d FAIL rows, want one per figure (20):\n%s", got, out.String())
+	}
+}
+
+// TestRunGatewayFigures runs the gateway figures alone, with a real
+// `demiurge gateway`: every request must be accepted and found in the
+// inbox once, every conversation admitted, and the rows reported.
+func TestRunGatewayFigures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts processes")
+	}
+	var out, errb bytes.Buffer
+	c := counts{webhookFor: 100 * time.Millisecond, conversations: 5, only: []string{"webhook", "conversations"}}
+	if code := run(context.Background(), c, &out, &errb); code != 0 {
+		t.Fatalf("run exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	rows := 0
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(l, "| "+figWebhook) || strings.HasPrefix(l, "| 5 "+figConversations) {
+			rows++
+			if !strings.HasSuffix(l, "| ok |") && !strings.HasSuffix(l, "| MISS |") && !strings.HasSuffix(l, "| — |") {
+				t.Errorf("row %q has no verdict", l)
+			}
+		}
+	}
+	if rows != 4 {
+		t.Fatalf("%d gateway rows, want 4:\n%s", rows, out.String())
 	}
 }

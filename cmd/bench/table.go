@@ -43,6 +43,9 @@ const (
 	figMCPDiscovery   = "MCP discovery, 4 healthy servers vs the slowest alone"
 	figMCPCatalog     = "MCP catalog preparation, 4 connected servers × 50 tools"
 
+	figWebhook       = "webhook accept at 200 requests/s, POST to durable 202"
+	figConversations = "concurrent conversations on one `demiurge gateway`"
+
 	figKeystroke = "terminal UI keystroke to frame, 10,000-line transcript"
 	figTUIIdle   = "terminal UI idle CPU"
 	figTUIMemory = "terminal UI with a 10,000-message session open"
@@ -87,8 +90,8 @@ func check(ok bool) verdict {
 // writeReport prints the machine line, the sample counts and the table.
 func writeReport(w io.Writer, machine string, c counts, rows []row) {
 	fmt.Fprintf(w, "Machine: %s\n\n", machine)
-	fmt.Fprintf(w, "Samples: %d turns after %d warm-up; %d process runs after %d warm-up; %d batches of 100 events; %s idle; %d keystrokes, %s UI idle.\n\n",
-		c.turns, c.turnWarm, c.runs, c.coldWarm, c.batches, c.idle, c.keys, c.tuiIdle)
+	fmt.Fprintf(w, "Samples: %d turns after %d warm-up; %d process runs after %d warm-up; %d batches of 100 events; %s idle; %d keystrokes, %s UI idle; %s of webhook load; %d gateway conversations.\n\n",
+		c.turns, c.turnWarm, c.runs, c.coldWarm, c.batches, c.idle, c.keys, c.tuiIdle, c.webhookFor, c.conversations)
 	fmt.Fprintln(w, "| figure | value | target | ok |")
 	fmt.Fprintln(w, "|---|---|---|---|")
 	for _, r := range rows {
