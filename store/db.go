@@ -60,7 +60,7 @@ type DB struct {
 	// wmu serialises write transactions on wconn, the writer pool's one
 	// connection, held from the first write to Close; stmts are the
 	// statements prepared on it (tx.go). Both are guarded by wmu.
-	wmu   sync.Mutex
+	wmu   writerLock
 	wconn *sql.Conn
 	stmts map[string]*sql.Stmt
 

@@ -60,7 +60,7 @@ func (db *DB) AcceptInbound(ctx context.Context, envs []demiurge.InboundEnvelope
 		}
 	}
 	var out []demiurge.InboxReceipt
-	err := db.write(ctx, func(t *wtx) error {
+	err := db.writeUrgent(ctx, func(t *wtx) error {
 		out = out[:0]
 		for _, e := range envs {
 			key := inboundKey(e)
@@ -352,7 +352,7 @@ func (db *DB) CancelQueuedInbounds(ctx context.Context, coreID, channel, convers
 func (db *DB) AcceptInboundGroups(ctx context.Context, next func() [][]demiurge.InboundEnvelope) (receipts [][]demiurge.InboxReceipt, errs []error, err error) {
 	var groups [][]demiurge.InboundEnvelope
 	taken := false
-	err = db.write(ctx, func(t *wtx) error {
+	err = db.writeUrgent(ctx, func(t *wtx) error {
 		if !taken {
 			groups, taken = next(), true
 		}

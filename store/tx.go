@@ -46,12 +46,27 @@ type wtx struct {
 // is unfinalized, so its files would stay open for the life of the
 // process. A write transaction is short; the busy timeout bounds its wait.
 func (db *DB) write(ctx context.Context, fn func(t *wtx) error) error {
+	return db.writeAs(ctx, false, fn)
+}
+
+// writeUrgent is write for a transaction someone outside waits on (a
+// channel's accept): it takes the writer before the other waiters of
+// this DB (writerLock).
+func (db *DB) writeUrgent(ctx context.Context, fn func(t *wtx) error) error {
+	return db.writeAs(ctx, true, fn)
+}
+
+func (db *DB) writeAs(ctx context.Context, urgent bool, fn func(t *wtx) error) error {
 	return db.retryBusy(ctx, func() error {
 		if ctx.Err() != nil {
 			return ctxError(ctx, "runtime database write")
 		}
 		wctx := context.WithoutCancel(ctx)
-		db.wmu.Lock()
+		if urgent {
+			db.wmu.LockUrgent()
+		} else {
+			db.wmu.Lock()
+		}
 		defer db.wmu.Unlock()
 		conn, err := db.writerConn(wctx)
 		if err != nil {
