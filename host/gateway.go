@@ -224,7 +224,7 @@ func (r gatewayRunner) RunInbound(ctx context.Context, in demiurge.Inbound, turn
 	if err != nil {
 		return gateway.TurnOutcome{}, err
 	}
-	req := turn.Request{CoreID: in.CoreID, Text: in.Text, Channel: in.Channel,
+	req := turn.Request{CoreID: in.CoreID, Text: in.Text, Attachments: in.Attachments, Channel: in.Channel,
 		ConversationKey: in.ConversationKey, Scope: session.ForSession(scope, sess.ID), TurnID: turnID,
 		Workspace: ws, Route: route}
 	if ap := h.gateway.approverFor(in); ap != nil && route != nil {
@@ -409,7 +409,7 @@ func (h *Host) GatewayStatus(ctx context.Context) (GatewayStatus, error) {
 	}
 	for _, d := range dead {
 		d.LastError = red.String(d.LastError, redact.Operator)
-		d.Text = "" // the message itself is the user's, not the operator's status
+		d.Text, d.Attachments = "", nil // the message itself is the user's, not the operator's status
 		out.DeadLetters = append(out.DeadLetters, d)
 	}
 	return out, nil
