@@ -168,8 +168,13 @@ func (h *Host) buildChannels(ctx context.Context, env channelEnv) (built []built
 		if err != nil {
 			continue // a core that does not load runs nothing; doctor names it
 		}
+		coreEnv := env
+		if coreEnv.workspace, err = h.Workspace(ctx, id, h.home.WorkspaceDir()); err != nil {
+			coreEnv.workspace = "" // its turns fail the same way; the channel takes no files
+		}
+		coreEnv.artifacts = h.home.ArtifactsDir()
 		for _, ch := range enabledChannels(snap.Core) {
-			b := buildChannel(id, ch, env)
+			b := buildChannel(id, ch, coreEnv)
 			report = append(report, GatewayChannel{CoreID: id, Name: ch.Name, Type: ch.Type, Err: b.Err})
 			if b.Err != nil {
 				st := demiurge.ChannelState{CoreID: id, Channel: ch.Name, Type: ch.Type, State: demiurge.ChannelDisabled,
@@ -449,7 +454,11 @@ func (h *Host) scheduleRoute(ctx context.Context, coreID, channel, target string
 			}
 		}
 	}
-	b := buildChannel(coreID, ch, channelEnv{getenv: h.getenv, urlPolicy: h.urlPolicy, logger: h.logger})
+	env := channelEnv{getenv: h.getenv, urlPolicy: h.urlPolicy, logger: h.logger, artifacts: h.home.ArtifactsDir()}
+	if env.workspace, err = h.Workspace(ctx, coreID, h.home.WorkspaceDir()); err != nil {
+		return nil, nil, err
+	}
+	b := buildChannel(coreID, ch, env)
 	if b.Err != nil {
 		return nil, nil, b.Err
 	}
