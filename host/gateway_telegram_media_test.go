@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -121,4 +122,28 @@ func checkAttachmentLine(t *testing.T, ws, text, prefix string, want []byte) {
 		return
 	}
 	t.Fatalf("no %s attachment in %q", prefix, text)
+}
+
+// The default core names a file that came with a message to the model,
+// by its place in the workspace.
+func TestGatewayTelegramFileReachesTheModel(t *testing.T) {
+	api := demiurgetest.NewBotAPI(t, botToken)
+	photo := []byte("\xff\xd8\xffphoto")
+	api.AddFile("P1", "u-P1", "photos/file_0.jpg", photo, 0)
+	home := initHome(t)
+	writeChannels(t, home, telegramBlock(api.URL())+"    message_format: plain\n")
+	h, err := host.Open(context.Background(), host.Options{Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	if _, err := h.StartGateway(context.Background(), host.GatewayOptions{Drain: 5 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	api.Push(demiurgetest.TelegramPrivatePhoto(42, "P1", int64(len(photo)), ""))
+	reply := api.WaitCall("sendMessage", func(p map[string]string) bool { return strings.HasPrefix(p["text"], "[fake] ") })
+	want := regexp.MustCompile(`^\[fake\] \[telegram attachment\]\n\[attached image: \.demiurge-telegram/42/9-[0-9a-f]{12}/file_0\.jpg \(image/jpeg, 8 bytes\)\]$`)
+	if !want.MatchString(reply.Params["text"]) {
+		t.Fatalf("reply %q", reply.Params["text"])
+	}
 }
