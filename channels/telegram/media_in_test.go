@@ -162,8 +162,8 @@ func TestTelegramOversizedFilesAreRefused(t *testing.T) {
 }
 
 // Files in a group are ignored (its caption is no text there, so the
-// message is not admitted), and nothing is downloaded; without an
-// attachment root a private file alone is ignored too.
+// message is not admitted), and nothing is downloaded, nor for a user not
+// allowed; without an attachment root a private file alone is ignored too.
 func TestTelegramGroupFilesIgnored(t *testing.T) {
 	api := demiurgetest.NewBotAPI(t, token)
 	api.AddFile("G1", "u-G1", "photos/g.jpg", []byte("jpeg"), 0)
@@ -171,14 +171,18 @@ func TestTelegramGroupFilesIgnored(t *testing.T) {
 	in := &inbox{}
 	run(t, ch, in)
 	api.Push(demiurgetest.TelegramGroupPhoto(42, -100, "G1", "@demibot look"))
+	api.Push(demiurgetest.TelegramPrivatePhoto(7, "G1", 4, "a user not allowed"))
 	api.Push(demiurgetest.TelegramGroupText(42, -100, "@demibot hello"))
 	waitUntil(t, "the group text", func() bool { return len(in.accepted()) == 1 })
 	if e := in.accepted()[0]; e.Text != "hello" || len(e.Attachments) != 0 {
 		t.Fatalf("accepted %+v", e)
 	}
+	api.WaitCall("sendMessage", func(p map[string]string) bool {
+		return p["chat_id"] == "7" && p["text"] == "Telegram access denied for this user or chat."
+	})
 	for _, c := range api.Calls() {
 		if c.Method == "getFile" || strings.HasPrefix(c.Method, "file:") {
-			t.Fatalf("a group's file was fetched: %s", c.Method)
+			t.Fatalf("a group's file, or one of a user not allowed, was fetched: %s", c.Method)
 		}
 	}
 

@@ -201,8 +201,9 @@ func New(cfg Config) (*Channel, error) {
 // Close releases the client's idle connections.
 func (c *Channel) Close() { c.cfg.HTTPClient.CloseIdleConnections() }
 
-// Ignored is how many updates were not admitted (unsupported kinds, media
-// without text, group chatter not addressed to the bot).
+// Ignored is how many updates were not admitted (unsupported kinds, files
+// in groups or without an attachment root, group chatter not addressed to
+// the bot).
 func (c *Channel) Ignored() int64 { return c.ignored.Load() }
 
 // Run polls until ctx ends (nil) or polling fails (the error).
