@@ -19,10 +19,10 @@
 // unauthorized_response: silent). Groups need a mention, a reply to the
 // bot, /ask, or a command addressed to the bot. Update kinds other than
 // message and callback_query, and files in groups, are not admitted
-// (counted as ignored). Polling errors: 409 (another poller) waits 15 s, 25 s, … and
-// fails the run after six; 429 waits retry_after; transport errors back
-// off 1 s doubling to 30 s; any other error fails the run, which the
-// gateway retries on its own schedule.
+// (counted as ignored). Polling errors: 409 (another poller) waits 15 s,
+// 25 s, … and fails the run after six; 429 waits retry_after; transport
+// errors back off 1 s doubling to 30 s; any other error fails the run,
+// which the gateway retries on its own schedule.
 //
 // # Files in
 //
@@ -51,6 +51,14 @@
 // is resent as plain text. reply_to_mode off|first|all sets
 // reply_to_message_id. A typing indicator is sent when a message is
 // accepted (send_typing).
+//
+// A delivery with media blocks is sent block by block (media_out.go): an
+// image with sendPhoto, any other file with sendDocument, each with its
+// caption formatted like a message (at most CaptionLimit; a longer one
+// follows as a message). A URL is handed to Telegram; a local file is
+// uploaded as multipart/form-data after Config.OpenUpload opened it, which
+// refuses a file the turn could not read. A block that cannot be sent is
+// replaced by a line of text and the delivery fails with its reason.
 //
 // # Approvals
 //
