@@ -2,11 +2,15 @@ package telegram_test
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/demiurge/demiurge"
@@ -226,5 +230,38 @@ func TestTelegramDownloadFailureKeepsTheTokenOut(t *testing.T) {
 		if strings.Contains(err.(string), token) {
 			t.Fatal("the token reached the inbound's metadata")
 		}
+	}
+}
+
+// A redirect from the Bot API is never followed: the file URL holds the
+// token, which a Referer would carry to the redirect's host.
+func TestTelegramDownloadRedirectNotFollowed(t *testing.T) {
+	var elsewhere atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) }))
+	defer other.Close()
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/getFile"):
+			fmt.Fprint(w, `{"ok":true,"result":{"file_id":"F","file_unique_id":"U","file_size":3,"file_path":"documents/a.txt"}}`)
+		case strings.HasPrefix(r.URL.Path, "/file/"):
+			http.Redirect(w, r, other.URL+"/steal", http.StatusFound)
+		default:
+			fmt.Fprint(w, `{"ok":true,"result":[]}`)
+		}
+	}))
+	defer api.Close()
+	ch, err := telegram.New(telegram.Config{Name: "telegram", Token: token, APIBaseURL: api.URL, AttachmentRoot: t.TempDir(),
+		AllowedUsers: []int64{42}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	env, err := telegram.InboundForTest(ch, demiurgetest.TelegramPrivateDocument(42, "F", "a.txt", "text/plain", 3, "see"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs, _ := env.Metadata["telegram_attachment_errors"].([]any)
+	if elsewhere.Load() != 0 || len(errs) != 1 || errs[0] != "telegram file download failed (302): Found" {
+		t.Fatalf("redirect followed %d times; errors %v", elsewhere.Load(), errs)
 	}
 }

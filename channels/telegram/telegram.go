@@ -196,7 +196,10 @@ func New(cfg Config) (*Channel, error) {
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 4,
-			IdleConnTimeout: time.Minute, TLSHandshakeTimeout: 10 * time.Second}}
+			IdleConnTimeout: time.Minute, TLSHandshakeTimeout: 10 * time.Second},
+			// Every URL holds the token: a redirect is an answer, never
+			// followed (a Referer would carry the token elsewhere).
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
