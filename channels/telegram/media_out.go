@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -129,18 +130,35 @@ func isURL(s string) bool {
 	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
 }
 
-// sendMedia sends one media block: an image with sendPhoto (a file over
-// MaxPhotoUpload as a document), anything else with sendDocument. A URL
+// sendMethod is the Bot API method and file field of a media block: an
+// image with sendPhoto, an MP4 video with sendVideo, OGG audio with
+// sendVoice, MP3 or M4A audio with sendAudio (the formats Telegram plays
+// there), anything else with sendDocument. The media type is the block's,
+// else the one its name suggests.
+func sendMethod(b demiurge.DeliveryBlock) (method, field string) {
+	mt, _, _ := strings.Cut(contentType(b.MediaType, path.Base(b.URI)), ";")
+	switch {
+	case b.Type == demiurge.BlockImage:
+		return "sendPhoto", "photo"
+	case b.Type == demiurge.BlockVideo && mt == "video/mp4":
+		return "sendVideo", "video"
+	case b.Type == demiurge.BlockAudio && (mt == "audio/ogg" || mt == "audio/opus"):
+		return "sendVoice", "voice"
+	case b.Type == demiurge.BlockAudio && (mt == "audio/mpeg" || mt == "audio/mp4" || mt == "audio/x-m4a"):
+		return "sendAudio", "audio"
+	}
+	return "sendDocument", "document"
+}
+
+// sendMedia sends one media block with its sendMethod (an image over
+// MaxPhotoUpload as a document). A URL
 // is handed to Telegram as it is; a local file is opened through
 // Config.OpenUpload (which refuses what the turn may not read) and
 // uploaded as multipart/form-data. The caption is formatted like a
 // message (MarkdownV2 or plain); one Telegram cannot parse is sent again
 // plain, and one over CaptionLimit follows the file as a message.
 func (c *Channel) sendMedia(ctx context.Context, chatID, replyTo int64, sessionID string, b demiurge.DeliveryBlock, mdv2 bool) error {
-	method, field := "sendDocument", "document"
-	if b.Type == demiurge.BlockImage {
-		method, field = "sendPhoto", "photo"
-	}
+	method, field := sendMethod(b)
 	params := url.Values{"chat_id": {strconv.FormatInt(chatID, 10)}}
 	if replyTo != 0 && c.cfg.ReplyToMode != "off" {
 		params.Set("reply_to_message_id", strconv.FormatInt(replyTo, 10))
@@ -185,6 +203,7 @@ func (c *Channel) sendMedia(ctx context.Context, chatID, replyTo int64, sessionI
 			return demiurge.Errorf(demiurge.EINVALID, "%s is too large to send on Telegram (%d bytes, max %d)", filepath.Base(b.URI), fi.Size(), MaxFileUpload)
 		}
 		if method == "sendPhoto" && fi.Size() > MaxPhotoUpload {
+			// Telegram takes larger images as documents only.
 			method, field = "sendDocument", "document"
 		}
 		name := filepath.Base(b.URI)

@@ -39,17 +39,21 @@ func TestTelegramSendsMedia(t *testing.T) {
 		{Type: demiurge.BlockImage, URI: filepath.Join(dir, "chart.png"), Caption: "Sales (Q3)!"},
 		{Type: demiurge.BlockFile, URI: filepath.Join(dir, "report.pdf"), Caption: "The **report**", MediaType: "application/pdf"},
 		{Type: demiurge.BlockImage, URI: "https://example.org/cat.jpg"},
+		{Type: demiurge.BlockAudio, URI: "https://example.org/note.ogg"},
+		{Type: demiurge.BlockAudio, URI: "https://example.org/song.mp3"},
+		{Type: demiurge.BlockVideo, URI: "https://example.org/clip.mp4"},
+		{Type: demiurge.BlockVideo, URI: "https://example.org/clip.mkv"},
 	}}
 	if err := ch.Send(context.Background(), to, out); err != nil {
 		t.Fatal(err)
 	}
 	var media []demiurgetest.BotAPICall
 	for _, c := range api.Calls() {
-		if c.Method == "sendPhoto" || c.Method == "sendDocument" || c.Method == "sendMessage" {
+		if strings.HasPrefix(c.Method, "send") && c.Method != "sendChatAction" {
 			media = append(media, c)
 		}
 	}
-	if len(media) != 4 || media[0].Method != "sendMessage" || media[0].Params["reply_to_message_id"] != "7" {
+	if len(media) != 8 || media[0].Method != "sendMessage" || media[0].Params["reply_to_message_id"] != "7" {
 		t.Fatalf("calls %+v", media)
 	}
 	photo := media[1]
@@ -69,6 +73,13 @@ func TestTelegramSendsMedia(t *testing.T) {
 	}
 	if u := media[3]; u.Method != "sendPhoto" || u.Params["photo"] != "https://example.org/cat.jpg" || len(u.Files) != 0 {
 		t.Fatalf("URL photo %+v", u)
+	}
+	for i, want := range []string{"sendVoice voice", "sendAudio audio", "sendVideo video", "sendDocument document"} {
+		c := media[4+i]
+		method, field, _ := strings.Cut(want, " ")
+		if c.Method != method || c.Params[field] == "" {
+			t.Fatalf("block %d: %s %v, want %s", 4+i, c.Method, c.Params, want)
+		}
 	}
 }
 

@@ -53,7 +53,9 @@
 // accepted (send_typing).
 //
 // A delivery with media blocks is sent block by block (media_out.go): an
-// image with sendPhoto, any other file with sendDocument, each with its
+// image with sendPhoto, MP4 video with sendVideo, OGG audio with
+// sendVoice, MP3/M4A audio with sendAudio, any other file with
+// sendDocument, each with its
 // caption formatted like a message (at most CaptionLimit; a longer one
 // follows as a message). A URL is handed to Telegram; a local file is
 // uploaded as multipart/form-data after Config.OpenUpload opened it, which

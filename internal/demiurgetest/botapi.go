@@ -122,7 +122,7 @@ func (b *BotAPI) serve(w http.ResponseWriter, r *http.Request) {
 		botReply(w, 200, map[string]any{"ok": true, "result": map[string]any{"message_id": id, "chat": map[string]any{"id": chatID}, "text": params["text"]}})
 	case "getFile":
 		b.getFile(w, params)
-	case "sendPhoto", "sendDocument":
+	case "sendPhoto", "sendDocument", "sendVideo", "sendAudio", "sendVoice":
 		b.sendMedia(w, method, params, files)
 	case "editMessageText", "editMessageReplyMarkup", "answerCallbackQuery", "sendChatAction", "setMyCommands", "deleteWebhook":
 		botReply(w, 200, map[string]any{"ok": true, "result": true})

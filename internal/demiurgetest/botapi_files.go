@@ -145,14 +145,13 @@ func readParams(r *http.Request) (map[string]string, map[string]BotAPIUpload, er
 	return params, nil, nil
 }
 
-// sendMedia answers sendPhoto and sendDocument: the file is an upload
-// ("attach://<name>" or the field itself) or a file_id/URL string; a
-// MarkdownV2 caption is checked like a message's text.
+// sendMedia answers sendPhoto, sendDocument, sendVideo, sendAudio and
+// sendVoice: the file (field photo, document, video, audio, voice) is an
+// upload ("attach://<name>" or the field itself) or a file_id/URL string;
+// a MarkdownV2 caption is checked like a message's text.
 func (b *BotAPI) sendMedia(w http.ResponseWriter, method string, params map[string]string, files map[string]BotAPIUpload) {
-	field := "document"
-	if method == "sendPhoto" {
-		field = "photo"
-	}
+	field := map[string]string{"sendPhoto": "photo", "sendDocument": "document", "sendVideo": "video",
+		"sendAudio": "audio", "sendVoice": "voice"}[method]
 	_, uploaded := files[field]
 	if ref, ok := strings.CutPrefix(params[field], "attach://"); ok {
 		_, uploaded = files[ref]
