@@ -91,7 +91,20 @@ func documentKind(mediaType string) string {
 // getFile, so nothing is downloaded. The file is written to a partial
 // name and renamed when complete, through an os.Root of the attachment
 // root, so no symbolic link in the workspace can make it land outside.
+// A request that got no answer is tried again after 0.5, 1 and 2 s
+// (getFile and the download are safe to repeat).
 func (c *Channel) fetch(ctx context.Context, m *message, md media) (demiurge.InboundAttachment, error) {
+	for attempt := 0; ; attempt++ {
+		att, err := c.fetchOnce(ctx, m, md)
+		var tr *transportError
+		if err == nil || !errors.As(err, &tr) || attempt == 3 || ctx.Err() != nil {
+			return att, err
+		}
+		sleep(ctx, c.cfg.RetryWait<<attempt)
+	}
+}
+
+func (c *Channel) fetchOnce(ctx context.Context, m *message, md media) (demiurge.InboundAttachment, error) {
 	limit := c.cfg.MaxAttachmentBytes
 	if md.ref.FileSize > limit {
 		return demiurge.InboundAttachment{}, &TooLargeError{Size: md.ref.FileSize, Max: limit}

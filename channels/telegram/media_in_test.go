@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/channels/telegram"
@@ -264,4 +265,35 @@ func TestTelegramDownloadRedirectNotFollowed(t *testing.T) {
 	if elsewhere.Load() != 0 || len(errs) != 1 || errs[0] != "telegram file download failed (302): Found" {
 		t.Fatalf("redirect followed %d times; errors %v", elsewhere.Load(), errs)
 	}
+}
+
+// A download that got no answer is tried again; one that keeps failing
+// is given up after four attempts, and the user is told.
+func TestTelegramDownloadRetried(t *testing.T) {
+	api := demiurgetest.NewBotAPI(t, token)
+	api.AddFile("D1", "u-D1", "documents/a.txt", []byte("abc"), 0)
+	root := t.TempDir()
+	ch := newChannel(t, api, telegram.Config{AttachmentRoot: root, RetryWait: time.Millisecond})
+	in := &inbox{}
+	run(t, ch, in)
+	api.DropDownloads(2)
+	api.Push(demiurgetest.TelegramPrivateDocument(42, "D1", "a.txt", "text/plain", 3, ""))
+	waitUntil(t, "the file", func() bool { return len(in.accepted()) == 1 })
+	first := len(api.Downloads())
+	if e := in.accepted()[0]; len(e.Attachments) != 1 || first < 3 {
+		t.Fatalf("envelope %+v after %d downloads", e, first)
+	}
+	checkStored(t, root, in.accepted()[0].Attachments[0], []byte("abc"))
+
+	api.DropDownloads(10)
+	api.Push(demiurgetest.TelegramPrivateDocument(42, "D1", "a.txt", "text/plain", 3, "keep trying"))
+	waitUntil(t, "the caption", func() bool { return len(in.accepted()) == 2 })
+	e := in.accepted()[1]
+	errs, _ := e.Metadata["telegram_attachment_errors"].([]any)
+	// Four attempts; Go's transport may repeat a GET on a reused
+	// connection once by itself.
+	if n := len(api.Downloads()) - first; len(e.Attachments) != 0 || n < 4 || n > 8 || len(errs) != 1 || strings.Contains(errs[0].(string), token) {
+		t.Fatalf("envelope %+v after %d downloads", e, n)
+	}
+	api.WaitCall("sendMessage", func(p map[string]string) bool { return p["text"] == "Telegram attachment could not be downloaded." })
 }

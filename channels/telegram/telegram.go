@@ -38,11 +38,12 @@
 // MaxAttachmentBytes (20 MiB by default, Telegram's own getFile bound) is
 // refused before anything is downloaded — by the size the message
 // declares, the size getFile reports, or, failing both, the bytes read —
-// and the user is told; a failed download is logged (never with the
-// token, which the file URL holds) and recorded in the metadata
-// telegram_attachment_errors. A file alone that could not be stored
-// starts no turn. The same update read again after a crash is stored at
-// the same place.
+// and the user is told. getFile and the download are tried again after
+// 0.5, 1 and 2 s when they got no answer; a download that still fails is
+// logged (never with the token, which the file URL holds) and recorded in
+// the metadata telegram_attachment_errors. A file alone that could not be
+// stored starts no turn. The same update read again after a crash is
+// stored at the same place.
 //
 // # Outbound
 //
@@ -131,8 +132,11 @@ type Config struct {
 	// ConflictWait is the first wait after a 409 (default 15 s; each next
 	// wait is two thirds of it longer: 15, 25, 35, 45, 55 s).
 	ConflictWait time.Duration
-	HTTPClient   *http.Client
-	Logger       *slog.Logger
+	// RetryWait is the first wait before a file request that got no
+	// answer is tried again (default 500 ms, doubling).
+	RetryWait  time.Duration
+	HTTPClient *http.Client
+	Logger     *slog.Logger
 }
 
 // Channel is one Telegram bot. It is safe for concurrent use.
@@ -195,6 +199,9 @@ func New(cfg Config) (*Channel, error) {
 	}
 	if cfg.ConflictWait <= 0 {
 		cfg.ConflictWait = 15 * time.Second
+	}
+	if cfg.RetryWait <= 0 {
+		cfg.RetryWait = 500 * time.Millisecond
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 4,

@@ -35,6 +35,7 @@ type BotAPI struct {
 	fail429  int // getUpdates answers 429 retry_after=1 this many more times
 	conflict int // getUpdates answers 409 this many more times
 	rejectMD bool
+	drops    int                 // downloads cut off (the connection closed) this many more times
 	files    map[string]*botFile // by file_id (botapi_files.go)
 	paths    map[string]*botFile // by file_path
 }

@@ -53,6 +53,10 @@ func (b *BotAPI) AddFile(fileID, uniqueID, path string, data []byte, reportedSiz
 	}
 }
 
+// DropDownloads makes the next n file downloads end without an answer
+// (the connection is closed).
+func (b *BotAPI) DropDownloads(n int) { b.mu.Lock(); b.drops = n; b.mu.Unlock() }
+
 // Downloads returns the file paths downloaded so far, in order.
 func (b *BotAPI) Downloads() []string {
 	var out []string
@@ -91,7 +95,18 @@ func (b *BotAPI) serveFile(w http.ResponseWriter, r *http.Request) {
 	b.calls = append(b.calls, BotAPICall{Method: "file:" + path})
 	b.cond.Broadcast()
 	f := b.paths[path]
+	drop := b.drops > 0
+	if drop {
+		b.drops--
+	}
 	b.mu.Unlock()
+	if drop {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close() // the client sees the connection end without an answer
+		}
+		return
+	}
 	if f == nil {
 		http.Error(w, "Not Found", http.StatusNotFound)
 		return
