@@ -22,6 +22,9 @@ type InboundEnvelope struct {
 	// Metadata is free-form adapter metadata (JSON values); it never holds
 	// credentials.
 	Metadata map[string]any
+	// Attachments are the files that came with the message, already
+	// stored where the turn may read them (ctx.input.attachments).
+	Attachments []InboundAttachment
 }
 
 // Inbound statuses. queued and retry_scheduled are due for a claim;

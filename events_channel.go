@@ -16,15 +16,16 @@ const (
 // idempotency key is "inbound:<core>:<channel>:<event_key>", so the same
 // platform message is accepted once.
 type ChannelInboundAcceptedPayload struct {
-	CoreID          string         `json:"core_id"`
-	Channel         string         `json:"channel"`
-	EventKey        string         `json:"event_key"`
-	ConversationKey string         `json:"conversation_key"`
-	PrincipalKey    string         `json:"principal_key"`
-	Source          string         `json:"source,omitempty"`
-	ReplyTo         string         `json:"reply_to,omitempty"`
-	Text            string         `json:"text"`
-	Metadata        map[string]any `json:"metadata,omitempty"`
+	CoreID          string              `json:"core_id"`
+	Channel         string              `json:"channel"`
+	EventKey        string              `json:"event_key"`
+	ConversationKey string              `json:"conversation_key"`
+	PrincipalKey    string              `json:"principal_key"`
+	Source          string              `json:"source,omitempty"`
+	ReplyTo         string              `json:"reply_to,omitempty"`
+	Text            string              `json:"text"`
+	Metadata        map[string]any      `json:"metadata,omitempty"`
+	Attachments     []InboundAttachment `json:"attachments,omitempty"`
 }
 
 func (ChannelInboundAcceptedPayload) Type() string { return EvChannelInboundAccepted }

@@ -58,7 +58,15 @@ type TelegramChannel struct {
 	ReplyToMode          string  `yaml:"reply_to_mode"` // off|first|all
 	// APIBaseURL is the Bot API server (default https://api.telegram.org).
 	APIBaseURL string `yaml:"api_base_url"`
+	// MaxAttachmentBytes bounds a file a user sends in a private chat
+	// (default 20 MiB, the Bot API's own download bound; at most
+	// MaxTelegramAttachmentBytes, a self-hosted Bot API server's).
+	MaxAttachmentBytes int64 `yaml:"max_attachment_bytes"`
 }
+
+// MaxTelegramAttachmentBytes is the largest max_attachment_bytes: 2000
+// MiB, what a self-hosted Bot API server lets a bot download.
+const MaxTelegramAttachmentBytes = 2000 << 20
 
 // WebhookChannel configures the HTTP webhook channel.
 type WebhookChannel struct {
@@ -154,7 +162,7 @@ var knownChannels = map[string]func() any{
 	"telegram": func() any {
 		return &TelegramChannel{BotTokenEnv: "DEMIURGE_TELEGRAM_BOT_TOKEN", UnauthorizedResponse: "brief", PollTimeout: 30,
 			MessageFormat: "markdown_v2", RegisterCommands: true, SendTyping: true, RichMessages: true, ReplyToMode: "off",
-			APIBaseURL: "https://api.telegram.org"}
+			APIBaseURL: "https://api.telegram.org", MaxAttachmentBytes: 20 << 20}
 	},
 	"webhook": func() any {
 		return &WebhookChannel{Host: "127.0.0.1", Port: 8765, Path: "/demiurge", TokenEnv: "DEMIURGE_WEBHOOK_TOKEN"}
@@ -305,6 +313,10 @@ func validateChannel(e yamlx.MappingEntry, where string, settings any) error {
 			positive("poll_timeout", s.PollTimeout),
 			httpURL("api_base_url", s.APIBaseURL),
 		)
+		if s.MaxAttachmentBytes < 1 || s.MaxAttachmentBytes > MaxTelegramAttachmentBytes {
+			errs = append(errs, yamlx.AtLine(keyLine(e.Value, "max_attachment_bytes", e.Line),
+				"invalid %s.max_attachment_bytes: %d (expected between 1 and %d)", where, s.MaxAttachmentBytes, int64(MaxTelegramAttachmentBytes)))
+		}
 	case *WebhookChannel:
 		s.Path = slashPath(s.Path, "/demiurge")
 		errs = append(errs, port("port", s.Port))

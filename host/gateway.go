@@ -168,8 +168,13 @@ func (h *Host) buildChannels(ctx context.Context, env channelEnv) (built []built
 		if err != nil {
 			continue // a core that does not load runs nothing; doctor names it
 		}
+		coreEnv := env
+		if coreEnv.workspace, err = h.Workspace(ctx, id, h.home.WorkspaceDir()); err != nil {
+			coreEnv.workspace = "" // its turns fail the same way; the channel takes no files
+		}
+		coreEnv.artifacts = h.home.ArtifactsDir()
 		for _, ch := range enabledChannels(snap.Core) {
-			b := buildChannel(id, ch, env)
+			b := buildChannel(id, ch, coreEnv)
 			report = append(report, GatewayChannel{CoreID: id, Name: ch.Name, Type: ch.Type, Err: b.Err})
 			if b.Err != nil {
 				st := demiurge.ChannelState{CoreID: id, Channel: ch.Name, Type: ch.Type, State: demiurge.ChannelDisabled,
@@ -224,7 +229,7 @@ func (r gatewayRunner) RunInbound(ctx context.Context, in demiurge.Inbound, turn
 	if err != nil {
 		return gateway.TurnOutcome{}, err
 	}
-	req := turn.Request{CoreID: in.CoreID, Text: in.Text, Channel: in.Channel,
+	req := turn.Request{CoreID: in.CoreID, Text: in.Text, Attachments: in.Attachments, Channel: in.Channel,
 		ConversationKey: in.ConversationKey, Scope: session.ForSession(scope, sess.ID), TurnID: turnID,
 		Workspace: ws, Route: route}
 	if ap := h.gateway.approverFor(in); ap != nil && route != nil {
@@ -409,7 +414,7 @@ func (h *Host) GatewayStatus(ctx context.Context) (GatewayStatus, error) {
 	}
 	for _, d := range dead {
 		d.LastError = red.String(d.LastError, redact.Operator)
-		d.Text = "" // the message itself is the user's, not the operator's status
+		d.Text, d.Attachments = "", nil // the message itself is the user's, not the operator's status
 		out.DeadLetters = append(out.DeadLetters, d)
 	}
 	return out, nil
@@ -449,7 +454,11 @@ func (h *Host) scheduleRoute(ctx context.Context, coreID, channel, target string
 			}
 		}
 	}
-	b := buildChannel(coreID, ch, channelEnv{getenv: h.getenv, urlPolicy: h.urlPolicy, logger: h.logger})
+	env := channelEnv{getenv: h.getenv, urlPolicy: h.urlPolicy, logger: h.logger, artifacts: h.home.ArtifactsDir()}
+	if env.workspace, err = h.Workspace(ctx, coreID, h.home.WorkspaceDir()); err != nil {
+		return nil, nil, err
+	}
+	b := buildChannel(coreID, ch, env)
 	if b.Err != nil {
 		return nil, nil, b.Err
 	}

@@ -59,6 +59,11 @@ type channelEnv struct {
 	// webhookListener, set by tests, serves every webhook channel on one
 	// listener instead of its configured address.
 	webhookListener func(coreID, name string) net.Listener
+	// workspace is the core's workspace (where a channel stores the files
+	// users send and reads the files a turn sends); artifacts is the
+	// home's session artifact directory. "" for a channel that is only
+	// checked.
+	workspace, artifacts string
 }
 
 var channelName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
@@ -115,6 +120,10 @@ func buildChannel(coreID string, ch core.Channel, env channelEnv) builtChannel {
 			UnauthorizedResponse: s.UnauthorizedResponse, PollTimeout: s.PollTimeout, MessageFormat: s.MessageFormat,
 			RegisterCommands: s.RegisterCommands, SendTyping: s.SendTyping, ReplyToMode: s.ReplyToMode,
 			ApprovalTimeout: env.approvalTimeout, Logger: env.logger,
+			AttachmentRoot: env.workspace, MaxAttachmentBytes: s.MaxAttachmentBytes,
+		}
+		if env.workspace != "" {
+			cfg.OpenUpload = uploadOpener(env.workspace, env.artifacts)
 		}
 		tg, err := telegram.New(cfg)
 		if err != nil {

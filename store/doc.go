@@ -250,7 +250,7 @@
 //	                        write that no longer applies, or would pass the size limit,
 //	                        leaves it as it is
 //	channel_inbound.accepted core_id, channel, event_key, conversation_key, principal_key,
-//	                        source?, reply_to?, text, metadata? (aggregate channel_inbound
+//	                        source?, reply_to?, text, metadata?, attachments? (aggregate channel_inbound
 //	                        "<inbound id>", idempotency key "inbound:<core>:<channel>:<event_key>")
 //	                        → channel_inbox row, status queued
 //	channel_inbound.claimed|started|completed|retry_scheduled|dead_lettered

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/demiurge/demiurge"
@@ -15,7 +16,7 @@ import (
 // projected into channel_inbox.
 
 const inboxSelect = `SELECT inbound_id, core_id, channel, event_key, conversation_key, principal_key, source, reply_to,
-  text, metadata_json, status, attempts, claim_id, host_id, turn_id, session_id, result, last_error, next_attempt_at,
+  text, metadata_json, attachments_json, status, attempts, claim_id, host_id, turn_id, session_id, result, last_error, next_attempt_at,
   created_at, updated_at FROM channel_inbox`
 
 var (
@@ -41,7 +42,7 @@ func validEnvelope(e demiurge.InboundEnvelope) error {
 	case len(e.Text) > MaxInboundText:
 		return demiurge.Errorf(demiurge.EINVALID, "inbound text is larger than %d bytes", MaxInboundText)
 	}
-	return nil
+	return demiurge.ValidateAttachments(e.Attachments)
 }
 
 func inboundKey(e demiurge.InboundEnvelope) string {
@@ -149,10 +150,10 @@ func (db *DB) InboxCounts(ctx context.Context) ([]demiurge.InboxCount, error) {
 
 func scanInbound(r scanner) (demiurge.Inbound, error) {
 	var in demiurge.Inbound
-	var source, replyTo, claim, host, turn, sess, result, lastErr, next ns
+	var source, replyTo, att, claim, host, turn, sess, result, lastErr, next ns
 	var meta, created, updated string
 	if err := r.Scan(&in.ID, &in.CoreID, &in.Channel, &in.EventKey, &in.ConversationKey, &in.PrincipalKey, &source, &replyTo,
-		&in.Text, &meta, &in.Status, &in.Attempts, &claim, &host, &turn, &sess, &result, &lastErr, &next, &created, &updated); err != nil {
+		&in.Text, &meta, &att, &in.Status, &in.Attempts, &claim, &host, &turn, &sess, &result, &lastErr, &next, &created, &updated); err != nil {
 		return in, err
 	}
 	in.Source, in.ReplyTo, in.ClaimID, in.HostID = source.String, replyTo.String, claim.String, host.String
@@ -160,6 +161,11 @@ func scanInbound(r scanner) (demiurge.Inbound, error) {
 	in.NextAttemptAt = parseTime(next)
 	if m := objectOrCorrupt(meta); len(m) > 0 {
 		in.Metadata = m
+	}
+	if att.String != "" {
+		if err := json.Unmarshal([]byte(att.String), &in.Attachments); err != nil {
+			return in, demiurge.WrapError(demiurge.EINTERNAL, err, "inbound %s: its attachments are unreadable", in.ID)
+		}
 	}
 	in.CreatedAt, in.UpdatedAt = demiurge.ParseTime(created), demiurge.ParseTime(updated)
 	return in, nil

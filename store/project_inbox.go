@@ -6,8 +6,8 @@ import (
 
 var (
 	sqlInboxInsert = `INSERT INTO channel_inbox (inbound_id, core_id, channel, event_key, conversation_key,
-  principal_key, source, reply_to, text, metadata_json, status, attempts, created_at, updated_at, last_seq)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?)`
+  principal_key, source, reply_to, text, metadata_json, attachments_json, status, attempts, created_at, updated_at, last_seq)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?)`
 	sqlInboxUpdate = `UPDATE channel_inbox SET status = ?1, claim_id = ?2, host_id = COALESCE(?3, host_id),
   attempts = COALESCE(?4, attempts), turn_id = COALESCE(?5, turn_id), session_id = COALESCE(?6, session_id),
   result = COALESCE(?7, result), last_error = ?8, next_attempt_at = ?9, updated_at = ?10, last_seq = ?11
@@ -26,8 +26,12 @@ func projectInboundAccepted(t *wtx, e evMeta, p demiurge.ChannelInboundAcceptedP
 	if err != nil {
 		return err
 	}
+	att, err := optionalJSON(p.Attachments, len(p.Attachments) > 0)
+	if err != nil {
+		return err
+	}
 	_, err = t.exec(sqlInboxInsert, e.aggID, p.CoreID, p.Channel, p.EventKey, p.ConversationKey, p.PrincipalKey,
-		nullable(p.Source), nullable(p.ReplyTo), p.Text, meta, e.stamp(), e.stamp(), e.seq)
+		nullable(p.Source), nullable(p.ReplyTo), p.Text, meta, att, e.stamp(), e.stamp(), e.seq)
 	return err
 }
 

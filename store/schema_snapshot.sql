@@ -309,7 +309,7 @@ CREATE TABLE channel_inbox (
   created_at TEXT NOT NULL,
   updated_at TEXT NOT NULL,
   last_seq INTEGER NOT NULL
-);
+, attachments_json TEXT);
 
 CREATE UNIQUE INDEX channel_inbox_dedup ON channel_inbox (core_id, channel, event_key);
 

@@ -12,6 +12,10 @@ import (
 type Request struct {
 	CoreID string
 	Text   string
+	// Attachments are the files that came with the message (a channel
+	// stored them where the turn may read them); input slots see their
+	// descriptors in ctx.input.attachments.
+	Attachments []demiurge.InboundAttachment
 
 	// Session selection: SessionID resumes that session (owned lookup);
 	// NewSession starts a fresh one; neither continues the session bound to

@@ -59,7 +59,8 @@ func (t *turnRun) run(ctx context.Context) (turnOutput, error) {
 	}
 	hist := sessionHistory{t: t}
 	in, err := t.x.d.Slots.RunInput(ctx, t.phaseSpecs(demiurge.PhaseInput), demiurge.InputEnv{
-		Turn: t.turnInfo(t.req.Text), RawText: t.req.Text, Workspace: t.req.Workspace, SessionRoot: t.sessionRoot(),
+		Turn: t.turnInfo(t.req.Text), RawText: t.req.Text, Attachments: attachmentDescriptors(t.req.Attachments),
+		Workspace: t.req.Workspace, SessionRoot: t.sessionRoot(),
 		History: hist, Caps: t.tc.Grants, Agents: t.agents(), Tools: t.tools(), State: t.state(),
 	})
 	if err != nil {
@@ -175,6 +176,16 @@ func (t *turnRun) enqueueIntents(ctx context.Context, intents []demiurge.SlotInt
 		t.deliveries = append(t.deliveries, DeliverySummary{DeliveryID: id, Status: status, Text: text, Kind: in.Kind, HistoryPolicy: in.HistoryPolicy, Visible: in.Visible})
 	}
 	return nil
+}
+
+// attachmentDescriptors are the request's attachments as
+// ctx.input.attachments shows them.
+func attachmentDescriptors(as []demiurge.InboundAttachment) []any {
+	out := make([]any, 0, len(as))
+	for _, a := range as {
+		out = append(out, a.Descriptor())
+	}
+	return out
 }
 
 func fallbackText(blocks []demiurge.SlotBlock) string {

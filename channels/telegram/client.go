@@ -103,15 +103,15 @@ func (c *client) call(ctx context.Context, method string, params url.Values, out
 		return demiurge.Errorf(demiurge.ECONFIG, "telegram api_base_url is not a usable URL")
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return c.roundTrip(req, method, out)
+}
+
+// roundTrip sends req (a call of method) and decodes the answer's result
+// into out (nil: ignored).
+func (c *client) roundTrip(req *http.Request, method string, out any) error {
 	resp, err := c.http.Do(req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // the url.Error's text holds the token
-		}
-		var op *net.OpError
-		sent := !(errors.As(err, &op) && op.Op == "dial")
-		return &transportError{Method: method, Sent: sent, Err: err}
+		return c.transport(method, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
@@ -143,6 +143,18 @@ func (c *client) call(ctx context.Context, method string, params url.Values, out
 		}
 	}
 	return nil
+}
+
+// transport is the error of a request of method that got no answer,
+// without the request URL, which holds the token.
+func (c *client) transport(method string, err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // the url.Error's text holds the token
+	}
+	var op *net.OpError
+	sent := !(errors.As(err, &op) && op.Op == "dial")
+	return &transportError{Method: method, Sent: sent, Err: err}
 }
 
 // coded turns a client error into a demiurge error for a route: a refusal
@@ -183,6 +195,31 @@ type (
 		Text           string   `json:"text"`
 		Caption        string   `json:"caption"`
 		ReplyToMessage *message `json:"reply_to_message"`
+		// Media (media_in.go): the sizes of a photo, or one file.
+		Photo    []fileRef `json:"photo"`
+		Voice    *fileRef  `json:"voice"`
+		Audio    *fileRef  `json:"audio"`
+		Video    *fileRef  `json:"video"`
+		Document *fileRef  `json:"document"`
+	}
+	// fileRef is a PhotoSize, Voice, Audio, Video or Document: the fields
+	// this channel reads.
+	fileRef struct {
+		FileID       string `json:"file_id"`
+		FileUniqueID string `json:"file_unique_id"`
+		FileSize     int64  `json:"file_size"`
+		FileName     string `json:"file_name"`
+		MimeType     string `json:"mime_type"`
+		Width        int    `json:"width"`
+		Height       int    `json:"height"`
+		Duration     int    `json:"duration"`
+	}
+	// tgFile is getFile's answer.
+	tgFile struct {
+		FileID       string `json:"file_id"`
+		FileUniqueID string `json:"file_unique_id"`
+		FileSize     int64  `json:"file_size"`
+		FilePath     string `json:"file_path"`
 	}
 	user struct {
 		ID       int64  `json:"id"`

@@ -17,12 +17,33 @@
 // must be allowed; group: the user and the chat); an unauthorised message
 // gets "Telegram access denied for this user or chat." (or nothing with
 // unauthorized_response: silent). Groups need a mention, a reply to the
-// bot, /ask, or a command addressed to the bot. Media and update kinds
-// other than message and callback_query are not admitted (counted as
-// ignored). Polling errors: 409 (another poller) waits 15 s, 25 s, … and
-// fails the run after six; 429 waits retry_after; transport errors back
-// off 1 s doubling to 30 s; any other error fails the run, which the
-// gateway retries on its own schedule.
+// bot, /ask, or a command addressed to the bot. Update kinds other than
+// message and callback_query, and files in groups, are not admitted
+// (counted as ignored). Polling errors: 409 (another poller) waits 15 s,
+// 25 s, … and fails the run after six; 429 waits retry_after; transport
+// errors back off 1 s doubling to 30 s; any other error fails the run,
+// which the gateway retries on its own schedule.
+//
+// # Files in
+//
+// In a private chat, a message's file (the largest size of a photo, else
+// a voice message, audio, video or document) is downloaded before the
+// message is accepted — getFile, then GET
+// <api_base_url>/file/bot<token>/<file_path> — and stored under
+// Config.AttachmentRoot (the core's workspace) at
+// .demiurge-telegram/<chat>/<message id>-<digest>/<name>, so its
+// reference (demiurge.InboundAttachment) is committed with the inbound and
+// the turn sees it in ctx.input.attachments. The caption is the text; a
+// file alone is the text "[telegram attachment]". A file over
+// MaxAttachmentBytes (20 MiB by default, Telegram's own getFile bound) is
+// refused before anything is downloaded — by the size the message
+// declares, the size getFile reports, or, failing both, the bytes read —
+// and the user is told. getFile and the download are tried again after
+// 0.5, 1 and 2 s when they got no answer; a download that still fails is
+// logged (never with the token, which the file URL holds) and recorded in
+// the metadata telegram_attachment_errors. A file alone that could not be
+// stored starts no turn. The same update read again after a crash is
+// stored at the same place.
 //
 // # Outbound
 //
@@ -31,6 +52,16 @@
 // is resent as plain text. reply_to_mode off|first|all sets
 // reply_to_message_id. A typing indicator is sent when a message is
 // accepted (send_typing).
+//
+// A delivery with media blocks is sent block by block (media_out.go): an
+// image with sendPhoto, MP4 video with sendVideo, OGG audio with
+// sendVoice, MP3/M4A audio with sendAudio, any other file with
+// sendDocument, each with its
+// caption formatted like a message (at most CaptionLimit; a longer one
+// follows as a message). A URL is handed to Telegram; a local file is
+// uploaded as multipart/form-data after Config.OpenUpload opened it, which
+// refuses a file the turn could not read. A block that cannot be sent is
+// replaced by a line of text and the delivery fails with its reason.
 //
 // # Approvals
 //
@@ -50,6 +81,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,13 +115,28 @@ type Config struct {
 	RegisterCommands     bool
 	SendTyping           bool
 	ReplyToMode          string // off (default), first, all
+	// AttachmentRoot is the directory (absolute; the core's workspace)
+	// under which files sent in private chats are stored, in
+	// AttachmentDir; "" admits no files (a message that is only a file
+	// is ignored).
+	AttachmentRoot string
+	// MaxAttachmentBytes bounds one inbound file (default
+	// DefaultMaxAttachmentBytes); a larger one is refused unread.
+	MaxAttachmentBytes int64
+	// OpenUpload opens a local file a delivery names for upload (sessionID
+	// is the delivery's session); it must refuse a file the turn could
+	// not read. nil: local files are never sent.
+	OpenUpload func(sessionID, path string) (*os.File, error)
 	// ApprovalTimeout is how long an approval question waits (default 10 min).
 	ApprovalTimeout time.Duration
 	// ConflictWait is the first wait after a 409 (default 15 s; each next
 	// wait is two thirds of it longer: 15, 25, 35, 45, 55 s).
 	ConflictWait time.Duration
-	HTTPClient   *http.Client
-	Logger       *slog.Logger
+	// RetryWait is the first wait before a file request that got no
+	// answer is tried again (default 500 ms, doubling).
+	RetryWait  time.Duration
+	HTTPClient *http.Client
+	Logger     *slog.Logger
 }
 
 // Channel is one Telegram bot. It is safe for concurrent use.
@@ -143,12 +191,24 @@ func New(cfg Config) (*Channel, error) {
 	if cfg.ApprovalTimeout <= 0 {
 		cfg.ApprovalTimeout = 10 * time.Minute
 	}
+	if cfg.MaxAttachmentBytes <= 0 {
+		cfg.MaxAttachmentBytes = DefaultMaxAttachmentBytes
+	}
+	if cfg.AttachmentRoot != "" && !filepath.IsAbs(cfg.AttachmentRoot) {
+		return nil, demiurge.Errorf(demiurge.ECONFIG, "telegram channel %s: the attachment directory %q is not absolute", cfg.Name, cfg.AttachmentRoot)
+	}
 	if cfg.ConflictWait <= 0 {
 		cfg.ConflictWait = 15 * time.Second
 	}
+	if cfg.RetryWait <= 0 {
+		cfg.RetryWait = 500 * time.Millisecond
+	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 4,
-			IdleConnTimeout: time.Minute, TLSHandshakeTimeout: 10 * time.Second}}
+			IdleConnTimeout: time.Minute, TLSHandshakeTimeout: 10 * time.Second},
+			// Every URL holds the token: a redirect is an answer, never
+			// followed (a Referer would carry the token elsewhere).
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -161,8 +221,9 @@ func New(cfg Config) (*Channel, error) {
 // Close releases the client's idle connections.
 func (c *Channel) Close() { c.cfg.HTTPClient.CloseIdleConnections() }
 
-// Ignored is how many updates were not admitted (unsupported kinds, media
-// without text, group chatter not addressed to the bot).
+// Ignored is how many updates were not admitted (unsupported kinds, files
+// in groups or without an attachment root, group chatter not addressed to
+// the bot).
 func (c *Channel) Ignored() int64 { return c.ignored.Load() }
 
 // Run polls until ctx ends (nil) or polling fails (the error).
@@ -237,6 +298,9 @@ func (c *Channel) Run(ctx context.Context, inbox Inbox) error {
 				c.ignored.Add(1)
 			}
 		}
+		if ctx.Err() != nil {
+			return nil // a download was cut short: the batch is read again
+		}
 		if _, err := inbox.Accept(ctx, envs, next); err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -262,7 +326,8 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-// inbound normalises and authorises one message update (spec §3.8.1–3.8.3).
+// inbound normalises and authorises one message update (spec §3.8.1–3.8.3)
+// and stores the file of a private message (§3.8.6) before it is accepted.
 func (c *Channel) inbound(ctx context.Context, u update) (demiurge.InboundEnvelope, bool) {
 	m := u.Message
 	if m.From == nil || m.Chat.ID == 0 {
@@ -273,9 +338,17 @@ func (c *Channel) inbound(ctx context.Context, u update) (demiurge.InboundEnvelo
 	if chatType == "" {
 		chatType = "private"
 	}
+	private := chatType == "private"
 	text := strings.TrimSpace(m.Text)
-	if text == "" && chatType == "private" {
+	if text == "" && private {
 		text = strings.TrimSpace(m.Caption)
+	}
+	// Groups never take files; a private chat does when the Host gave a
+	// place to keep them.
+	var md media
+	hasMedia := false
+	if private && c.cfg.AttachmentRoot != "" {
+		md, hasMedia = mediaOf(m)
 	}
 	group := chatType == "group" || chatType == "supergroup"
 	if group {
@@ -285,8 +358,12 @@ func (c *Channel) inbound(ctx context.Context, u update) (demiurge.InboundEnvelo
 			return demiurge.InboundEnvelope{}, false
 		}
 	}
+	mediaOnly := text == "" && hasMedia
+	if mediaOnly {
+		text = mediaOnlyText
+	}
 	if text == "" {
-		c.ignored.Add(1) // media without text: not admitted by this channel
+		c.ignored.Add(1) // nothing this channel admits (a file in a group, a sticker)
 		return demiurge.InboundEnvelope{}, false
 	}
 	if !c.authorized(m.From.ID, m.Chat.ID, group) {
@@ -301,12 +378,34 @@ func (c *Channel) inbound(ctx context.Context, u update) (demiurge.InboundEnvelo
 		scope = "group"
 	}
 	key := "telegram:" + scope + ":" + demiurge.PercentEncode(chatID)
-	return demiurge.InboundEnvelope{
+	env := demiurge.InboundEnvelope{
 		EventKey: "update:" + strconv.FormatInt(u.UpdateID, 10), ConversationKey: key, PrincipalKey: key,
 		Source: chatID, ReplyTo: strconv.FormatInt(m.MessageID, 10), Text: text,
 		Metadata: map[string]any{"telegram_chat_id": chatID, "telegram_chat_type": chatType,
 			"telegram_user_id": strconv.FormatInt(m.From.ID, 10), "telegram_update_id": u.UpdateID, "telegram_message_id": m.MessageID},
-	}, true
+	}
+	if !hasMedia {
+		return env, true
+	}
+	att, err := c.fetch(ctx, m, md)
+	if err != nil {
+		if ctx.Err() != nil {
+			return demiurge.InboundEnvelope{}, false
+		}
+		reason := strings.ReplaceAll(err.Error(), c.cfg.Token, "[REDACTED]")
+		c.cfg.Logger.Warn("telegram attachment not stored", "channel", c.cfg.Name, "chat_id", chatID,
+			"message_id", m.MessageID, "err", reason)
+		env.Metadata["telegram_attachment_errors"] = []any{reason}
+		_, _ = c.sendText(ctx, m.Chat.ID, attachmentRefusal(err), m.MessageID, "", false)
+		if mediaOnly {
+			return demiurge.InboundEnvelope{}, false // nothing to answer: no turn
+		}
+	} else {
+		env.Attachments = []demiurge.InboundAttachment{att}
+	}
+	env.Metadata["telegram_attachment_count"] = len(env.Attachments)
+	env.Metadata["telegram_media_only"] = mediaOnly
+	return env, true
 }
 
 // groupText applies the group rules (§3.8.2): /ask, a command addressed
@@ -365,9 +464,11 @@ func (c *Channel) AllowsTarget(chatID int64) bool {
 	return slices.Contains(c.cfg.AllowedUsers, chatID) || slices.Contains(c.cfg.AllowedChats, chatID)
 }
 
-// Send delivers out to the chat of to.
+// Send delivers out to the chat of to: its text, or, when it carries
+// media, its blocks in order (media_out.go).
 func (c *Channel) Send(ctx context.Context, to demiurge.Inbound, out demiurge.Outbound) error {
-	if strings.TrimSpace(out.Text) == "" {
+	media := hasMedia(out.Blocks)
+	if !media && strings.TrimSpace(out.Text) == "" {
 		return nil
 	}
 	chatID, err := strconv.ParseInt(to.Source, 10, 64)
@@ -375,6 +476,9 @@ func (c *Channel) Send(ctx context.Context, to demiurge.Inbound, out demiurge.Ou
 		return demiurge.Errorf(demiurge.EINVALID, "telegram delivery has no chat id")
 	}
 	replyTo, _ := strconv.ParseInt(to.ReplyTo, 10, 64)
+	if media {
+		return c.sendBlocks(ctx, chatID, replyTo, out)
+	}
 	_, err = c.sendText(ctx, chatID, out.Text, replyTo, "", c.cfg.MessageFormat == "markdown_v2")
 	return coded(err)
 }

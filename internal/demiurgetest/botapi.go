@@ -35,11 +35,18 @@ type BotAPI struct {
 	fail429  int // getUpdates answers 429 retry_after=1 this many more times
 	conflict int // getUpdates answers 409 this many more times
 	rejectMD bool
+	drops    int                 // downloads cut off (the connection closed) this many more times
+	files    map[string]*botFile // by file_id (botapi_files.go)
+	paths    map[string]*botFile // by file_path
 }
 
+// BotAPICall is one request the server answered: the method (for a file
+// download "file:<file_path>"), its parameters and, for a multipart
+// upload, its files by field name.
 type BotAPICall struct {
 	Method string
 	Params map[string]string
+	Files  map[string]BotAPIUpload
 }
 
 func NewBotAPI(t testing.TB, token string) *BotAPI {
@@ -72,6 +79,10 @@ func botError(w http.ResponseWriter, code int, desc string, params map[string]an
 }
 
 func (b *BotAPI) serve(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/file/bot") {
+		b.serveFile(w, r)
+		return
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
 	token, method, ok2 := strings.Cut(rest, "/")
 	if !ok || !ok2 || r.Method != http.MethodPost {
@@ -82,16 +93,13 @@ func (b *BotAPI) serve(w http.ResponseWriter, r *http.Request) {
 		botError(w, 401, "Unauthorized", nil)
 		return
 	}
-	if err := r.ParseForm(); err != nil {
-		botError(w, 400, "Bad Request: invalid form", nil)
+	params, files, err := readParams(r)
+	if err != nil {
+		botError(w, 400, "Bad Request: "+err.Error(), nil)
 		return
 	}
-	params := map[string]string{}
-	for k := range r.PostForm {
-		params[k] = r.PostForm.Get(k)
-	}
 	b.mu.Lock()
-	b.calls = append(b.calls, BotAPICall{Method: method, Params: params})
+	b.calls = append(b.calls, BotAPICall{Method: method, Params: params, Files: files})
 	b.cond.Broadcast()
 	b.mu.Unlock()
 	switch method {
@@ -113,6 +121,10 @@ func (b *BotAPI) serve(w http.ResponseWriter, r *http.Request) {
 		id := b.nextMsg
 		b.mu.Unlock()
 		botReply(w, 200, map[string]any{"ok": true, "result": map[string]any{"message_id": id, "chat": map[string]any{"id": chatID}, "text": params["text"]}})
+	case "getFile":
+		b.getFile(w, params)
+	case "sendPhoto", "sendDocument", "sendVideo", "sendAudio", "sendVoice":
+		b.sendMedia(w, method, params, files)
 	case "editMessageText", "editMessageReplyMarkup", "answerCallbackQuery", "sendChatAction", "setMyCommands", "deleteWebhook":
 		botReply(w, 200, map[string]any{"ok": true, "result": true})
 	default:
