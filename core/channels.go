@@ -59,14 +59,15 @@ type TelegramChannel struct {
 	// APIBaseURL is the Bot API server (default https://api.telegram.org).
 	APIBaseURL string `yaml:"api_base_url"`
 	// MaxAttachmentBytes bounds a file a user sends in a private chat
-	// (default 20 MiB, the Bot API's own download bound; at most
-	// MaxTelegramAttachmentBytes, a self-hosted Bot API server's).
+	// (default and most: MaxTelegramAttachmentBytes).
 	MaxAttachmentBytes int64 `yaml:"max_attachment_bytes"`
 }
 
-// MaxTelegramAttachmentBytes is the largest max_attachment_bytes: 2000
-// MiB, what a self-hosted Bot API server lets a bot download.
-const MaxTelegramAttachmentBytes = 2000 << 20
+// MaxTelegramAttachmentBytes is the largest max_attachment_bytes: 20 MiB,
+// what getFile lets a bot download from the Bot API. (A self-hosted
+// server in --local mode allows more, but answers with local paths,
+// which the channel does not read.)
+const MaxTelegramAttachmentBytes = 20 << 20
 
 // WebhookChannel configures the HTTP webhook channel.
 type WebhookChannel struct {

@@ -92,7 +92,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "telegram api base url", files: map[string]*string{"agent.yaml": s(agentYAML + "channels:\n  telegram:\n    api_base_url: ftp://x\n")},
 			want: `agents/demo/agent.yaml:10: invalid channels.telegram.api_base_url: "ftp://x" (expected an http or https URL without credentials)`},
 		{name: "telegram attachment bound", files: map[string]*string{"agent.yaml": s(agentYAML + "channels:\n  telegram:\n    max_attachment_bytes: 0\n")},
-			want: `agents/demo/agent.yaml:10: invalid channels.telegram.max_attachment_bytes: 0 (expected between 1 and 2097152000)`},
+			want: `agents/demo/agent.yaml:10: invalid channels.telegram.max_attachment_bytes: 0 (expected between 1 and 20971520)`},
 		{name: "channel port", files: map[string]*string{"agent.yaml": s(agentYAML + "channels:\n  hook:\n    type: webhook\n    port: 70000\n")},
 			want: `agents/demo/agent.yaml:11: invalid channels.hook.port: 70000 (expected a port between 1 and 65535)`},
 		{name: "channel names collide", files: map[string]*string{"agent.yaml": s(agentYAML + "channels:\n  my-bot: {}\n  My_Bot: {}\n")},

@@ -80,43 +80,50 @@ func (in channelInbox) Cursor(ctx context.Context) (string, error) {
 // conversation is being handled here, whose end wakes the worker anyway
 // (a claim then would find nothing of it and still cost a write).
 func (g *Gateway) busy(ctx context.Context, c Channel, env demiurge.InboundEnvelope, inboundID string, stop *stopOutcome) (wake bool) {
-	g.mu.Lock()
-	r := g.running[slotOf(c.CoreID, c.Name, env.ConversationKey)]
-	g.mu.Unlock()
-	if r == nil || r.inboundID == inboundID {
-		wake = true
-	}
-	cmd, _ := commandOf(env.Text)
-	if cmd != "stop" && (cmd != "" || c.BusyMode != "interrupt") {
-		return wake
-	}
-	if r != nil && r.inboundID == inboundID {
-		r = nil // the worker claimed this very message already
-	}
+	slot := slotOf(c.CoreID, c.Name, env.ConversationKey)
 	if stop != nil {
-		// The queue is cleared before the turn ends: the worker would
-		// start the next queued message as soon as it did.
-		n, err := g.st.CancelQueuedInbounds(ctx, c.CoreID, c.Name, env.ConversationKey, inboundID)
+		// The queue is cleared first, then the turn running now is
+		// cancelled: cancelled first, its end would let the worker start
+		// the next queued message. The /stop is committed, so a platform
+		// that hung up meanwhile does not undo the clear.
+		n, err := g.st.CancelQueuedInbounds(context.WithoutCancel(ctx), c.CoreID, c.Name, env.ConversationKey, inboundID)
 		if err != nil {
 			g.opts.Logger.Warn("clear queued inbounds", "channel", c.Name, "err", g.redact(err))
 		}
-		g.mu.Lock()
-		stop.refs--
-		stop.turn, stop.cleared = r != nil, n
-		g.mu.Unlock()
-		close(stop.done)
+		r := g.runningBefore(slot, inboundID)
+		g.settleStop(stop, r != nil, n)
+		if r != nil {
+			r.cancel()
+		}
+		return r == nil
 	}
-	if r != nil {
+	r := g.runningBefore(slot, inboundID)
+	if cmd, _ := commandOf(env.Text); r != nil && cmd == "" && c.BusyMode == "interrupt" {
 		r.cancel()
 	}
-	return wake
+	return r == nil
 }
 
-// stopOutcome is what a /stop did; its fields are set before done closes.
-// refs counts the accepts that expect it and have not settled (g.mu).
+// runningBefore is the inbound handled here for slot, unless it is the
+// message inboundID itself (the worker may claim a message as soon as it
+// is committed).
+func (g *Gateway) runningBefore(slot, inboundID string) *running {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := g.running[slot]
+	if r != nil && r.inboundID == inboundID {
+		return nil
+	}
+	return r
+}
+
+// stopOutcome is what a /stop did; its fields are set, under g.mu, before
+// done closes. refs counts the accepts that expect it and have not
+// settled it.
 type stopOutcome struct {
 	done    chan struct{}
 	refs    int
+	settled bool
 	turn    bool
 	cleared int
 }
@@ -139,8 +146,22 @@ func (g *Gateway) expectStop(e demiurge.InboundEnvelope) *stopOutcome {
 	return s
 }
 
-// forgetStop drops the outcome s expected for e when e was not committed
-// as a new message (a failed accept, a duplicate).
+// settleStop records what the accept that committed a /stop did.
+func (g *Gateway) settleStop(s *stopOutcome, turn bool, cleared int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s.refs--
+	if !s.settled {
+		s.settled, s.turn, s.cleared = true, turn, cleared
+		close(s.done)
+	}
+}
+
+// forgetStop releases an accept's expectation of the /stop e when that
+// accept did not commit it as a new message (it failed, or e was a
+// redelivery). Once no accept is left to settle it, the outcome is
+// settled as "stopped nothing here": whoever waits for it (the worker
+// that claimed an earlier commit of e) must not wait forever.
 func (g *Gateway) forgetStop(e demiurge.InboundEnvelope, s *stopOutcome) {
 	if s == nil {
 		return
@@ -148,18 +169,20 @@ func (g *Gateway) forgetStop(e demiurge.InboundEnvelope, s *stopOutcome) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	s.refs--
-	select {
-	case <-s.done: // the message was new once: its outcome stands
+	if s.refs > 0 || s.settled {
 		return
-	default:
 	}
-	if s.refs == 0 && g.stops[stopKey(e)] == s {
+	s.settled = true
+	close(s.done)
+	if g.stops[stopKey(e)] == s {
 		delete(g.stops, stopKey(e))
 	}
 }
 
-// takeStop returns what the /stop inbound in did, waiting for busy to
-// record it; a /stop this process did not accept stopped nothing here.
+// takeStop returns what the /stop inbound in did, waiting for the accept
+// that committed it here to record it; a /stop this process did not
+// accept stopped nothing here. The wait ends with ctx or the gateway's
+// turns.
 func (g *Gateway) takeStop(ctx context.Context, in demiurge.Inbound) stopOutcome {
 	g.mu.Lock()
 	s := g.stops[stopKey(in.InboundEnvelope)]
@@ -170,10 +193,13 @@ func (g *Gateway) takeStop(ctx context.Context, in demiurge.Inbound) stopOutcome
 	}
 	select {
 	case <-s.done:
-		return *s
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return stopOutcome{turn: s.turn, cleared: s.cleared}
 	case <-ctx.Done():
-		return stopOutcome{}
+	case <-g.turns.Done():
 	}
+	return stopOutcome{}
 }
 
 // supervise runs c until ctx ends: under the channel's poller lease,

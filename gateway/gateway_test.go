@@ -602,3 +602,61 @@ func TestAcceptInboundGroups(t *testing.T) {
 		t.Fatalf("%d inbounds committed, want 2 (a, c)", len(all))
 	}
 }
+
+// gatedStore holds every group accept until the test opens gate.
+type gatedStore struct {
+	*store.DB
+	gate    chan struct{}
+	arrived chan struct{}
+}
+
+func (s gatedStore) AcceptInboundGroups(ctx context.Context, next func() [][]demiurge.InboundEnvelope) ([][]demiurge.InboxReceipt, []error, error) {
+	s.arrived <- struct{}{}
+	<-s.gate
+	return s.DB.AcceptInboundGroups(ctx, next)
+}
+
+// A /stop committed before (the Host crashed before its 2xx, or another
+// Host took it) is redelivered while the worker handles the first commit:
+// the redelivery is a duplicate, the /stop is answered all the same, and
+// the gateway still closes.
+func TestGatewayStopRedelivered(t *testing.T) {
+	f := newFixture(t)
+	p := newPush("hook")
+	gs := gatedStore{DB: f.db, gate: make(chan struct{}), arrived: make(chan struct{}, 1)}
+	g, err := gateway.New(gs, &runner{}, []gateway.Channel{p.channel("queue")},
+		gateway.Options{HostID: f.host.ID(), Poll: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(testLog{t}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Start()
+	in := <-p.inbox
+	env := demiurge.InboundEnvelope{CoreID: "assistant", Channel: "hook", EventKey: "s1", ConversationKey: "conv-a", PrincipalKey: "p", Text: "/stop"}
+	redelivered := make(chan error, 1)
+	go func() {
+		rs, err := in.Accept(context.Background(), []demiurge.InboundEnvelope{env}, "")
+		if err == nil && !rs[0].Duplicate {
+			err = fmt.Errorf("the redelivery was accepted as new: %+v", rs[0])
+		}
+		redelivered <- err
+	}()
+	<-gs.arrived // the redelivery expects the /stop's outcome; its commit waits
+	first, err := f.db.AcceptInbound(context.Background(), []demiurge.InboundEnvelope{env}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first commit claimed", func() bool { return f.status(t, first[0].InboundID).Status != demiurge.InboundQueued })
+	close(gs.gate)
+	if err := <-redelivered; err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the /stop answered", func() bool { return f.status(t, first[0].InboundID).Status == demiurge.InboundDone })
+	if got, want := strings.Join(p.replies(), ","), "conv-a No running turn; cleared 0 queued message(s)."; got != want {
+		t.Fatalf("replies %q, want %q", got, want)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := g.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}

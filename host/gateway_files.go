@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/demiurge/demiurge"
 )
@@ -14,8 +15,11 @@ import (
 // the slot runtime applied when the turn named it (demiurge.ContainedPath),
 // checked again because the file may have changed since — and is opened
 // through an os.Root of that directory, so a symbolic link swapped in
-// meanwhile cannot lead outside it. Errors: EUNAUTHORIZED for a path
-// outside both, EINVALID for one that cannot be opened.
+// meanwhile cannot lead outside it. Only a regular file is opened: the
+// open does not block (a FIFO the turn made there would hang the delivery
+// forever), and anything else is refused. Errors: EUNAUTHORIZED for a
+// path outside both, EINVALID for one that cannot be opened or is not a
+// regular file.
 func uploadOpener(workspace, artifacts string) func(sessionID, path string) (*os.File, error) {
 	return func(sessionID, p string) (*os.File, error) {
 		sessionRoot := ""
@@ -38,10 +42,14 @@ func uploadOpener(workspace, artifacts string) func(sessionID, path string) (*os
 			if err != nil {
 				return nil, demiurge.WrapError(demiurge.EINVALID, err, "open %s: %s", p, demiurge.IOReason(err))
 			}
-			f, err := r.Open(rel)
+			f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 			r.Close()
 			if err != nil {
 				return nil, demiurge.WrapError(demiurge.EINVALID, err, "open %s: %s", p, demiurge.IOReason(err))
+			}
+			if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+				f.Close()
+				return nil, demiurge.Errorf(demiurge.EINVALID, "%s is not a regular file", p)
 			}
 			return f, nil
 		}

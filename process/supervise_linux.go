@@ -112,8 +112,10 @@ wait:
 		TimedOut: timedOut, Cancelled: cancelled,
 	}
 	if st := p.cmd.ProcessState; st != nil {
-		ws, _ := st.Sys().(syscall.WaitStatus)
+		ws, ok := st.Sys().(syscall.WaitStatus)
 		switch {
+		case !ok:
+			res.ExitCode = st.ExitCode()
 		case ws.Exited():
 			res.ExitCode = ws.ExitStatus()
 		case ws.Signaled():

@@ -163,8 +163,14 @@ func scanInbound(r scanner) (demiurge.Inbound, error) {
 		in.Metadata = m
 	}
 	if att.String != "" {
+		// Unreadable attachments are kept aside, as corrupt metadata is:
+		// one bad row must not stop the inbox's claims.
 		if err := json.Unmarshal([]byte(att.String), &in.Attachments); err != nil {
-			return in, demiurge.WrapError(demiurge.EINTERNAL, err, "inbound %s: its attachments are unreadable", in.ID)
+			in.Attachments = nil
+			if in.Metadata == nil {
+				in.Metadata = map[string]any{}
+			}
+			in.Metadata["_corrupt_attachments_json"] = att.String
 		}
 	}
 	in.CreatedAt, in.UpdatedAt = demiurge.ParseTime(created), demiurge.ParseTime(updated)
@@ -313,7 +319,8 @@ func (db *DB) moveInbound(ctx context.Context, id string, p demiurge.EventPayloa
 // returns how many it ended.
 func (db *DB) CancelQueuedInbounds(ctx context.Context, coreID, channel, conversationKey, before string) (int, error) {
 	n := 0
-	err := db.write(ctx, func(t *wtx) error {
+	// Part of a /stop's accept: urgent like the accept itself.
+	err := db.writeUrgent(ctx, func(t *wtx) error {
 		n = 0
 		rows, err := t.query(`SELECT inbound_id FROM channel_inbox WHERE core_id = ? AND channel = ? AND conversation_key = ?
   AND status IN ('queued', 'retry_scheduled') AND inbound_id < ? ORDER BY inbound_id LIMIT 500`, coreID, channel, conversationKey, before)

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -56,5 +57,37 @@ func TestInboundAttachmentsPersist(t *testing.T) {
 	}
 	if all, _ := db.Inbounds(ctx, store.InboundFilter{}); len(all) != 2 {
 		t.Fatalf("%d inbounds, want 2", len(all))
+	}
+}
+
+// An attachments column that cannot be read (a hand edit, a disk fault)
+// does not stop the inbox: the inbound is claimed with its text, and the
+// raw column is kept aside in its metadata.
+func TestInboundCorruptAttachmentsDoNotStopClaims(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+	ctx := context.Background()
+	db, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	self := startHost(t, db, store.HostInfo{})
+	e := envelope("m1", "conv-a", "look")
+	e.Attachments = []demiurge.InboundAttachment{{ID: "a", Kind: demiurge.AttachmentDocument, Filename: "a.txt",
+		MediaType: "text/plain", Path: "/ws/a.txt", SizeBytes: 1, Source: "telegram"}}
+	rs, err := db.AcceptInbound(ctx, []demiurge.InboundEnvelope{e, envelope("m2", "conv-b", "plain")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rawDB(t, path).Exec(`UPDATE channel_inbox SET attachments_json = '[{"id":' WHERE inbound_id = ?`, rs[0].InboundID); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := db.ClaimInbounds(ctx, self.ID(), 10, nil)
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("claimed %d inbounds (%v), want both", len(claimed), err)
+	}
+	got := claimed[0]
+	if got.ID != rs[0].InboundID || got.Text != "look" || len(got.Attachments) != 0 || got.Metadata["_corrupt_attachments_json"] != `[{"id":` {
+		t.Fatalf("inbound %+v", got)
 	}
 }

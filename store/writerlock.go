@@ -5,14 +5,22 @@ import "sync"
 // writerLock serialises the write transactions of one DB, like a mutex,
 // but hands the writer to an urgent waiter before any other: an accept a
 // platform waits on (a webhook's 202) should not queue behind the
-// transactions of the turns already running. Among waiters of one class
-// the order is first come, first served. The zero value is unlocked.
+// transactions of the turns already running. Urgent waiters never starve
+// the others: after urgentStreak urgent hand-overs in a row, a waiting
+// normal writer (a heartbeat, a lease renewal) goes next. Among waiters of
+// one class the order is first come, first served. The zero value is
+// unlocked.
 type writerLock struct {
 	mu     sync.Mutex
 	held   bool
 	urgent []chan struct{}
 	normal []chan struct{}
+	streak int // urgent hand-overs since a normal waiter was last served
 }
+
+// urgentStreak bounds how many urgent writers in a row pass a waiting
+// normal one.
+const urgentStreak = 4
 
 // Lock takes the writer, after every urgent waiter.
 func (l *writerLock) Lock() { l.lock(false) }
@@ -44,10 +52,12 @@ func (l *writerLock) Unlock() {
 	defer l.mu.Unlock()
 	var next chan struct{}
 	switch {
-	case len(l.urgent) > 0:
+	case len(l.urgent) > 0 && (len(l.normal) == 0 || l.streak < urgentStreak):
 		next, l.urgent = l.urgent[0], l.urgent[1:]
+		l.streak++
 	case len(l.normal) > 0:
 		next, l.normal = l.normal[0], l.normal[1:]
+		l.streak = 0
 	default:
 		if !l.held {
 			panic("store: unlock of an unlocked writer")

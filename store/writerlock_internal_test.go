@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -69,4 +70,37 @@ func TestWriterLockUrgentFirst(t *testing.T) {
 		}
 	}()
 	l.Unlock()
+}
+
+// Urgent writers in a row never starve a normal one: after urgentStreak
+// of them pass it, it goes next.
+func TestWriterLockNormalNotStarved(t *testing.T) {
+	var l writerLock
+	l.Lock()
+	var mu sync.Mutex
+	var order []string
+	var wg sync.WaitGroup
+	take := func(name string, urgent bool) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.lock(urgent)
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+			l.Unlock()
+		}()
+	}
+	take("n1", false)
+	l.queued(t, 1, 0)
+	for i := range urgentStreak + 2 {
+		take(fmt.Sprintf("u%d", i+1), true)
+		l.queued(t, 1, i+1)
+	}
+	l.Unlock()
+	wg.Wait()
+	want := "u1 u2 u3 u4 n1 u5 u6"
+	if got := strings.Join(order, " "); got != want {
+		t.Fatalf("order %q, want %q", got, want)
+	}
 }

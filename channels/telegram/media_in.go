@@ -204,14 +204,7 @@ func attachmentName(md media, filePath string) string {
 	return name
 }
 
-// attachmentRefusal is the reply to a file that could not be stored.
-func attachmentRefusal(err error) string {
-	var tl *TooLargeError
-	if errors.As(err, &tl) {
-		if tl.Size < 0 {
-			return fmt.Sprintf("Telegram attachment could not be downloaded: it is larger than the limit of %d bytes.", tl.Max)
-		}
-		return fmt.Sprintf("Telegram attachment could not be downloaded: it is too large (%d bytes, the limit is %d).", tl.Size, tl.Max)
-	}
-	return "Telegram attachment could not be downloaded."
-}
+// attachmentRefused is the reply (exact, spec surfaces §3.8.6) to a
+// message whose only content was a file that could not be stored; why is
+// in the log and the inbound's metadata.
+const attachmentRefused = "Telegram attachment could not be downloaded."

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -189,20 +190,11 @@ func (c *Channel) sendMedia(ctx context.Context, chatID, replyTo int64, sessionI
 		if c.cfg.OpenUpload == nil {
 			return demiurge.Errorf(demiurge.EUNAUTHORIZED, "telegram channel %s sends no local files", c.cfg.Name)
 		}
-		f, err := c.cfg.OpenUpload(sessionID, b.URI)
+		f, size, err := c.openUpload(sessionID, b.URI)
 		if err != nil {
 			return err
 		}
-		fi, err := f.Stat()
-		if err != nil || !fi.Mode().IsRegular() {
-			f.Close()
-			return demiurge.Errorf(demiurge.EINVALID, "%s is not a regular file", b.URI)
-		}
-		if fi.Size() > MaxFileUpload {
-			f.Close()
-			return demiurge.Errorf(demiurge.EINVALID, "%s is too large to send on Telegram (%d bytes, max %d)", filepath.Base(b.URI), fi.Size(), MaxFileUpload)
-		}
-		if method == "sendPhoto" && fi.Size() > MaxPhotoUpload {
+		if method == "sendPhoto" && size > MaxPhotoUpload {
 			// Telegram takes larger images as documents only.
 			method, field = "sendDocument", "document"
 		}
@@ -214,7 +206,9 @@ func (c *Channel) sendMedia(ctx context.Context, chatID, replyTo int64, sessionI
 				opened = nil
 				return r, nil
 			}
-			return c.cfg.OpenUpload(sessionID, b.URI) // a second attempt reads the file again
+			// A second attempt reads the file again, checked again.
+			f, _, err := c.openUpload(sessionID, b.URI)
+			return f, err
 		}}
 		defer func() {
 			if opened != nil {
@@ -239,4 +233,23 @@ func (c *Channel) sendMedia(ctx context.Context, chatID, replyTo int64, sessionI
 		_, err = c.sendText(ctx, chatID, caption, 0, "", mdv2)
 	}
 	return err
+}
+
+// openUpload opens the local file path through the Host's opener and
+// checks that it is a regular file Telegram takes; it returns its size.
+func (c *Channel) openUpload(sessionID, path string) (*os.File, int64, error) {
+	f, err := c.cfg.OpenUpload(sessionID, path)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, demiurge.Errorf(demiurge.EINVALID, "%s is not a regular file", path)
+	}
+	if fi.Size() > MaxFileUpload {
+		f.Close()
+		return nil, 0, demiurge.Errorf(demiurge.EINVALID, "%s is too large to send on Telegram (%d bytes, max %d)", filepath.Base(path), fi.Size(), MaxFileUpload)
+	}
+	return f, fi.Size(), nil
 }

@@ -396,9 +396,10 @@ func (c *Channel) inbound(ctx context.Context, u update) (demiurge.InboundEnvelo
 		c.cfg.Logger.Warn("telegram attachment not stored", "channel", c.cfg.Name, "chat_id", chatID,
 			"message_id", m.MessageID, "err", reason)
 		env.Metadata["telegram_attachment_errors"] = []any{reason}
-		_, _ = c.sendText(ctx, m.Chat.ID, attachmentRefusal(err), m.MessageID, "", false)
 		if mediaOnly {
-			return demiurge.InboundEnvelope{}, false // nothing to answer: no turn
+			// Nothing is left to answer: the user is told, no turn runs.
+			_, _ = c.sendText(ctx, m.Chat.ID, attachmentRefused, m.MessageID, "", false)
+			return demiurge.InboundEnvelope{}, false
 		}
 	} else {
 		env.Attachments = []demiurge.InboundAttachment{att}

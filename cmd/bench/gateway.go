@@ -110,6 +110,7 @@ func webhookLoad(ctx context.Context, bin, home string, model *modelServer, sour
 			select {
 			case <-time.After(wait):
 			case <-ctx.Done():
+				wg.Wait() // the requests under way end with ctx
 				return nil, ctx.Err()
 			}
 		}
