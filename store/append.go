@@ -97,12 +97,8 @@ func (t *wtx) append(events []demiurge.Event, key string, expected *demiurge.Exp
 		if err != nil {
 			return nil, err
 		}
-		res, err := t.exec(sqlInsertEvent, e.EventID, e.AggregateType, e.AggregateID, e.Type,
-			demiurge.FormatTime(e.CreatedAt), actor, body, nullable(key))
-		if err != nil {
-			return nil, err
-		}
-		if e.Seq, err = res.LastInsertId(); err != nil {
+		if e.Seq, err = t.insertEvent(e.EventID, e.AggregateType, e.AggregateID, e.Type,
+			demiurge.FormatTime(e.CreatedAt), actor, body, nullable(key)); err != nil {
 			return nil, err
 		}
 		if err := t.project(&e); err != nil {
@@ -115,6 +111,21 @@ func (t *wtx) append(events []demiurge.Event, key string, expected *demiurge.Exp
 	}
 	t.observe(out)
 	return out, nil
+}
+
+// insertEvent inserts one event row and returns its seq: SQLite's last
+// insert rowid, PostgreSQL's RETURNING seq (pgStatements).
+func (t *wtx) insertEvent(args ...any) (int64, error) {
+	if t.db.dialect.engine == Postgres {
+		var seq int64
+		err := t.queryRow(sqlInsertEvent, args...).Scan(&seq)
+		return seq, err
+	}
+	res, err := t.exec(sqlInsertEvent, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 // payloadJSON is the stored form of e's payload: the encoded object, "{}"

@@ -44,13 +44,15 @@ type Options struct {
 // DB is an open runtime store. It is safe for concurrent use by many
 // goroutines, and several DBs (in one or several processes) may share a file.
 type DB struct {
-	path    string
-	writer  *sql.DB   // MaxOpenConns=1; every transaction is BEGIN IMMEDIATE
-	reader  *readPool // query_only connections, statements prepared once
-	keeper  *sql.DB   // one read-only connection, closed last (keeper.go)
-	ckpt    *checkpointer
-	commits atomic.Int64 // write transactions committed (Commits)
-	pub     publisher    // the commit observer (publish.go)
+	path    string // the file, or the database named without user and password
+	source  string // what Open was given (a URL may hold a password: never printed)
+	dialect *dialect
+	writer  *sql.DB       // MaxOpenConns=1; every transaction is BEGIN IMMEDIATE
+	reader  *readPool     // query_only connections, statements prepared once
+	keeper  *sql.DB       // SQLite: one read-only connection, closed last (keeper.go)
+	ckpt    *checkpointer // SQLite only
+	commits atomic.Int64  // write transactions committed (Commits)
+	pub     publisher     // the commit observer (publish.go)
 
 	now          func() time.Time
 	processAlive func(pid int, marker string) bool
@@ -72,27 +74,23 @@ type DB struct {
 	closed bool
 }
 
-// Open opens (creating if needed) the runtime database at path.
+// Open opens (creating if needed) the runtime database at path, or, when
+// path is a postgres:// or postgresql:// URL (IsDatabaseURL), the ledger in
+// that PostgreSQL database.
 //
 // A database that does not carry this build's application_id, or whose
 // schema version is newer than this build knows, is refused with ESCHEMA and
 // left byte-for-byte unchanged. A missing parent directory is created 0700;
-// the database, -wal and -shm files are set to 0600.
+// the database, -wal and -shm files are set to 0600. A PostgreSQL server
+// that cannot be reached fails with EUNAVAILABLE, naming host, port and
+// database but never the URL's password.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if path == "" {
 		return nil, demiurge.Errorf(demiurge.EINVALID, "runtime database path is empty")
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Readers <= 0 {
-		opts.Readers = 4
-	}
-	if opts.ProcessAlive == nil {
-		opts.ProcessAlive = func(int, string) bool { return true }
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	opts = opts.withDefaults()
+	if IsDatabaseURL(path) {
+		return openPostgres(ctx, path, opts)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -107,17 +105,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 
-	db := &DB{
-		path:         abs,
-		now:          opts.Now,
-		processAlive: opts.ProcessAlive,
-		log:          opts.Logger,
-		keeper:       keeper,
-		stmts:        map[string]*sql.Stmt{},
-		cols:         map[string]map[string]bool{},
-		hosts:        map[*Host]struct{}{},
-	}
-	db.hostname, _ = os.Hostname()
+	db := newDB(abs, SQLite, opts)
+	db.source = abs
+	db.keeper = keeper
 
 	db.writer, err = sql.Open("sqlite", dsn(abs,
 		"_txlock=immediate",
@@ -155,7 +145,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s failed", abs)
 	}
-	db.reader = newReadPool(reader)
+	db.reader = newReadPool(reader, db.dialect)
 	db.reader.SetMaxOpenConns(opts.Readers)
 	db.reader.SetMaxIdleConns(opts.Readers)
 	if err := db.reader.PingContext(ctx); err != nil {
@@ -171,8 +161,45 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-// Path returns the absolute path of the database file.
+// withDefaults fills in the zero fields of o.
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Readers <= 0 {
+		o.Readers = 4
+	}
+	if o.ProcessAlive == nil {
+		o.ProcessAlive = func(int, string) bool { return true }
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o
+}
+
+// newDB is a DB without connections, named path, on engine e.
+func newDB(path string, e Engine, opts Options) *DB {
+	db := &DB{
+		path:         path,
+		dialect:      newDialect(e),
+		now:          opts.Now,
+		processAlive: opts.ProcessAlive,
+		log:          opts.Logger,
+		stmts:        map[string]*sql.Stmt{},
+		cols:         map[string]map[string]bool{},
+		hosts:        map[*Host]struct{}{},
+	}
+	db.hostname, _ = os.Hostname()
+	return db
+}
+
+// Path returns the absolute path of the database file; on PostgreSQL,
+// postgres://host:port/database (no user, no password).
 func (db *DB) Path() string { return db.path }
+
+// Engine returns the engine the DB runs on.
+func (db *DB) Engine() Engine { return db.dialect.engine }
 
 // Close stops the heartbeat of every Host still open on this DB (marking it
 // stopped), then closes the connection pools, the keeper last.
