@@ -81,9 +81,10 @@ type DB struct {
 // A database that does not carry this build's application_id, or whose
 // schema version is newer than this build knows, is refused with ESCHEMA and
 // left byte-for-byte unchanged. A missing parent directory is created 0700;
-// the database, -wal and -shm files are set to 0600. A PostgreSQL server
-// that cannot be reached fails with EUNAVAILABLE, naming host, port and
-// database but never the URL's password.
+// the database, -wal and -shm files are set to 0600. A URL that does not
+// parse, and a PostgreSQL server that cannot be reached or refuses the
+// login, fail with ECONFIG in one line naming host, port and database but
+// never the URL's password.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if path == "" {
 		return nil, demiurge.Errorf(demiurge.EINVALID, "runtime database path is empty")

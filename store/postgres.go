@@ -66,7 +66,7 @@ func openPostgres(ctx context.Context, rawURL string, opts Options) (*DB, error)
 	name := DescribeURL(rawURL)
 	cfg, err := pgx.ParseConfig(rawURL)
 	if err != nil {
-		return nil, demiurge.Errorf(demiurge.EINVALID, "runtime database URL %s is not valid: %s", name, pgReason(err))
+		return nil, demiurge.Errorf(demiurge.ECONFIG, "runtime database URL %s is not valid: %s", name, pgReason(err))
 	}
 	name = fmt.Sprintf("postgres://%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
 	db := newDB(name, Postgres, opts)
@@ -160,11 +160,12 @@ func readPostgresHeader(ctx context.Context, tx *sql.Tx) (header, error) {
 	return h, err
 }
 
-// pgConnectError is the one line a refused or failed connection becomes:
-// the database named by host, port and name, and the reason, never the
-// URL's password.
+// pgConnectError is the one line a refused or failed connection at Open
+// becomes: ECONFIG (the URL names no database this Host can use), the
+// database named by host, port and name, and the reason, never the URL's
+// password.
 func pgConnectError(name string, err error) error {
-	return demiurge.WrapError(demiurge.EUNAVAILABLE, errors.New(pgReason(err)),
+	return demiurge.WrapError(demiurge.ECONFIG, errors.New(pgReason(err)),
 		"runtime database %s is unreachable: %s", name, pgReason(err))
 }
 

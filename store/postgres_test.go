@@ -74,7 +74,7 @@ func TestPostgresUnreachable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, err := store.Open(ctx, "postgres://alice:s3cret@127.0.0.1:1/ledger?connect_timeout=5", store.Options{})
-	wantCode(t, err, demiurge.EUNAVAILABLE)
+	wantCode(t, err, demiurge.ECONFIG)
 	msg := err.Error()
 	if !strings.Contains(msg, "postgres://127.0.0.1:1/ledger") || strings.Contains(msg, "s3cret") || strings.Contains(msg, "\n") {
 		t.Fatalf("error %q: want one line naming 127.0.0.1:1/ledger without the password", msg)

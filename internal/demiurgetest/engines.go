@@ -86,9 +86,20 @@ func TestDatabase(tb testing.TB) string {
 	if Engine() != store.Postgres {
 		return filepath.Join(tb.TempDir(), "runtime", "runtime.sqlite3")
 	}
+	if os.Getenv(EnvPostgres) == "" {
+		tb.Fatalf("%s=postgres needs %s", EnvEngine, EnvPostgres)
+	}
+	return PostgresDatabase(tb)
+}
+
+// PostgresDatabase returns the URL of a new empty schema in the database
+// of EnvPostgres, dropped when the test ends, in either run; it skips the
+// test when EnvPostgres is unset.
+func PostgresDatabase(tb testing.TB) string {
+	tb.Helper()
 	base := os.Getenv(EnvPostgres)
 	if base == "" {
-		tb.Fatalf("%s=postgres needs %s", EnvEngine, EnvPostgres)
+		tb.Skip("needs a PostgreSQL database: set " + EnvPostgres)
 	}
 	admin, err := sql.Open("pgx", base)
 	if err != nil {
