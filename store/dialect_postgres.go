@@ -17,8 +17,6 @@ var pgStatements = map[string]string{
 	// hidden) left out.
 	sqlTableColumns: `SELECT column_name FROM information_schema.columns
   WHERE table_schema = current_schema() AND table_name = ? AND column_name <> 'rowid'`,
-	// The event's seq comes back from the insert.
-	sqlInsertEvent: sqlInsertEvent + ` RETURNING seq`,
 }
 
 // pgReplace is what PostgreSQL needs to run SQLite's INSERT OR REPLACE on a
