@@ -55,8 +55,13 @@
 // migration ships its PostgreSQL step beside the SQLite one. A URL that
 // does not parse or a server that cannot be reached fails Open with
 // ECONFIG, naming host, port and database, never the password (Path
-// returns the same name). A connection lost later fails the statement
-// with EUNAVAILABLE and the writer connection is replaced.
+// returns the same name). A connection lost later (a server restart, an
+// administrator ending it) fails the statement in flight with EUNAVAILABLE,
+// rolling back its transaction whole; the writer connection is replaced,
+// so the next write runs on a new one, and each pooled read connection
+// that was lost fails one read before database/sql replaces it. There is
+// no retry of a write whose connection was lost: its commit may or may not
+// have happened, and the caller's idempotency key decides.
 //
 // # Files and schema (SQLite)
 //

@@ -209,10 +209,15 @@ func pgRetryable(err error) bool {
 	return false
 }
 
-// pgConnLost reports an error that is neither the server's answer nor
-// ours: the connection failed, and the writer connection must be replaced.
+// pgConnLost reports a lost connection: an error that is neither the
+// server's answer nor ours (the network, a closed connection), or the
+// server's connection exception (class 08) or shutdown (57P01-57P03). The
+// writer connection must be replaced.
 func pgConnLost(err error) bool {
 	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P0")
+	}
 	var coded *demiurge.Error
-	return err != nil && !errors.As(err, &pe) && !errors.As(err, &coded) && !isNoRows(err)
+	return err != nil && !errors.As(err, &coded) && !isNoRows(err)
 }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"net/url"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -144,5 +145,49 @@ func TestPostgresSchemaMatchesSQLite(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("PostgreSQL schema has %d tables, SQLite %d", len(got)-2, len(want)-2)
+	}
+}
+
+// A connection the server ends (a restart, an administrator) fails the
+// statement in flight with EUNAVAILABLE and writes nothing of it; the next
+// write and read run on new connections.
+func TestPostgresReconnectsAfterConnectionLoss(t *testing.T) {
+	postgresOnly(t)
+	where := demiurgetest.TestDatabase(t)
+	u, err := url.Parse(where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	name := "demiurge_" + q.Get("search_path")
+	q.Set("application_name", name)
+	u.RawQuery = q.Encode()
+	db := demiurgetest.MustOpenPath(t, u.String(), store.Options{})
+	ctx := context.Background()
+	mustAppend(t, db, "", ev("test", "x", "test.event", nil))
+	if _, err := db.Events(ctx, demiurge.EventFilter{}); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := rawDB(t, where).QueryRow(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = ?`, name).Scan(&n); err != nil || n == 0 {
+		t.Fatalf("terminated %d connections, %v", n, err)
+	}
+	_, err = db.Append(ctx, []demiurge.Event{ev("test", "x", "test.event", nil)}, "", nil)
+	if err != nil && demiurge.ErrorCode(err) != demiurge.EUNAVAILABLE {
+		t.Fatalf("append on a lost connection: %v", err)
+	}
+	t.Logf("append on the lost connection: %v", err)
+	mustAppend(t, db, "", ev("test", "x", "test.event", nil))
+	evs, err := db.Events(ctx, demiurge.EventFilter{})
+	if err != nil {
+		t.Logf("first read after the loss: %v", err)
+		// database/sql retries a read once the driver reports its
+		// connection bad; a second read must succeed.
+		if evs, err = db.Events(ctx, demiurge.EventFilter{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(evs) < 2 || len(evs) > 3 {
+		t.Fatalf("%d events after the loss", len(evs))
 	}
 }
