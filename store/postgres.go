@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/url"
 	"strings"
 
@@ -209,15 +212,16 @@ func pgRetryable(err error) bool {
 	return false
 }
 
-// pgConnLost reports a lost connection: an error that is neither the
-// server's answer nor ours (the network, a closed connection), or the
-// server's connection exception (class 08) or shutdown (57P01-57P03). The
-// writer connection must be replaced.
+// pgConnLost reports a lost connection: the server's connection exception
+// (class 08) or shutdown (57P01-57P03), a closed or bad connection, or the
+// network failing under it (EOF, a net.Error). The writer connection must
+// be replaced.
 func pgConnLost(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P0")
 	}
-	var coded *demiurge.Error
-	return err != nil && !errors.As(err, &coded) && !isNoRows(err)
+	var ne net.Error
+	return errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne)
 }
