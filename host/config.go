@@ -13,6 +13,7 @@ import (
 	"github.com/demiurge/demiurge/internal/yamlx"
 	"github.com/demiurge/demiurge/provider"
 	"github.com/demiurge/demiurge/sandbox"
+	"github.com/demiurge/demiurge/store"
 )
 
 // Config is config.yaml of the runtime home. Unknown keys are rejected.
@@ -46,6 +47,10 @@ type RuntimeConfig struct {
 	// Python is the interpreter of module.py slots and tools: a name on
 	// the Host's PATH or a path ("" is python3).
 	Python string `yaml:"python"`
+	// Database is the postgres:// URL of a PostgreSQL ledger shared by
+	// several Hosts; "" keeps the SQLite file of the home. The
+	// DEMIURGE_DATABASE_URL environment variable overrides it (Database).
+	Database string `yaml:"database"`
 }
 
 // ChannelConfig is the channel section.
@@ -112,6 +117,10 @@ func (c *Config) validate(path string) error {
 	}
 	if c.Runtime.DefaultCore == "" {
 		c.Runtime.DefaultCore = "assistant"
+	}
+	if c.Runtime.Database != "" && !store.IsDatabaseURL(c.Runtime.Database) {
+		// Not the value: a URL may hold a password.
+		return demiurge.Errorf(demiurge.ECONFIG, "%s: runtime.database must be a postgres:// URL", path)
 	}
 	switch c.Channel.BusyMode {
 	case "":

@@ -56,6 +56,9 @@ type DoctorReport struct {
 
 // DoctorDatabase is the runtime database's part of the report.
 type DoctorDatabase struct {
+	// Engine is sqlite or postgres; Path the file, or the PostgreSQL
+	// database as postgres://host:port/name (no user, no password).
+	Engine        string `json:"engine"`
 	Path          string `json:"path"`
 	OK            bool   `json:"ok"`
 	SchemaVersion int    `json:"schema_version"`
@@ -166,7 +169,7 @@ func Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
 	if rep.CoreID == "" {
 		rep.CoreID = "assistant"
 	}
-	doctorDatabase(ctx, h, rep)
+	doctorDatabase(ctx, h, cfg, getenv, rep)
 	doctorRepository(ctx, h, rep)
 	doctorCores(h, rep, getenv)
 	if drift, err := TemplateDrift(h, rep.CoreID); err != nil {

@@ -35,12 +35,22 @@ func doctorSandbox(h Home, cfg Config, getenv func(string) string, rep *DoctorRe
 }
 
 // doctorDatabase opens the runtime database (which migrates it or refuses
-// a newer one) and counts the active tasks.
-func doctorDatabase(ctx context.Context, h Home, rep *DoctorReport) {
-	rep.Database.Path = h.DBPath()
-	db, err := store.Open(ctx, h.DBPath(), store.Options{ProcessAlive: process.Alive})
+// a newer one), reports its engine and schema version, and counts the
+// active tasks.
+func doctorDatabase(ctx context.Context, h Home, cfg Config, getenv func(string) string, rep *DoctorReport) {
+	where, err := Database(h, cfg, getenv)
 	if err != nil {
-		rep.fail("database.open_failed", err, "check "+h.DBPath()+" (a newer build may have migrated it)")
+		rep.Database.Path = h.DBPath()
+		rep.fail("database.config_invalid", err, "set "+DatabaseURLEnv+" or runtime.database in "+h.ConfigPath()+" to a postgres:// URL, or unset both")
+		return
+	}
+	rep.Database.Path, rep.Database.Engine = DatabaseName(where), string(store.SQLite)
+	if store.IsDatabaseURL(where) {
+		rep.Database.Engine = string(store.Postgres)
+	}
+	db, err := store.Open(ctx, where, store.Options{ProcessAlive: process.Alive})
+	if err != nil {
+		rep.fail("database.open_failed", err, "check "+rep.Database.Path+" (a newer build may have migrated it)")
 		return
 	}
 	defer db.Close()
@@ -51,7 +61,7 @@ func doctorDatabase(ctx context.Context, h Home, rep *DoctorReport) {
 	for _, status := range []string{demiurge.TaskQueued, demiurge.TaskRunning, demiurge.TaskBlocked} {
 		tasks, err := db.ListTasks(ctx, demiurge.TaskFilter{Status: status, Limit: demiurge.MaxTaskLimit})
 		if err != nil {
-			rep.fail("database.query_failed", err, "check "+h.DBPath())
+			rep.fail("database.query_failed", err, "check "+rep.Database.Path)
 			return
 		}
 		rep.ActiveTasks += len(tasks)

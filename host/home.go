@@ -107,20 +107,30 @@ func InitHome(home string) (Home, error) {
 	return Home{Dir: dir}, nil
 }
 
-// InitDatabase creates (or migrates) the runtime database of home:
-// store.Open creates it 0600 in WAL mode with the current schema, and
-// refuses a file that is not ours. created reports whether the file was
-// missing.
-func InitDatabase(ctx context.Context, home Home) (created bool, err error) {
-	_, statErr := os.Stat(home.DBPath())
-	db, err := store.Open(ctx, home.DBPath(), store.Options{})
+// InitDatabase creates (or migrates) the runtime database of home, where
+// Database puts it (getenv reads DEMIURGE_DATABASE_URL; nil reads none):
+// store.Open creates an SQLite file 0600 in WAL mode with the current
+// schema, or the schema of an empty PostgreSQL ledger, and refuses a
+// database that is not ours. created reports whether the SQLite file was
+// missing (false on PostgreSQL).
+func InitDatabase(ctx context.Context, home Home, getenv func(string) string) (created bool, err error) {
+	cfg, err := LoadConfig(home.ConfigPath())
+	if err != nil {
+		return false, err
+	}
+	where, err := Database(home, cfg, getenv)
+	if err != nil {
+		return false, err
+	}
+	_, statErr := os.Stat(where)
+	db, err := store.Open(ctx, where, store.Options{})
 	if err != nil {
 		return false, err
 	}
 	if err := db.Close(); err != nil {
 		return false, err
 	}
-	return errors.Is(statErr, fs.ErrNotExist), nil
+	return !store.IsDatabaseURL(where) && errors.Is(statErr, fs.ErrNotExist), nil
 }
 
 // writeFileAtomic writes data to path (0600) through a temporary file and a

@@ -170,7 +170,11 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	provs.fallback = fallbackModel{provider: global.Model.Provider, model: global.Model.ModelName, options: global.Model.ModelOptions}
 	h.providers, h.globalUI = provs, global.UI
 
-	if h.store, err = store.Open(ctx, h.home.DBPath(), store.Options{Logger: opts.Logger, ProcessAlive: process.Alive}); err != nil {
+	where, err := Database(h.home, h.config, opts.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	if h.store, err = store.Open(ctx, where, store.Options{Logger: opts.Logger, ProcessAlive: process.Alive}); err != nil {
 		return nil, err
 	}
 	if err := h.closers.opened("store", 0, func(context.Context) error { return h.store.Close() }); err != nil {

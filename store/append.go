@@ -79,6 +79,7 @@ func (t *wtx) append(events []demiurge.Event, key string, expected *demiurge.Exp
 	}
 
 	out := make([]demiurge.Event, len(events))
+	var rows eventRows
 	for i, e := range events {
 		if e.EventID == "" {
 			e.EventID = demiurge.NewID("evt")
@@ -97,24 +98,41 @@ func (t *wtx) append(events []demiurge.Event, key string, expected *demiurge.Exp
 		if err != nil {
 			return nil, err
 		}
-		res, err := t.exec(sqlInsertEvent, e.EventID, e.AggregateType, e.AggregateID, e.Type,
-			demiurge.FormatTime(e.CreatedAt), actor, body, nullable(key))
-		if err != nil {
-			return nil, err
-		}
-		if e.Seq, err = res.LastInsertId(); err != nil {
-			return nil, err
-		}
-		if err := t.project(&e); err != nil {
+		if t.db.dialect.engine == Postgres {
+			rows.add(e, actor, body)
+		} else if e.Seq, err = t.insertEvent(e.EventID, e.AggregateType, e.AggregateID, e.Type,
+			demiurge.FormatTime(e.CreatedAt), actor, body, nullable(key)); err != nil {
 			return nil, err
 		}
 		out[i] = e
+	}
+	// On PostgreSQL the batch's rows go in with one statement (a round
+	// trip per event is what a server costs); no projection reads
+	// runtime_events, so projecting after the insert is the same.
+	if t.db.dialect.engine == Postgres {
+		if err := t.insertEventRows(&rows, key, out); err != nil {
+			return nil, err
+		}
+	}
+	for i := range out {
+		if err := t.project(&out[i]); err != nil {
+			return nil, err
+		}
 	}
 	if err := t.flushSessions(); err != nil {
 		return nil, err
 	}
 	t.observe(out)
 	return out, nil
+}
+
+// insertEvent inserts one event row on SQLite and returns its seq.
+func (t *wtx) insertEvent(args ...any) (int64, error) {
+	res, err := t.exec(sqlInsertEvent, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 // payloadJSON is the stored form of e's payload: the encoded object, "{}"

@@ -52,7 +52,7 @@ func TestAppendFillsEnvelope(t *testing.T) {
 	// Stored JSON has sorted keys and no HTML escaping.
 	mustAppend(t, db, "", demiurge.NewEvent("test", "b", htmlPayload{Z: "<b>&</b>", M: map[string]any{"y": 1, "x": 2}}))
 	var raw string
-	if err := rawDB(t, db.Path()).QueryRow(`SELECT payload_json FROM runtime_events WHERE type = 'test.html'`).Scan(&raw); err != nil {
+	if err := rawDB(t, db.OpenedWith()).QueryRow(`SELECT payload_json FROM runtime_events WHERE type = 'test.html'`).Scan(&raw); err != nil {
 		t.Fatal(err)
 	}
 	if want := `{"m":{"x":2,"y":1},"z":"<b>&</b>"}`; raw != want {

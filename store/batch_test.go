@@ -94,6 +94,7 @@ func TestSessionLeaseWithBatches(t *testing.T) {
 // Closing leaves the log in place for the next process instead of
 // checkpointing and deleting it, and the next open reads it back.
 func TestCloseKeepsLog(t *testing.T) {
+	demiurgetest.SQLiteOnly(t, "the WAL log a closed SQLite file keeps")
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
 	db := demiurgetest.MustOpenPath(t, path, store.Options{})
 	mustAppend(t, db, "", ev("test", "x", "test.event", nil))

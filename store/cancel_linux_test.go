@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/demiurge/demiurge/internal/demiurgetest"
 	"github.com/demiurge/demiurge/store"
 )
 
@@ -16,6 +17,7 @@ import (
 // (A transaction cancelled mid-flight used to leave the writer connection
 // unfreeable, its files open for the life of the process.)
 func TestCancelledWritesLeaveNothingOpen(t *testing.T) {
+	demiurgetest.SQLiteOnly(t, "descriptors of the SQLite file's connections")
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ func (filler) Type() string { return "test.filler" }
 // automatic threshold: the checkpointer copies it in the background, and
 // Close stops it.
 func TestCheckpointerCopiesTheLogInTheBackground(t *testing.T) {
+	sqliteOnly(t)
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ckpt.sqlite3")
 	db, err := Open(ctx, path, Options{})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -17,14 +16,16 @@ import (
 	"github.com/demiurge/demiurge/store"
 )
 
-// TestMain doubles as a helper process: with STORE_TEST_HELPER=append it
-// appends STORE_TEST_N events to STORE_TEST_DB and exits, so tests can run
-// real concurrent writer processes against one file.
+// TestMain runs the package's tests on both engines (the conformance
+// suite: demiurgetest.RunEngines). It doubles as a helper process: with
+// STORE_TEST_HELPER=append it appends STORE_TEST_N events to STORE_TEST_DB
+// and exits, so tests can run real concurrent writer processes against
+// one database.
 func TestMain(m *testing.M) {
 	if os.Getenv("STORE_TEST_HELPER") == "append" {
 		os.Exit(appendHelper())
 	}
-	os.Exit(m.Run())
+	os.Exit(demiurgetest.RunEngines(m))
 }
 
 func appendHelper() int {
@@ -102,8 +103,7 @@ func TestConcurrentAppendsOneHandle(t *testing.T) {
 // Optimistic concurrency: writers that read LastSeq and append with an
 // Expected guard, retrying on ECONFLICT, never lose an increment.
 func TestExpectedGuardUnderContention(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "runtime.sqlite3")
+	path := demiurgetest.TestDatabase(t)
 	dbs := []*store.DB{demiurgetest.MustOpenPath(t, path, store.Options{}), demiurgetest.MustOpenPath(t, path, store.Options{})}
 	ctx := context.Background()
 	const workers, each = 6, 15
@@ -155,7 +155,7 @@ func db0Events(tb testing.TB, db *store.DB, aggType, aggID string) ([]demiurge.E
 // Two handles on one file, many goroutines each: no "database is locked"
 // escapes, every batch lands once.
 func TestTwoHandlesAppendConcurrently(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+	path := demiurgetest.TestDatabase(t)
 	a := demiurgetest.MustOpenPath(t, path, store.Options{})
 	b := demiurgetest.MustOpenPath(t, path, store.Options{})
 	createSession(t, a, "session_shared", map[string]any{"owner": operatorOwner()})
@@ -194,7 +194,7 @@ func TestTwoHandlesAppendConcurrently(t *testing.T) {
 // Real processes: two helper processes and this one append to one file at
 // once.
 func TestAppendsFromSeveralProcesses(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "runtime", "runtime.sqlite3")
+	path := demiurgetest.TestDatabase(t)
 	db := demiurgetest.MustOpenPath(t, path, store.Options{})
 	createSession(t, db, "session_shared", map[string]any{"owner": operatorOwner()})
 	const n = 40

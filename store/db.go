@@ -4,25 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/demiurge/demiurge"
-
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
-
-// busyTimeoutMS is SQLite's own wait for a lock, per statement. It is longer
-// than the original's 0.1 s because connections here are long-lived and
-// shared: the transaction-level retry (writeAttempts) sits on top of it.
-const busyTimeoutMS = 1000
 
 // Options configures Open. The zero value is usable.
 type Options struct {
@@ -44,13 +34,15 @@ type Options struct {
 // DB is an open runtime store. It is safe for concurrent use by many
 // goroutines, and several DBs (in one or several processes) may share a file.
 type DB struct {
-	path    string
-	writer  *sql.DB   // MaxOpenConns=1; every transaction is BEGIN IMMEDIATE
-	reader  *readPool // query_only connections, statements prepared once
-	keeper  *sql.DB   // one read-only connection, closed last (keeper.go)
-	ckpt    *checkpointer
-	commits atomic.Int64 // write transactions committed (Commits)
-	pub     publisher    // the commit observer (publish.go)
+	path    string // the file, or the database named without user and password
+	source  string // what Open was given (a URL may hold a password: never printed)
+	dialect *dialect
+	writer  *sql.DB       // MaxOpenConns=1; every transaction is BEGIN IMMEDIATE
+	reader  *readPool     // query_only connections, statements prepared once
+	keeper  *sql.DB       // SQLite: one read-only connection, closed last (keeper.go)
+	ckpt    *checkpointer // SQLite only
+	commits atomic.Int64  // write transactions committed (Commits)
+	pub     publisher     // the commit observer (publish.go)
 
 	now          func() time.Time
 	processAlive func(pid int, marker string) bool
@@ -72,107 +64,67 @@ type DB struct {
 	closed bool
 }
 
-// Open opens (creating if needed) the runtime database at path.
+// Open opens (creating if needed) the runtime database at path, or, when
+// path is a postgres:// or postgresql:// URL (IsDatabaseURL), the ledger in
+// that PostgreSQL database.
 //
 // A database that does not carry this build's application_id, or whose
 // schema version is newer than this build knows, is refused with ESCHEMA and
 // left byte-for-byte unchanged. A missing parent directory is created 0700;
-// the database, -wal and -shm files are set to 0600.
+// the database, -wal and -shm files are set to 0600. A URL that does not
+// parse, and a PostgreSQL server that cannot be reached or refuses the
+// login, fail with ECONFIG in one line naming host, port and database but
+// never the URL's password.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if path == "" {
 		return nil, demiurge.Errorf(demiurge.EINVALID, "runtime database path is empty")
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
+	opts = opts.withDefaults()
+	if IsDatabaseURL(path) {
+		return openPostgres(ctx, path, opts)
 	}
-	if opts.Readers <= 0 {
-		opts.Readers = 4
-	}
-	if opts.ProcessAlive == nil {
-		opts.ProcessAlive = func(int, string) bool { return true }
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, demiurge.WrapError(demiurge.EINVALID, err, "runtime database path %q cannot be made absolute", path)
-	}
-	if err := ensureFile(abs); err != nil {
-		return nil, err
-	}
-	// Check ownership and version before anything can write to the file.
-	keeper, found, err := headerProbe{}.open(ctx, abs)
-	if err != nil {
-		return nil, err
-	}
+	return openSQLite(ctx, path, opts)
+}
 
+// withDefaults fills in the zero fields of o.
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Readers <= 0 {
+		o.Readers = 4
+	}
+	if o.ProcessAlive == nil {
+		o.ProcessAlive = func(int, string) bool { return true }
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o
+}
+
+// newDB is a DB without connections, named path, on engine e.
+func newDB(path string, e Engine, opts Options) *DB {
 	db := &DB{
-		path:         abs,
+		path:         path,
+		dialect:      newDialect(e),
 		now:          opts.Now,
 		processAlive: opts.ProcessAlive,
 		log:          opts.Logger,
-		keeper:       keeper,
 		stmts:        map[string]*sql.Stmt{},
 		cols:         map[string]map[string]bool{},
 		hosts:        map[*Host]struct{}{},
 	}
 	db.hostname, _ = os.Hostname()
-
-	db.writer, err = sql.Open("sqlite", dsn(abs,
-		"_txlock=immediate",
-		fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeoutMS),
-		"_pragma=foreign_keys(1)",
-		"_pragma=cache_size(-16384)", // 16 MiB: projections touch many b-trees per batch
-		// The checkpointer keeps the log short (checkpoint.go); this is
-		// its backstop.
-		fmt.Sprintf("_pragma=wal_autocheckpoint(%d)", walBackstopPages),
-		"_journal_mode=WAL",
-		"_synchronous=NORMAL",
-	))
-	if err != nil {
-		db.Close()
-		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s failed", abs)
-	}
-	db.writer.SetMaxOpenConns(1)
-	db.writer.SetMaxIdleConns(1)
-	db.writer.SetConnMaxLifetime(0)
-	db.writer.SetConnMaxIdleTime(0)
-
-	if found.appID != ApplicationID || found.version != SchemaVersion() {
-		if err := db.migrate(ctx); err != nil {
-			db.Close()
-			return nil, err
-		}
-	}
-
-	reader, err := sql.Open("sqlite", dsn(abs,
-		fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeoutMS),
-		"_pragma=foreign_keys(1)",
-		"_pragma=query_only(1)",
-	))
-	if err != nil {
-		db.Close()
-		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s failed", abs)
-	}
-	db.reader = newReadPool(reader)
-	db.reader.SetMaxOpenConns(opts.Readers)
-	db.reader.SetMaxIdleConns(opts.Readers)
-	if err := db.reader.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s failed", abs)
-	}
-	if err := db.restrictFiles(); err != nil {
-		db.Close()
-		return nil, err
-	}
-	db.keep(ctx)
-	db.ckpt = startCheckpointer(abs)
-	return db, nil
+	return db
 }
 
-// Path returns the absolute path of the database file.
+// Path returns the absolute path of the database file; on PostgreSQL,
+// postgres://host:port/database (no user, no password).
 func (db *DB) Path() string { return db.path }
+
+// Engine returns the engine the DB runs on.
+func (db *DB) Engine() Engine { return db.dialect.engine }
 
 // Close stops the heartbeat of every Host still open on this DB (marking it
 // stopped), then closes the connection pools, the keeper last.
@@ -210,60 +162,6 @@ func (db *DB) Close() error {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return demiurge.WrapError(demiurge.EINTERNAL, err, "close runtime database %s failed", db.path)
-	}
-	return nil
-}
-
-// dsn builds a modernc.org/sqlite DSN: a file: URI (so that '?', '#' and '%'
-// in the path are escaped) with driver parameters.
-func dsn(path string, params ...string) string {
-	u := url.URL{Path: path}
-	s := "file:" + u.EscapedPath()
-	for i, p := range params {
-		if i == 0 {
-			s += "?"
-		} else {
-			s += "&"
-		}
-		s += p
-	}
-	return s
-}
-
-// ensureFile creates the parent directory (0700) and an empty database file
-// (0600) when they are missing, so that no moment exists in which the
-// database is readable by others.
-func ensureFile(path string) error {
-	dir := filepath.Dir(path)
-	if _, err := os.Stat(dir); os.IsNotExist(err) {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "create runtime directory %s: %s", dir, demiurge.IOReason(err))
-		}
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "chmod runtime directory %s: %s", dir, demiurge.IOReason(err))
-		}
-	} else if err != nil {
-		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "stat runtime directory %s: %s", dir, demiurge.IOReason(err))
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	switch {
-	case err == nil:
-		return f.Close()
-	case os.IsExist(err):
-		return nil
-	default:
-		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "create runtime database %s: %s", path, demiurge.IOReason(err))
-	}
-}
-
-// restrictFiles sets the database, -wal and -shm files to 0600. SQLite gives
-// new -wal/-shm files the database file's mode, so later ones follow.
-func (db *DB) restrictFiles() error {
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		p := db.path + suffix
-		if err := os.Chmod(p, 0o600); err != nil && !os.IsNotExist(err) {
-			return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "chmod %s: %s", p, demiurge.IOReason(err))
-		}
 	}
 	return nil
 }

@@ -123,7 +123,7 @@ func TestStartDeliverySendDirect(t *testing.T) {
 				t.Fatalf("outbox attempts=%d, work attempts=%d", d.Attempts, w.Attempts)
 			}
 			var host string
-			if err := rawDB(t, db.Path()).QueryRow(`SELECT host_id FROM outbox WHERE delivery_id = ?`, id).Scan(&host); err != nil || host != "host_1" {
+			if err := rawDB(t, db.OpenedWith()).QueryRow(`SELECT host_id FROM outbox WHERE delivery_id = ?`, id).Scan(&host); err != nil || host != "host_1" {
 				t.Fatalf("outbox host_id=%q (%v), want host_1", host, err)
 			}
 			// Started once: a second start is refused.
@@ -281,7 +281,7 @@ func TestDeliveryFailedAnnotatesMessage(t *testing.T) {
 	persist("msg_bare", map[string]any{"text": "no metadata"})
 	persist("msg_odd", map[string]any{"text": "odd metadata", "metadata": "not an object"})
 	persist("msg_corrupt", map[string]any{"text": "x"})
-	if _, err := rawDB(t, db.Path()).Exec(`UPDATE messages SET content_json = '{broken' WHERE message_id = 'msg_corrupt'`); err != nil {
+	if _, err := rawDB(t, db.OpenedWith()).Exec(`UPDATE messages SET content_json = '{broken' WHERE message_id = 'msg_corrupt'`); err != nil {
 		t.Fatal(err)
 	}
 	edits := func() int64 {
@@ -343,7 +343,7 @@ func TestDeliveryFailedAnnotatesMessage(t *testing.T) {
 		t.Fatalf("message_edits=%d, want %d", got, before)
 	}
 	var raw string
-	if err := rawDB(t, db.Path()).QueryRow(`SELECT content_json FROM messages WHERE message_id = 'msg_corrupt'`).Scan(&raw); err != nil || raw != "{broken" {
+	if err := rawDB(t, db.OpenedWith()).QueryRow(`SELECT content_json FROM messages WHERE message_id = 'msg_corrupt'`).Scan(&raw); err != nil || raw != "{broken" {
 		t.Fatalf("corrupt row=%q (%v)", raw, err)
 	}
 	for _, id := range []string{"delivery_4", "delivery_5", "delivery_6"} {

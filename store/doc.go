@@ -1,5 +1,6 @@
-// Package store is the RuntimeStore: the SQLite event log of the Demiurge
-// host and the projections derived from it (spec host-runtime §1, with the
+// Package store is the RuntimeStore: the event log of the Demiurge host
+// (in an SQLite file, or in a PostgreSQL database that several Hosts
+// share) and the projections derived from it (spec host-runtime §1, with the
 // session fields of §3.1 and the restart rules of DESIGN §2). The event
 // log is the single source of truth; every projection row is written by the
 // projection of an event in the same transaction as the event, except the
@@ -10,6 +11,7 @@
 // # Usage
 //
 //	db, err := store.Open(ctx, filepath.Join(home, "runtime", "runtime.sqlite3"), store.Options{})
+//	// or store.Open(ctx, "postgres://user@db.example:5432/demiurge", store.Options{})
 //	defer db.Close()
 //	host, err := db.StartHost(ctx, store.HostInfo{})   // heartbeat lease of this process
 //	defer host.Close(ctx)
@@ -23,7 +25,45 @@
 // demiurge.MessageFilter, demiurge.WorkFields, ...). It imports only the root
 // vocabulary.
 //
-// # Files and schema
+// # Engines
+//
+// Open takes an SQLite file path or a postgres:// (postgresql://) URL
+// (IsDatabaseURL); Engine tells which. Every method has the same contract
+// on both: the conformance suite (TestMain of this package, through
+// internal/demiurgetest.RunEngines) runs the package's tests on SQLite and,
+// when DEMIURGE_TEST_POSTGRES names a database, on PostgreSQL, each test in
+// a schema of its own (the URL's search_path picks a schema, as it may in
+// production). Tests of what only an SQLite file has (file modes, WAL,
+// checkpoints, application_id, the migration chain, query plans) are
+// SQLite-only and say so.
+//
+// The statements are written once, in SQLite's syntax restricted to what
+// PostgreSQL also runs; the dialect (dialect.go) rewrites each text once
+// for PostgreSQL: placeholders ?/?N → $n, INSERT OR IGNORE → ON CONFLICT DO
+// NOTHING, INSERT OR REPLACE → an upsert on the table's key that sets every
+// column (pgReplace), INDEXED BY hints dropped, and the few statements
+// with SQLite's own functions (json_set, pragma_table_info, the event
+// insert's seq) replaced whole (pgStatements). Values are TEXT times in
+// demiurge.TimeLayout and INTEGER 0/1 flags on both; PostgreSQL compares
+// TEXT in byte order (COLLATE "C"), as SQLite does.
+//
+// On PostgreSQL the schema (schema_postgres.sql, the same tables, columns
+// and indexes as schema_snapshot.sql, checked by a test) is created in the
+// current schema of an empty database; demiurge_schema holds the
+// application_id and the version. A database with other tables, or of a
+// newer version, is refused with ESCHEMA; an older one too, until a
+// migration ships its PostgreSQL step beside the SQLite one. A URL that
+// does not parse or a server that cannot be reached fails Open with
+// ECONFIG, naming host, port and database, never the password (Path
+// returns the same name). A connection lost later (a server restart, an
+// administrator ending it) fails the statement in flight with EUNAVAILABLE,
+// rolling back its transaction whole; the writer connection is replaced,
+// so the next write runs on a new one, and each pooled read connection
+// that was lost fails one read before database/sql replaces it. There is
+// no retry of a write whose connection was lost: its commit may or may not
+// have happened, and the caller's idempotency key decides.
+//
+// # Files and schema (SQLite)
 //
 // The database is a file in WAL mode; a missing parent directory is created
 // 0700 and the db, -wal and -shm files are 0600. The schema is versioned by
@@ -47,7 +87,21 @@
 // transaction reads Options.Now once; all rows and events it writes carry
 // that time (events may bring their own CreatedAt).
 //
-// Several Host processes may share one file. Each registers with StartHost
+// On PostgreSQL, writes of one process are serialised in the same way (one
+// writer connection, statements prepared on it), and writes of all Hosts
+// of one ledger by a transaction-scoped advisory lock per ledger
+// (sqlWriteLock: pg_advisory_xact_lock on the hash of the schema name), the
+// transaction's first statement: SQLite's single writer, across machines.
+// Every read-check-write of the store (idempotency keys, Expected guards,
+// leases, claims, reconciliation) is therefore as correct as on SQLite
+// without SERIALIZABLE retries, and seq values commit in seq order, so
+// paging Events after a cursor never skips an event committed late.
+// Serialization failures, deadlocks and lock timeouts (40001, 40P01,
+// 55P03) are retried like SQLITE_BUSY. Reads run at READ COMMITTED on a
+// pool of read-only connections (default_transaction_read_only) and see
+// every committed write. The checkpointer and the keeper are SQLite's.
+//
+// Several Host processes may share one file (or one PostgreSQL ledger). Each registers with StartHost
 // and keeps a lease (HostTTL, refreshed every HostHeartbeatInterval by a
 // goroutine the Host owns and Close stops). Reconcile only touches work of
 // Hosts that are gone; AcquireSessionLease serializes turns of one session
@@ -327,9 +381,13 @@
 // Append prepares its statements once per database (not per call), applies
 // projections with single-row statements on indexed keys, and folds the
 // derived session fields of a batch into one UPDATE per session.
+// On PostgreSQL, where each statement is a round trip to the server, the
+// events of a batch go in with one statement (sqlInsertEventRows, arrays
+// unnested in batch order, RETURNING their seq) before their projections
+// run; no projection reads runtime_events, so the result is the same.
 // The bench driver compares it with bare event inserts of the same rows
 // (cmd/bench/internal/storebench; target: Append throughput at least half
-// of raw inserts).
+// of raw inserts, on SQLite and on PostgreSQL).
 //
 // # Failure modes
 //

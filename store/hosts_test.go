@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -74,7 +73,7 @@ func TestHostLifecycle(t *testing.T) {
 	}
 	var pid int
 	var marker, stopped any
-	r := rawDB(t, db.Path())
+	r := rawDB(t, db.OpenedWith())
 	if err := r.QueryRow(`SELECT pid, start_marker, stopped_at FROM hosts WHERE host_id = ?`, h.ID()).Scan(&pid, &marker, &stopped); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +106,7 @@ func TestHostHeartbeatRefreshesLease(t *testing.T) {
 	h := startHost(t, db, store.HostInfo{})
 	clock.Advance(time.Hour)
 	want := demiurge.FormatTime(clock.Now().Add(store.HostTTL))
-	r := rawDB(t, db.Path())
+	r := rawDB(t, db.OpenedWith())
 	deadline := time.Now().Add(store.HostHeartbeatInterval + 5*time.Second)
 	for {
 		var expires string
@@ -130,7 +129,7 @@ func TestHostHeartbeatRefreshesLease(t *testing.T) {
 // expired lease; host E is this very process with an expired lease.
 func TestReconcile(t *testing.T) {
 	clock := newClock()
-	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+	path := demiurgetest.TestDatabase(t)
 	db := demiurgetest.MustOpenPath(t, path, store.Options{Now: clock.Now})
 	frozen := newClock() // a second handle whose clock stays behind
 	stale := demiurgetest.MustOpenPath(t, path, store.Options{Now: frozen.Now})
@@ -275,7 +274,7 @@ func TestReconcileDeadProcessWithoutTTL(t *testing.T) {
 
 // Two reconcilers at once append each lost marker exactly once.
 func TestConcurrentReconcilers(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+	path := demiurgetest.TestDatabase(t)
 	db1 := demiurgetest.MustOpenPath(t, path, store.Options{})
 	db2 := demiurgetest.MustOpenPath(t, path, store.Options{})
 	ctx := context.Background()
@@ -385,7 +384,7 @@ func TestSessionLeaseTakeOverFromGoneHost(t *testing.T) {
 		t.Fatalf("take over from a dead host: %v", err)
 	}
 	var holder string
-	if err := rawDB(t, db.Path()).QueryRow(`SELECT holder FROM session_leases WHERE session_id = 'session_1'`).Scan(&holder); err != nil || holder != "turn_new" {
+	if err := rawDB(t, db.OpenedWith()).QueryRow(`SELECT holder FROM session_leases WHERE session_id = 'session_1'`).Scan(&holder); err != nil || holder != "turn_new" {
 		t.Fatalf("holder %q, %v", holder, err)
 	}
 	if err := release(ctx); err != nil {
@@ -395,7 +394,7 @@ func TestSessionLeaseTakeOverFromGoneHost(t *testing.T) {
 
 // DB.Close stops hosts still open and marks them stopped.
 func TestCloseStopsHosts(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+	path := demiurgetest.TestDatabase(t)
 	db, err := store.Open(context.Background(), path, store.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -2,12 +2,12 @@ package store_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -54,6 +54,7 @@ func allEvents(t *testing.T, db *store.DB) []demiurge.Event {
 // left: sessions, transcripts, turns, tool calls, tasks and their logs,
 // deliveries and the scheduler's instance.
 func TestLegacyDatabaseReads(t *testing.T) {
+	demiurgetest.SQLiteOnly(t, "the fixture is an SQLite file of an earlier build")
 	ctx := context.Background()
 	db := openLegacy(t)
 
@@ -150,6 +151,7 @@ func payloadTypes() map[string]reflect.Type {
 // encodes it again: the struct keeps every key the old writers stored, so
 // the JSON on disk is the same but for empty values a struct now omits.
 func TestLegacyPayloadsDecode(t *testing.T) {
+	demiurgetest.SQLiteOnly(t, "the fixture is an SQLite file of an earlier build")
 	db := openLegacy(t)
 	types := payloadTypes()
 	seen := map[string]bool{}
@@ -246,7 +248,7 @@ func TestLegacyEventsReplay(t *testing.T) {
 	// Not projections: leases and hosts, and the task log lines (and
 	// their count) that AppendTaskLogs writes without events.
 	skip := map[string]bool{"runtime_events": true, "hosts": true, "session_leases": true, "task_logs": true}
-	want, got := rawDB(t, old.Path()), rawDB(t, fresh.Path())
+	want, got := rawDB(t, old.OpenedWith()), rawDB(t, fresh.OpenedWith())
 	tables := tableNames(t, want)
 	if len(tables) < 10 {
 		t.Fatalf("tables %v", tables)
@@ -262,9 +264,14 @@ func TestLegacyEventsReplay(t *testing.T) {
 	}
 }
 
-func tableNames(t *testing.T, db *sql.DB) []string {
+func tableNames(t *testing.T, db rawConn) []string {
 	t.Helper()
-	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+	q := `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`
+	if db.pg {
+		q = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()
+  AND table_name <> 'demiurge_schema' ORDER BY table_name COLLATE "C"`
+	}
+	rows, err := db.Query(q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,13 +287,14 @@ func tableNames(t *testing.T, db *sql.DB) []string {
 	return out
 }
 
-// dumpTable returns the rows of table, ordered by their first columns;
+// dumpTable returns the rows of table, ordered by their first two columns
+// (as text, the same order whatever the engine);
 // JSON objects are compared decoded (a payload struct orders its keys as
 // it declares them, where the old build sorted them), and tasks.log_lines
 // is left out (AppendTaskLogs counts it without events).
-func dumpTable(t *testing.T, db *sql.DB, table string) [][]any {
+func dumpTable(t *testing.T, db rawConn, table string) [][]any {
 	t.Helper()
-	rows, err := db.Query(`SELECT * FROM ` + table + ` ORDER BY 1, 2`)
+	rows, err := db.Query(`SELECT * FROM ` + table)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +315,7 @@ func dumpTable(t *testing.T, db *sql.DB, table string) [][]any {
 		}
 		var row []any
 		for i, c := range cols {
-			if table == "tasks" && c == "log_lines" {
+			if table == "tasks" && c == "log_lines" || c == "rowid" { // rowid: PostgreSQL's column
 				continue
 			}
 			v := vals[i]
@@ -321,6 +329,9 @@ func dumpTable(t *testing.T, db *sql.DB, table string) [][]any {
 		}
 		out = append(out, row)
 	}
+	// row holds column, value pairs: order by the first two values.
+	key := func(r []any) string { return fmt.Sprint(r[1]) + "\x00" + fmt.Sprint(r[3]) }
+	sort.SliceStable(out, func(i, j int) bool { return key(out[i]) < key(out[j]) })
 	return out
 }
 
@@ -369,7 +380,7 @@ func TestProjectionFromValueEqualsFromJSON(t *testing.T) {
 		mustAppend(t, fromValue, "", e)
 		mustAppend(t, fromJSON, "", demiurge.Event{AggregateType: e.AggregateType, AggregateID: e.AggregateID, Type: e.Type, Payload: e.Payload})
 	}
-	a, b := rawDB(t, fromValue.Path()), rawDB(t, fromJSON.Path())
+	a, b := rawDB(t, fromValue.OpenedWith()), rawDB(t, fromJSON.OpenedWith())
 	for _, table := range tableNames(t, a) {
 		if table == "runtime_events" || table == "hosts" {
 			continue

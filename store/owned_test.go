@@ -47,7 +47,7 @@ func TestSessionOwned(t *testing.T) {
 		"kind": "conversation", "principal_id": "principal:conversation:telegram:2"}})
 	createSession(t, db, "session_legacy", nil)
 	createSession(t, db, "session_ownerless", map[string]any{"owner": operatorOwner()})
-	if _, err := rawDB(t, db.Path()).Exec(`DELETE FROM session_owners WHERE session_id = 'session_ownerless'`); err != nil {
+	if _, err := rawDB(t, db.OpenedWith()).Exec(`DELETE FROM session_owners WHERE session_id = 'session_ownerless'`); err != nil {
 		t.Fatal(err)
 	}
 

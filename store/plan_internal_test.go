@@ -15,6 +15,7 @@ import (
 // statistics, so row counts do not change these plans: this is what keeps
 // the queries fast past 10,000 rows.
 func TestQueryPlansUseIndexes(t *testing.T) {
+	sqliteOnly(t)
 	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "plan.sqlite3"), Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // instead of mixing before and after ("application_id 0x0" with a schema,
 // which reads as a foreign database). One case per gap between reads.
 func TestProbeReadsHeaderInOneSnapshot(t *testing.T) {
+	sqliteOnly(t)
 	for gap := range 2 {
 		t.Run(fmt.Sprintf("after read %d", gap), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "runtime.sqlite3")

@@ -24,7 +24,7 @@ var (
 	// and it is the title when no title was set yet.
 	sqlSessionAfterMessage = `UPDATE sessions SET message_count = message_count + ?,
   preview = COALESCE(?, preview),
-  title = CASE WHEN COALESCE(title, '') = '' AND ? IS NOT NULL THEN ? ELSE title END,
+  title = CASE WHEN COALESCE(title, '') = '' AND CAST(? AS TEXT) IS NOT NULL THEN ? ELSE title END,
   updated_at = ? WHERE session_id = ?`
 	sqlMessageUpdate = `UPDATE messages SET content_json = COALESCE(?, content_json), kind = COALESCE(?, kind),
   model_visible = COALESCE(?, model_visible), visibility = COALESCE(?, visibility) WHERE message_id = ?`
@@ -46,9 +46,10 @@ func visibility(visible *bool) string {
 
 // contentColumns returns what the messages row keeps of a message body:
 // content_json, kind (default message) and model_visible (default true).
-func contentColumns(c *demiurge.MessageBody) (contentJSON, kind string, modelVisible bool, err error) {
+func contentColumns(c *demiurge.MessageBody) (contentJSON, kind string, modelVisible int, err error) {
 	contentJSON, err = marshalJSON(c)
-	return contentJSON, cmp.Or(c.Kind, "message"), c.ModelVisible == nil || *c.ModelVisible, err
+	// model_visible is an INTEGER 0/1 column on both engines.
+	return contentJSON, cmp.Or(c.Kind, "message"), boolInt(c.ModelVisible == nil || *c.ModelVisible), err
 }
 
 func projectMessagePersisted(t *wtx, e evMeta, p demiurge.MessagePersistedPayload) error {

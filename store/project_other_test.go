@@ -332,7 +332,7 @@ func TestEventsOnlyTypes(t *testing.T) {
 		}
 	}
 	var n int
-	if err := rawDB(t, db.Path()).QueryRow(`SELECT count(*) FROM hosts`).Scan(&n); err != nil || n != 0 {
+	if err := rawDB(t, db.OpenedWith()).QueryRow(`SELECT count(*) FROM hosts`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("host.* events wrote %d hosts rows (%v)", n, err)
 	}
 }

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -103,7 +102,7 @@ func TestTurnProjectionGuards(t *testing.T) {
 // the same turns with different terminal events and keys. Each turn ends in
 // the state of the terminal event that was appended first.
 func TestTurnTerminalRace(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+	path := demiurgetest.TestDatabase(t)
 	a := demiurgetest.MustOpenPath(t, path, store.Options{})
 	b := demiurgetest.MustOpenPath(t, path, store.Options{})
 	ctx := context.Background()

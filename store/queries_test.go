@@ -192,7 +192,7 @@ func TestQueryDecodesJSONColumns(t *testing.T) {
 		mustAppend(t, db, "", ev(demiurge.AggArtifact, "artifact_"+itoa(i), demiurge.EvArtifactStored, map[string]any{
 			"kind": "file", "uri": "u" + itoa(i), "metadata": map[string]any{"i": i}, "owner_turn_id": nil}))
 	}
-	if _, err := rawDB(t, db.Path()).Exec(`UPDATE artifacts SET metadata_json = '{broken' WHERE artifact_id = 'artifact_2'`); err != nil {
+	if _, err := rawDB(t, db.OpenedWith()).Exec(`UPDATE artifacts SET metadata_json = '{broken' WHERE artifact_id = 'artifact_2'`); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := db.Query(ctx, store.Query{Table: "artifacts", OrderBy: "created_at", Descending: true, Limit: 10})

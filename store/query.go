@@ -95,7 +95,13 @@ func (db *DB) Query(ctx context.Context, q Query) ([]map[string]any, error) {
 		if q.Descending {
 			dir = " DESC"
 		}
-		stmt += " ORDER BY " + q.OrderBy + dir + ", rowid" + dir
+		// seq, where a table has it, is its rowid (INTEGER PRIMARY KEY on
+		// SQLite, the identity column on PostgreSQL).
+		tie := "rowid"
+		if cols["seq"] {
+			tie = "seq"
+		}
+		stmt += " ORDER BY " + q.OrderBy + dir + ", " + tie + dir
 	case q.Descending:
 		return nil, demiurge.Errorf(demiurge.EINVALID, "descending requires order_by")
 	}
@@ -124,6 +130,9 @@ func (db *DB) Query(ctx context.Context, q Query) ([]map[string]any, error) {
 		m := make(map[string]any, len(names))
 		for i, name := range names {
 			v := vals[i]
+			if name == "rowid" {
+				continue // PostgreSQL's stand-in for SQLite's hidden rowid
+			}
 			if b, ok := v.([]byte); ok {
 				v = string(b)
 			}
@@ -162,6 +171,9 @@ func sqlValue(v any) any {
 	}
 }
 
+// sqlTableColumns lists a table's columns (on PostgreSQL, pgStatements).
+const sqlTableColumns = "SELECT name FROM pragma_table_info(?)"
+
 // columns returns the column set of a whitelisted table (cached).
 func (db *DB) columns(ctx context.Context, table string) (map[string]bool, error) {
 	db.colMu.Lock()
@@ -169,7 +181,7 @@ func (db *DB) columns(ctx context.Context, table string) (map[string]bool, error
 	if c := db.cols[table]; c != nil {
 		return c, nil
 	}
-	rows, err := db.reader.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
+	rows, err := db.reader.QueryContext(ctx, sqlTableColumns, table)
 	if err != nil {
 		return nil, db.codeError(ctx, err)
 	}

@@ -16,12 +16,15 @@ const maxReadStmts = 512
 // most of the store's reads. It is safe for concurrent use.
 type readPool struct {
 	*sql.DB
+	d *dialect // the texts are rewritten for the engine before use
 
 	mu    sync.Mutex // guards stmts
 	stmts map[string]*sql.Stmt
 }
 
-func newReadPool(db *sql.DB) *readPool { return &readPool{DB: db, stmts: map[string]*sql.Stmt{}} }
+func newReadPool(db *sql.DB, d *dialect) *readPool {
+	return &readPool{DB: db, d: d, stmts: map[string]*sql.Stmt{}}
+}
 
 // stmt returns q prepared on the pool, or nil when it cannot be (the
 // caller then runs it unprepared, so that the error surfaces there).
@@ -33,7 +36,7 @@ func (p *readPool) stmt(ctx context.Context, q string) *sql.Stmt {
 	if ok || full {
 		return s
 	}
-	s, err := p.DB.PrepareContext(ctx, q)
+	s, err := p.DB.PrepareContext(ctx, p.d.sql(q))
 	if err != nil {
 		return nil
 	}
@@ -51,14 +54,14 @@ func (p *readPool) QueryContext(ctx context.Context, q string, args ...any) (*sq
 	if s := p.stmt(ctx, q); s != nil {
 		return s.QueryContext(ctx, args...)
 	}
-	return p.DB.QueryContext(ctx, q, args...)
+	return p.DB.QueryContext(ctx, p.d.sql(q), args...)
 }
 
 func (p *readPool) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
 	if s := p.stmt(ctx, q); s != nil {
 		return s.QueryRowContext(ctx, args...)
 	}
-	return p.DB.QueryRowContext(ctx, q, args...)
+	return p.DB.QueryRowContext(ctx, p.d.sql(q), args...)
 }
 
 // Close closes the prepared statements and the pool.

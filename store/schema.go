@@ -243,9 +243,12 @@ func sqliteCode(err error) int {
 	return 0
 }
 
+// isBusy reports a transient conflict worth retrying the transaction for:
+// SQLITE_BUSY/LOCKED, or PostgreSQL's serialization failure, deadlock and
+// lock timeout.
 func isBusy(err error) bool {
 	c := sqliteCode(err)
-	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED || pgRetryable(err)
 }
 
 func isNotADB(err error) bool { return sqliteCode(err) == sqlite3.SQLITE_NOTADB }

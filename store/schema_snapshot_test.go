@@ -17,6 +17,7 @@ var updateSnapshot = flag.Bool("update", false, "rewrite schema_snapshot.sql fro
 // version 1 have the same tables, columns, defaults, keys and indexes. With
 // -update the snapshot is rewritten from the migrations.
 func TestSchemaSnapshotMatchesMigrations(t *testing.T) {
+	sqliteOnly(t)
 	ctx := context.Background()
 	chain := openRaw(t, "chain.sqlite3")
 	for _, m := range migrations {

@@ -10,6 +10,7 @@ import (
 // The task worker's polls and the log append run often; each must be
 // served by its index, whatever the number of tasks and log lines.
 func TestTaskQueryPlansUseIndexes(t *testing.T) {
+	sqliteOnly(t)
 	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "plan.sqlite3"), Options{})
 	if err != nil {
 		t.Fatal(err)

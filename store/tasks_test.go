@@ -187,6 +187,7 @@ func TestReconcileReportsLostTaskProcesses(t *testing.T) {
 // A schema 2 database gains numbered log lines, line counters, and no
 // completions for tasks that ended before the upgrade.
 func TestMigrationNumbersOldLogs(t *testing.T) {
+	demiurgetest.SQLiteOnly(t, "the SQLite migration chain from a version-2 file")
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
 	raw, err := sql.Open("sqlite", path)
 	if err != nil {

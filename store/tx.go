@@ -78,6 +78,11 @@ func (db *DB) writeAs(ctx context.Context, urgent bool, fn func(t *wtx) error) e
 			return err
 		}
 		t := &wtx{ctx: wctx, db: db, tx: tx, now: db.now().UTC(), stmts: map[string]*sql.Stmt{}, observing: db.pub.observing()}
+		if err := t.lock(); err != nil {
+			tx.Rollback()
+			db.dropWriterConn(err)
+			return err
+		}
 		if err := fn(t); err != nil {
 			tx.Rollback()
 			db.dropWriterConn(err)
@@ -93,6 +98,16 @@ func (db *DB) writeAs(ctx context.Context, urgent bool, fn func(t *wtx) error) e
 		}
 		return nil
 	})
+}
+
+// lock takes the ledger's write lock on PostgreSQL (sqlWriteLock); on
+// SQLite, BEGIN IMMEDIATE took the database's.
+func (t *wtx) lock() error {
+	if t.db.dialect.engine != Postgres {
+		return nil
+	}
+	_, err := t.exec(sqlWriteLock)
+	return err
 }
 
 // Commits returns how many write transactions this DB has committed since
@@ -137,6 +152,9 @@ func (db *DB) codeError(ctx context.Context, err error) error {
 	if isBusy(err) {
 		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "runtime database %s is busy", db.path)
 	}
+	if db.dialect.engine == Postgres && pgConnLost(err) {
+		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "runtime database %s is unreachable: %s", db.path, pgReason(err))
+	}
 	return demiurge.WrapError(demiurge.EINTERNAL, err, "runtime database %s: statement failed", db.path)
 }
 
@@ -163,14 +181,14 @@ func (t *wtx) stmt(q string) (*sql.Stmt, error) {
 		return s, nil
 	}
 	if len(t.db.stmts) < maxWriteStmts {
-		s, err := t.db.wconn.PrepareContext(t.ctx, q)
+		s, err := t.db.wconn.PrepareContext(t.ctx, t.db.dialect.sql(q))
 		if err != nil {
 			return nil, err
 		}
 		t.db.stmts[q] = s
 		return s, nil
 	}
-	s, err := t.tx.PrepareContext(t.ctx, q)
+	s, err := t.tx.PrepareContext(t.ctx, t.db.dialect.sql(q))
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +209,7 @@ func (t *wtx) queryRow(q string, args ...any) *sql.Row {
 	if err != nil {
 		// A Row cannot carry an error; run the statement unprepared so the
 		// error surfaces from Scan.
-		return t.tx.QueryRowContext(t.ctx, q, args...)
+		return t.tx.QueryRowContext(t.ctx, t.db.dialect.sql(q), args...)
 	}
 	return s.QueryRowContext(t.ctx, args...)
 }
@@ -230,7 +248,9 @@ func (db *DB) writerConn(ctx context.Context) (*sql.Conn, error) {
 // prepared on it, so that the next write takes a fresh one. The caller
 // holds db.wmu.
 func (db *DB) dropWriterConn(err error) {
-	if db.wconn == nil || !errors.Is(err, sql.ErrConnDone) && !errors.Is(err, driver.ErrBadConn) {
+	lost := errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) ||
+		db.dialect.engine == Postgres && pgConnLost(err)
+	if db.wconn == nil || !lost {
 		return
 	}
 	db.closeWriterConn()

@@ -194,3 +194,12 @@ type scanner interface{ Scan(dest ...any) error }
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
+
+// boolInt is b as the 0/1 an INTEGER column keeps (PostgreSQL does not
+// take a bool for one).
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -213,7 +213,7 @@ func TestRecoverWork(t *testing.T) {
 	claim("work_live", demiurge.WorkRunning, time.Hour)
 	enqueue(t, db, "work_queued", demiurge.WorkKindDeliverySend)
 	enqueue(t, db, "work_corrupt", demiurge.WorkKindDeliverySend)
-	if _, err := rawDB(t, db.Path()).Exec(`UPDATE runtime_work_items SET payload_json = 'not json' WHERE work_id = 'work_corrupt'`); err != nil {
+	if _, err := rawDB(t, db.OpenedWith()).Exec(`UPDATE runtime_work_items SET payload_json = 'not json' WHERE work_id = 'work_corrupt'`); err != nil {
 		t.Fatal(err)
 	}
 

@@ -26,3 +26,24 @@ func appendRows(ctx context.Context, dir string, c counts) ([]row, error) {
 		{figure: figAppend + ", raw INSERT", value: fmt.Sprintf("%.0f events/s", rawRate)},
 	}, nil
 }
+
+// benchPostgresEnv names the PostgreSQL database of figAppendPG.
+const benchPostgresEnv = "DEMIURGE_BENCH_POSTGRES"
+
+// appendPostgresRows measures figure 3 on the PostgreSQL database of
+// DEMIURGE_BENCH_POSTGRES; unset, the row says it was not measured.
+func appendPostgresRows(ctx context.Context, c counts) ([]row, error) {
+	dbURL := os.Getenv(benchPostgresEnv)
+	if dbURL == "" {
+		return []row{{figure: figAppendPG + ", ratio", value: "n/a (set " + benchPostgresEnv + ")", target: fmt.Sprintf("≥ %.1f", appendTarget)}}, nil
+	}
+	ratio, appendRate, rawRate, err := storebench.MeasurePostgresAppendRatio(ctx, dbURL, c.batches)
+	if err != nil {
+		return nil, err
+	}
+	return []row{
+		{figure: figAppendPG + ", ratio", value: fmt.Sprintf("%.2f", ratio), target: fmt.Sprintf("≥ %.1f", appendTarget), verdict: check(ratio >= appendTarget)},
+		{figure: figAppendPG + ", Append", value: fmt.Sprintf("%.0f events/s", appendRate)},
+		{figure: figAppendPG + ", raw INSERT", value: fmt.Sprintf("%.0f events/s", rawRate)},
+	}, nil
+}

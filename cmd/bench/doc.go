@@ -43,7 +43,11 @@
 //     (idempotency key, events and projections in one transaction) and the
 //     same rows as raw INSERTs in one transaction per batch (over a second
 //     connection with the store writer's settings), on one fresh database;
-//     the ratio of the two rates is reported with both rates.
+//     the ratio of the two rates is reported with both rates. With
+//     DEMIURGE_BENCH_POSTGRES set to a postgres:// URL the same is measured
+//     on that PostgreSQL database (storebench.MeasurePostgresAppendRatio,
+//     a schema of its own, dropped after), target ≥ 0.5 too; unset, that
+//     row says so and is not a failure.
 //  4. Idle memory of `demiurge chat` (target: VmRSS ≤ 40 MiB). The binary
 //     runs `chat` with a stdin pipe held open; after it has answered
 //     "hello" and sat idle for a second, VmRSS is read from

@@ -112,6 +112,7 @@ func run(ctx context.Context, c counts, stdout, stderr io.Writer) int {
 		{figTurn, func() ([]row, error) { return turnRows(ctx, dir("turn"), c) }},
 		{figCold, withBinary(func(bin string) ([]row, error) { return coldRows(ctx, bin, dir("cold"), c) })},
 		{figAppend, func() ([]row, error) { return appendRows(ctx, dir("append"), c) }},
+		{figAppendPG, func() ([]row, error) { return appendPostgresRows(ctx, c) }},
 		{figMemory, withBinary(func(bin string) ([]row, error) { return memoryRows(ctx, bin, dir("chat"), c) })},
 		{figCatalog, inProcess(ctx, func() ([]row, error) { return catalogRows(dir("catalog"), c) })},
 		{figDispatch, inProcess(ctx, func() ([]row, error) { return dispatchRows(c) })},

@@ -17,7 +17,9 @@ const (
 	figFresh  = "cold `demiurge run` process, fresh home (init included)"
 	figExit   = "final model answer to `demiurge run` exit"
 	figAppend = "Append vs raw INSERT throughput"
-	figMemory = "idle RSS of `demiurge chat`"
+	// figAppendPG is figAppend on PostgreSQL (DEMIURGE_BENCH_POSTGRES).
+	figAppendPG = "Append vs raw INSERT throughput, PostgreSQL"
+	figMemory   = "idle RSS of `demiurge chat`"
 
 	figCatalog     = "catalog preparation, 200 authored tools"
 	figDispatch    = "dispatch of a no-op builtin"

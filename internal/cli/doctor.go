@@ -71,7 +71,7 @@ func diagnose(ctx context.Context, g *globals, repair bool) (*host.DoctorReport,
 func printDoctor(streams IO, rep *host.DoctorReport) {
 	printf(streams, "home: %s\n", rep.Home)
 	if rep.Database.OK {
-		printf(streams, "database: ok (schema version %d) %s\n", rep.Database.SchemaVersion, rep.Database.Path)
+		printf(streams, "database: ok (schema version %d, %s) %s\n", rep.Database.SchemaVersion, rep.Database.Engine, rep.Database.Path)
 	} else {
 		printf(streams, "database: unavailable %s\n", rep.Database.Path)
 	}

@@ -25,7 +25,7 @@ func newInitCmd(g *globals, streams IO) *cobra.Command {
 				return err
 			}
 			out := initJSON{InitReport: rep, Cores: []coreJSON{}, Findings: []host.DoctorFinding{}}
-			if out.DatabaseCreated, err = host.InitDatabase(cmd.Context(), host.Home{Dir: home}); err != nil {
+			if out.DatabaseCreated, err = host.InitDatabase(cmd.Context(), host.Home{Dir: home}, g.getenv); err != nil {
 				return err
 			}
 			if check {

@@ -2,26 +2,27 @@ package demiurgetest
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/demiurge/demiurge/process"
 	"github.com/demiurge/demiurge/store"
 )
 
-// MustOpenDB opens a fresh runtime database at runtime/runtime.sqlite3 of
-// a temporary directory, as a runtime home lays it out, and closes it when
-// the test ends. opts (at most one) configure it as in MustOpenPath.
+// MustOpenDB opens a fresh runtime database at TestDatabase (on SQLite
+// runtime/runtime.sqlite3 of a temporary directory, as a runtime home lays
+// it out; in the PostgreSQL run of RunEngines a schema of its own) and
+// closes it when the test ends. opts (at most one) configure it as in
+// MustOpenPath.
 func MustOpenDB(tb testing.TB, opts ...store.Options) *store.DB {
 	tb.Helper()
 	var o store.Options
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	return MustOpenPath(tb, filepath.Join(tb.TempDir(), "runtime", "runtime.sqlite3"), o)
+	return MustOpenPath(tb, TestDatabase(tb), o)
 }
 
-// MustOpenPath opens the database at path and closes it when the test
+// MustOpenPath opens the database at path (a file or a postgres:// URL) and closes it when the test
 // ends (closing an already closed database is harmless). Unless o says
 // otherwise, processes of this machine are asked whether they live, as
 // the composition root does.
