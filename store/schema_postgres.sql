@@ -332,7 +332,8 @@ CREATE TABLE channel_inbox (
   next_attempt_at TEXT COLLATE "C",
   created_at TEXT COLLATE "C" NOT NULL,
   updated_at TEXT COLLATE "C" NOT NULL,
-  last_seq BIGINT NOT NULL
+  last_seq BIGINT NOT NULL,
+  attachments_json TEXT COLLATE "C"
 );
 
 CREATE UNIQUE INDEX channel_inbox_dedup ON channel_inbox (core_id, channel, event_key);
