@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -56,8 +57,14 @@ func TestRunFailsOnCancelledContext(t *testing.T) {
 	if code := run(ctx, countsFor(true, 1), &out, &errb); code != 1 {
 		t.Fatalf("run exit %d, want 1\nstdout:\n%s", code, out.String())
 	}
-	if got := strings.Count(out.String(), "| FAIL |"); got != 20 {
-		t.Fatalf("%d FAIL rows, want one per figure (20):\n%s", got, out.String())
+	// The PostgreSQL figure is measured (and so fails here) only where a
+	// database is named; elsewhere it reports n/a.
+	want := 20
+	if os.Getenv(benchPostgresEnv) != "" {
+		want++
+	}
+	if got := strings.Count(out.String(), "| FAIL |"); got != want {
+		t.Fatalf("%d FAIL rows, want one per figure (%d):\n%s", got, want, out.String())
 	}
 }
 
