@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -43,9 +44,10 @@ type migration struct {
 	sql     string
 }
 
-// migrations returns the embedded migrations in version order. Versions must
+// migrations returns the embedded migrations in version order, read on
+// first use. Versions must
 // be 1..N without gaps; a broken embed is a build defect, so it panics.
-var migrations = func() []migration {
+var migrations = sync.OnceValue(func() []migration {
 	entries, err := fs.ReadDir(migrationFS, "migrations")
 	if err != nil {
 		panic(err)
@@ -71,10 +73,10 @@ var migrations = func() []migration {
 		}
 	}
 	return ms
-}()
+})
 
 // SchemaVersion is the newest schema version this build knows.
-func SchemaVersion() int { return len(migrations) }
+func SchemaVersion() int { return len(migrations()) }
 
 // header is what identifies a database file.
 type header struct {
@@ -227,7 +229,7 @@ func applySchema(ctx context.Context, tx *sql.Tx, from int) error {
 		}
 		return nil
 	}
-	for _, m := range migrations[from:] {
+	for _, m := range migrations()[from:] {
 		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 			return demiurge.WrapError(demiurge.EINTERNAL, err, "runtime database migration %s failed", m.name)
 		}

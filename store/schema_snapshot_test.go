@@ -20,7 +20,7 @@ func TestSchemaSnapshotMatchesMigrations(t *testing.T) {
 	sqliteOnly(t)
 	ctx := context.Background()
 	chain := openRaw(t, "chain.sqlite3")
-	for _, m := range migrations {
+	for _, m := range migrations() {
 		if _, err := chain.ExecContext(ctx, m.sql); err != nil {
 			t.Fatalf("migration %s: %v", m.name, err)
 		}

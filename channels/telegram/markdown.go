@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 )
 
@@ -15,14 +16,14 @@ const MessageLimit = 4096
 const mdv2Special = "_*[]()~`>#+-=|{}.!\\"
 
 var (
-	reTableSep   = regexp.MustCompile(`^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)+\|?\s*$`)
-	reInlineCode = regexp.MustCompile("`([^`\n]+)`")
-	reLink       = regexp.MustCompile(`\[([^\]\n]+)\]\(((?:[^()\s]|\([^()\s]*\))+)\)`)
-	reHeading    = regexp.MustCompile(`(?m)^#{1,6}[ \t]+(.+?)[ \t]*$`)
-	reBold       = regexp.MustCompile(`\*\*([^*\n]+?)\*\*`)
-	reItalic     = regexp.MustCompile(`\*([^*\n]+?)\*`)
-	reStrike     = regexp.MustCompile(`~~([^~\n]+?)~~`)
-	rePlace      = regexp.MustCompile("\x00([0-9]+)\x00")
+	reTableSep   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)+\|?\s*$`) })
+	reInlineCode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`([^`\n]+)`") })
+	reLink       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[([^\]\n]+)\]\(((?:[^()\s]|\([^()\s]*\))+)\)`) })
+	reHeading    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^#{1,6}[ \t]+(.+?)[ \t]*$`) })
+	reBold       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\*\*([^*\n]+?)\*\*`) })
+	reItalic     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\*([^*\n]+?)\*`) })
+	reStrike     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`~~([^~\n]+?)~~`) })
+	rePlace      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("\x00([0-9]+)\x00") })
 )
 
 // FormatMarkdownV2 converts the model's Markdown to Telegram MarkdownV2
@@ -85,27 +86,27 @@ func formatProse(s string) string {
 		return "\x00" + strconv.Itoa(len(saved)-1) + "\x00"
 	}
 	s = strings.ReplaceAll(s, "\x00", "")
-	s = reInlineCode.ReplaceAllStringFunc(s, func(m string) string {
+	s = reInlineCode().ReplaceAllStringFunc(s, func(m string) string {
 		return keep("`" + escapeCode(m[1:len(m)-1]) + "`")
 	})
-	s = reLink.ReplaceAllStringFunc(s, func(m string) string {
-		p := reLink.FindStringSubmatch(m)
+	s = reLink().ReplaceAllStringFunc(s, func(m string) string {
+		p := reLink().FindStringSubmatch(m)
 		url := strings.NewReplacer(`\`, `\\`, `)`, `\)`).Replace(p[2])
 		return keep("[" + escapeText(p[1]) + "](" + url + ")")
 	})
-	s = reHeading.ReplaceAllStringFunc(s, func(m string) string {
-		inner := strings.TrimSpace(reHeading.FindStringSubmatch(m)[1])
+	s = reHeading().ReplaceAllStringFunc(s, func(m string) string {
+		inner := strings.TrimSpace(reHeading().FindStringSubmatch(m)[1])
 		if strings.HasPrefix(inner, "**") && strings.HasSuffix(inner, "**") && len(inner) > 4 {
 			inner = inner[2 : len(inner)-2]
 		}
 		return keep("*" + escapeText(inner) + "*")
 	})
-	s = reBold.ReplaceAllStringFunc(s, func(m string) string { return keep("*" + escapeText(m[2:len(m)-2]) + "*") })
-	s = reItalic.ReplaceAllStringFunc(s, func(m string) string { return keep("_" + escapeText(m[1:len(m)-1]) + "_") })
-	s = reStrike.ReplaceAllStringFunc(s, func(m string) string { return keep("~" + escapeText(m[2:len(m)-2]) + "~") })
+	s = reBold().ReplaceAllStringFunc(s, func(m string) string { return keep("*" + escapeText(m[2:len(m)-2]) + "*") })
+	s = reItalic().ReplaceAllStringFunc(s, func(m string) string { return keep("_" + escapeText(m[1:len(m)-1]) + "_") })
+	s = reStrike().ReplaceAllStringFunc(s, func(m string) string { return keep("~" + escapeText(m[2:len(m)-2]) + "~") })
 	s = escapeText(s)
 	for i := 0; i < 8 && strings.Contains(s, "\x00"); i++ {
-		s = rePlace.ReplaceAllStringFunc(s, func(m string) string {
+		s = rePlace().ReplaceAllStringFunc(s, func(m string) string {
 			n, _ := strconv.Atoi(m[1 : len(m)-1])
 			return saved[n]
 		})
@@ -125,7 +126,7 @@ func tablesToBlocks(text string) string {
 		if strings.HasPrefix(strings.TrimSpace(line), "```") {
 			inFence = !inFence
 		}
-		if inFence || !strings.Contains(line, "|") || i+1 >= len(lines) || !reTableSep.MatchString(lines[i+1]) {
+		if inFence || !strings.Contains(line, "|") || i+1 >= len(lines) || !reTableSep().MatchString(lines[i+1]) {
 			out = append(out, line)
 			continue
 		}
@@ -176,27 +177,29 @@ func cells(row string) []string {
 }
 
 var (
-	reEscaped = regexp.MustCompile(`\\(.)`)
-	reWrap    = regexp.MustCompile(`\*\*(.+?)\*\*|\*(.+?)\*|__(.+?)__|_(.+?)_|~(.+?)~|\|\|(.+?)\|\|`)
+	reEscaped = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\\(.)`) })
+	reWrap    = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\*\*(.+?)\*\*|\*(.+?)\*|__(.+?)__|_(.+?)_|~(.+?)~|\|\|(.+?)\|\|`)
+	})
 )
 
 // stripMDV2 turns MarkdownV2 back into plain text: wrappers removed,
 // escapes undone (the fallback for a chunk Telegram would not parse).
 func stripMDV2(s string) string {
 	var lit []string
-	s = reEscaped.ReplaceAllStringFunc(s, func(m string) string {
+	s = reEscaped().ReplaceAllStringFunc(s, func(m string) string {
 		lit = append(lit, m[1:])
 		return "\x00" + strconv.Itoa(len(lit)-1) + "\x00"
 	})
-	s = reWrap.ReplaceAllStringFunc(s, func(m string) string {
-		for _, g := range reWrap.FindStringSubmatch(m)[1:] {
+	s = reWrap().ReplaceAllStringFunc(s, func(m string) string {
+		for _, g := range reWrap().FindStringSubmatch(m)[1:] {
 			if g != "" {
 				return g
 			}
 		}
 		return m
 	})
-	return rePlace.ReplaceAllStringFunc(s, func(m string) string {
+	return rePlace().ReplaceAllStringFunc(s, func(m string) string {
 		n, _ := strconv.Atoi(m[1 : len(m)-1])
 		return lit[n]
 	})

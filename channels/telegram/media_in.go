@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/demiurge/demiurge"
 )
@@ -164,13 +165,13 @@ func (c *Channel) fetchOnce(ctx context.Context, m *message, md media) (demiurge
 	}, nil
 }
 
-var unsafeRun = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var unsafeRun = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]+`) })
 
 // safeComponent is s as one path component: runs of other characters than
 // letters, digits, '.', '_' and '-' become '_', leading and trailing '.'
 // and '_' go; empty becomes fallback.
 func safeComponent(s, fallback string) string {
-	s = strings.Trim(unsafeRun.ReplaceAllString(s, "_"), "._")
+	s = strings.Trim(unsafeRun().ReplaceAllString(s, "_"), "._")
 	if s == "" {
 		return fallback
 	}
