@@ -26,36 +26,49 @@ func (l *writerLock) queued(t *testing.T, n, u int) {
 	}
 }
 
+// waiter is one writer to queue on a held lock.
+type waiter struct {
+	name   string
+	urgent bool
+}
+
+// serveOrder queues ws on l (held by the caller) one at a time, in order,
+// releases l and returns the order in which they got the writer.
+func serveOrder(t *testing.T, l *writerLock, ws ...waiter) string {
+	t.Helper()
+	var mu sync.Mutex
+	var order []string
+	var wg sync.WaitGroup
+	normal, urgent := 0, 0
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.lock(w.urgent)
+			mu.Lock()
+			order = append(order, w.name)
+			mu.Unlock()
+			l.Unlock()
+		}()
+		if w.urgent {
+			urgent++
+		} else {
+			normal++
+		}
+		l.queued(t, normal, urgent)
+	}
+	l.Unlock()
+	wg.Wait()
+	return strings.Join(order, " ")
+}
+
 // An urgent waiter takes the writer before normal waiters that came
 // first; waiters of one class keep their order; the lock is free after.
 func TestWriterLockUrgentFirst(t *testing.T) {
 	var l writerLock
 	l.Lock()
-	var mu sync.Mutex
-	var order []string
-	var wg sync.WaitGroup
-	take := func(name string, urgent bool) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l.lock(urgent)
-			mu.Lock()
-			order = append(order, name)
-			mu.Unlock()
-			l.Unlock()
-		}()
-	}
-	take("n1", false)
-	l.queued(t, 1, 0)
-	take("n2", false)
-	l.queued(t, 2, 0)
-	take("u1", true)
-	l.queued(t, 2, 1)
-	take("u2", true)
-	l.queued(t, 2, 2)
-	l.Unlock()
-	wg.Wait()
-	if got := strings.Join(order, " "); got != "u1 u2 n1 n2" {
+	got := serveOrder(t, &l, waiter{"n1", false}, waiter{"n2", false}, waiter{"u1", true}, waiter{"u2", true})
+	if got != "u1 u2 n1 n2" {
 		t.Fatalf("order %q, want u1 u2 n1 n2", got)
 	}
 	l.mu.Lock()
@@ -77,30 +90,15 @@ func TestWriterLockUrgentFirst(t *testing.T) {
 func TestWriterLockNormalNotStarved(t *testing.T) {
 	var l writerLock
 	l.Lock()
-	var mu sync.Mutex
-	var order []string
-	var wg sync.WaitGroup
-	take := func(name string, urgent bool) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l.lock(urgent)
-			mu.Lock()
-			order = append(order, name)
-			mu.Unlock()
-			l.Unlock()
-		}()
-	}
-	take("n1", false)
-	l.queued(t, 1, 0)
+	ws := []waiter{{"n1", false}}
+	var want []string
 	for i := range urgentStreak + 2 {
-		take(fmt.Sprintf("u%d", i+1), true)
-		l.queued(t, 1, i+1)
+		name := fmt.Sprintf("u%d", i+1)
+		ws = append(ws, waiter{name, true})
+		want = append(want, name)
 	}
-	l.Unlock()
-	wg.Wait()
-	want := "u1 u2 u3 u4 n1 u5 u6"
-	if got := strings.Join(order, " "); got != want {
-		t.Fatalf("order %q, want %q", got, want)
+	want = append(want[:urgentStreak], append([]string{"n1"}, want[urgentStreak:]...)...)
+	if got := serveOrder(t, &l, ws...); got != strings.Join(want, " ") {
+		t.Fatalf("order %q, want %q", got, strings.Join(want, " "))
 	}
 }
