@@ -55,30 +55,18 @@ func inboundKey(e demiurge.InboundEnvelope) string {
 // Errors: EINVALID for a bad envelope (nothing is committed), ECONFLICT
 // when cursor's host does not hold the channel's lease, store errors.
 func (db *DB) AcceptInbound(ctx context.Context, envs []demiurge.InboundEnvelope, cursor *demiurge.ChannelCursor) ([]demiurge.InboxReceipt, error) {
-	for _, e := range envs {
-		if err := validEnvelope(e); err != nil {
-			return nil, err
-		}
+	if err := validEnvelopes(envs); err != nil {
+		return nil, err
 	}
 	var out []demiurge.InboxReceipt
 	err := db.writeUrgent(ctx, func(t *wtx) error {
 		out = out[:0]
 		for _, e := range envs {
-			key := inboundKey(e)
-			stored, err := t.eventsByKey(key)
+			r, err := t.acceptEnvelope(e)
 			if err != nil {
 				return err
 			}
-			if len(stored) > 0 {
-				out = append(out, demiurge.InboxReceipt{InboundID: stored[0].AggregateID, Duplicate: true})
-				continue
-			}
-			id := demiurge.NewID("inbound")
-			ev := demiurge.NewEvent(demiurge.AggChannelInbound, id, demiurge.ChannelInboundAcceptedPayload(e))
-			if _, err := t.append([]demiurge.Event{ev}, key, nil); err != nil {
-				return err
-			}
-			out = append(out, demiurge.InboxReceipt{InboundID: id})
+			out = append(out, r)
 		}
 		if cursor != nil {
 			res, err := t.exec(sqlChannelCursor, cursor.Cursor, t.nowText(), cursor.CoreID, cursor.Channel, cursor.HostID)

@@ -174,7 +174,7 @@ func TestTelegramGroupFilesIgnored(t *testing.T) {
 	api.AddFile("G1", "u-G1", "photos/g.jpg", []byte("jpeg"), 0)
 	ch := newChannel(t, api, telegram.Config{AttachmentRoot: t.TempDir(), AllowedChats: []int64{-100}, BotUsername: "demibot"})
 	in := &inbox{}
-	run(t, ch, in)
+	stop := run(t, ch, in)
 	api.Push(demiurgetest.TelegramGroupPhoto(42, -100, "G1", "@demibot look"))
 	api.Push(demiurgetest.TelegramPrivatePhoto(7, "G1", 4, "a user not allowed"))
 	api.Push(demiurgetest.TelegramGroupText(42, -100, "@demibot hello"))
@@ -191,6 +191,8 @@ func TestTelegramGroupFilesIgnored(t *testing.T) {
 		}
 	}
 
+	// One poller at a time: the first would take the second's updates.
+	stop()
 	none := newChannel(t, api, telegram.Config{})
 	in2 := &inbox{}
 	run(t, none, in2)

@@ -106,21 +106,11 @@ func (b *BotAPI) serve(w http.ResponseWriter, r *http.Request) {
 	case "getUpdates":
 		b.getUpdates(w, params)
 	case "sendMessage":
-		if params["parse_mode"] == "MarkdownV2" {
-			if err := checkMarkdownV2(params["text"]); err != "" || b.rejectMD {
-				if err == "" {
-					err = "Bad Request: can't parse entities: Can't find end of the entity starting at byte offset 0"
-				}
-				botError(w, 400, err, nil)
-				return
-			}
+		if b.refusesMarkdown(w, params, params["text"]) {
+			return
 		}
 		chatID, _ := strconv.ParseInt(params["chat_id"], 10, 64)
-		b.mu.Lock()
-		b.nextMsg++
-		id := b.nextMsg
-		b.mu.Unlock()
-		botReply(w, 200, map[string]any{"ok": true, "result": map[string]any{"message_id": id, "chat": map[string]any{"id": chatID}, "text": params["text"]}})
+		botReply(w, 200, map[string]any{"ok": true, "result": map[string]any{"message_id": b.newMessageID(), "chat": map[string]any{"id": chatID}, "text": params["text"]}})
 	case "getFile":
 		b.getFile(w, params)
 	case "sendPhoto", "sendDocument", "sendVideo", "sendAudio", "sendVoice":
@@ -281,4 +271,30 @@ func (b *BotAPI) Calls() []BotAPICall {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]BotAPICall(nil), b.calls...)
+}
+
+// refusesMarkdown answers 400 as the Bot API does when text is sent as
+// MarkdownV2 and does not parse (or every MarkdownV2 is to be refused),
+// and reports whether it did.
+func (b *BotAPI) refusesMarkdown(w http.ResponseWriter, params map[string]string, text string) bool {
+	if params["parse_mode"] != "MarkdownV2" {
+		return false
+	}
+	err := checkMarkdownV2(text)
+	if err == "" && !b.rejectMD {
+		return false
+	}
+	if err == "" {
+		err = "Bad Request: can't parse entities: Can't find end of the entity starting at byte offset 0"
+	}
+	botError(w, 400, err, nil)
+	return true
+}
+
+// newMessageID is the id of the next message the server sends.
+func (b *BotAPI) newMessageID() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.nextMsg++
+	return b.nextMsg
 }

@@ -175,21 +175,11 @@ func (b *BotAPI) sendMedia(w http.ResponseWriter, method string, params map[stri
 		botError(w, 400, fmt.Sprintf("Bad Request: there is no %s in the request", field), nil)
 		return
 	}
-	if len(params["caption"]) > 0 && params["parse_mode"] == "MarkdownV2" {
-		if err := checkMarkdownV2(params["caption"]); err != "" || b.rejectMD {
-			if err == "" {
-				err = "Bad Request: can't parse entities: Can't find end of the entity starting at byte offset 0"
-			}
-			botError(w, 400, err, nil)
-			return
-		}
+	if len(params["caption"]) > 0 && b.refusesMarkdown(w, params, params["caption"]) {
+		return
 	}
 	chatID, _ := strconv.ParseInt(params["chat_id"], 10, 64)
-	b.mu.Lock()
-	b.nextMsg++
-	id := b.nextMsg
-	b.mu.Unlock()
-	botReply(w, 200, map[string]any{"ok": true, "result": map[string]any{"message_id": id, "chat": map[string]any{"id": chatID},
+	botReply(w, 200, map[string]any{"ok": true, "result": map[string]any{"message_id": b.newMessageID(), "chat": map[string]any{"id": chatID},
 		"caption": params["caption"]}})
 }
 
