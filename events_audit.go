@@ -56,6 +56,7 @@ type HostReconciledPayload struct {
 	WorkUnknown       int `json:"work_unknown"`
 	WorkCorrupt       int `json:"work_corrupt"`
 	WorkDeferred      int `json:"work_deferred"`
+	ClaimsReleased    int `json:"claims_released,omitempty"`
 }
 
 // MCPServerUnavailable is the payload of the events of an MCP server a

@@ -52,3 +52,12 @@ type TaskResult struct {
 	// completion notification like an ended task; a later cancel ends it.
 	Blocked bool
 }
+
+// StartedTask is a queued task a Host has claimed and started: its row,
+// the seq of its task.started event (the guard of its next event), and
+// the action it was submitted with (TaskSpec.Payload).
+type StartedTask struct {
+	Task   Task
+	Seq    int64
+	Action map[string]any
+}

@@ -145,9 +145,11 @@ func (w *Worker) lookup(id string) *run {
 }
 
 // cancelLoop carries out the cancel requests other processes wrote for
-// tasks of this worker's Host, every CancelPoll.
+// tasks of this worker's Host: at once on a wake-up, and every CancelPoll.
 func (w *Worker) cancelLoop() {
 	defer w.loops.Done()
+	requested, stop := w.subscribe(demiurge.TopicCancel(w.opts.HostID))
+	defer stop()
 	t := time.NewTicker(w.opts.CancelPoll)
 	defer t.Stop()
 	for {
@@ -155,6 +157,7 @@ func (w *Worker) cancelLoop() {
 		case <-w.ctx.Done():
 			return
 		case <-t.C:
+		case <-requested:
 		}
 		reqs, err := w.st.TaskCancelRequests(w.ctx, w.opts.HostID)
 		if err != nil {

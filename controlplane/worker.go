@@ -27,6 +27,11 @@ type WorkerStore interface {
 	TaskCancelRequests(ctx context.Context, hostID string) (map[string]string, error)
 	ClaimWork(ctx context.Context, workID, ownerID string, lease time.Duration) (demiurge.WorkItem, bool, error)
 	TaskCompletion(ctx context.Context, taskID string) (demiurge.WorkItem, bool, error)
+	// The queue: claims are leases on queued rows; starting a claimed
+	// task is its task.started event.
+	ClaimQueuedTasks(ctx context.Context, hostID string, kinds []string, limit int, lease time.Duration) ([]string, error)
+	StartClaimedTasks(ctx context.Context, hostID string, ids []string) ([]demiurge.StartedTask, error)
+	ReleaseTaskClaims(ctx context.Context, hostID string, ids []string) error
 }
 
 // Runner runs one task. It returns when the work is done or ctx is
@@ -90,6 +95,19 @@ type WorkerOptions struct {
 	MaxLogLines int
 	// Logger receives background failures. Default: discard.
 	Logger *slog.Logger
+	// MaxActive bounds the tasks this worker runs at once: past it Submit
+	// queues the task (for this Host, or for any Host when the kind is
+	// Portable) and the queue loop starts it when room frees up. 0: Submit
+	// always runs at once, and at most DefaultQueueRuns queued tasks run
+	// at a time.
+	MaxActive int
+	// QueuePoll is how often the queue is read without a wake-up. Default
+	// DefaultQueuePoll.
+	QueuePoll time.Duration
+	// Subscribe, when set, delivers the store's wake-ups (a task queued,
+	// a cancel requested for this Host), so the worker acts on them at
+	// once instead of at its next poll.
+	Subscribe func(topic string) (<-chan struct{}, func())
 }
 
 // Worker is the RuntimeTaskWorker: it runs tasks
@@ -119,6 +137,7 @@ type Worker struct {
 
 	writes    chan *writeReq     // task appends for the committer (unbuffered)
 	wake      chan struct{}      // wakes the completion loop (capacity 1)
+	freed     chan struct{}      // a run ended: room for the queue loop (capacity 1)
 	drain     chan chan struct{} // Close's request to deliver what is due
 	flushKick chan struct{}      // wakes the log flusher (capacity 1)
 	slots     chan struct{}      // completion handlers in flight
@@ -139,6 +158,9 @@ func NewWorker(cp *ControlPlane, st WorkerStore, opts WorkerOptions) *Worker {
 	if opts.CancelGrace <= 0 {
 		opts.CancelGrace = DefaultCancelGrace
 	}
+	if opts.QueuePoll <= 0 {
+		opts.QueuePoll = DefaultQueuePoll
+	}
 	if opts.MaxLogLines <= 0 {
 		opts.MaxLogLines = DefaultMaxLogLines
 	}
@@ -153,6 +175,7 @@ func NewWorker(cp *ControlPlane, st WorkerStore, opts WorkerOptions) *Worker {
 		writes:    make(chan *writeReq),
 		drain:     make(chan chan struct{}),
 		wake:      make(chan struct{}, 1),
+		freed:     make(chan struct{}, 1),
 		flushKick: make(chan struct{}, 1),
 		slots:     make(chan struct{}, completionSlots),
 		dirty:     map[*Handle]struct{}{},
@@ -201,11 +224,12 @@ func (w *Worker) Start(ctx context.Context) error {
 		w.stop()
 		return err
 	}
-	w.loops.Add(4)
+	w.loops.Add(5)
 	go w.commitLoop()
 	go w.flushLoop()
 	go w.cancelLoop()
 	go w.completionLoop()
+	go w.queueLoop()
 	return nil
 }
 

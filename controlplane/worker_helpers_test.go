@@ -113,6 +113,19 @@ func dbPath(t *testing.T) string { return filepath.Join(t.TempDir(), "runtime.sq
 // bound to modeRunner. onComplete may be nil.
 func newRig(t *testing.T, path string, opts controlplane.WorkerOptions, onComplete func(context.Context, controlplane.Completion) error) *rig {
 	t.Helper()
+	return buildRig(t, path, opts, onComplete, nil)
+}
+
+// newRigWith is newRig whose worker options configure may complete from
+// the rig's own store (its wake-ups, for example).
+func newRigWith(t *testing.T, path string, opts controlplane.WorkerOptions, configure func(*controlplane.WorkerOptions, *rig)) *rig {
+	t.Helper()
+	return buildRig(t, path, opts, nil, configure)
+}
+
+func buildRig(t *testing.T, path string, opts controlplane.WorkerOptions, onComplete func(context.Context, controlplane.Completion) error,
+	configure func(*controlplane.WorkerOptions, *rig)) *rig {
+	t.Helper()
 	db := demiurgetest.MustOpenPath(t, path, store.Options{})
 	host, err := db.StartHost(context.Background(), store.HostInfo{})
 	if err != nil {
@@ -121,6 +134,9 @@ func newRig(t *testing.T, path string, opts controlplane.WorkerOptions, onComple
 	t.Cleanup(func() { host.Close(context.Background()) })
 	cp := controlplane.New(db, controlplane.Options{MaxLogLines: opts.MaxLogLines})
 	opts.HostID = host.ID()
+	if configure != nil {
+		configure(&opts, &rig{db: db, host: host, cp: cp})
+	}
 	w := controlplane.NewWorker(cp, db, opts)
 	g := &gates{}
 	for _, k := range []string{demiurge.TaskKindTerminalExec, demiurge.TaskKindAgentSpawn, demiurge.TaskKindEvolverRun} {

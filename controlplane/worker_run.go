@@ -153,6 +153,7 @@ func (w *Worker) finalize(r *run, o outcome) {
 	w.mu.Unlock()
 	close(r.done)
 	signal(w.wake)
+	signal(w.freed)
 }
 
 // terminalEvent maps an outcome to the task's terminal event. A requested
@@ -227,24 +228,12 @@ func (w *Worker) writeEvent(ctx context.Context, r *run, event string, change de
 // its runner. created is false for an idempotent replay, whose earlier task
 // is returned and not run again.
 func (w *Worker) launch(ctx context.Context, r *run, runner Runner, spec demiurge.TaskSpec, src demiurge.TaskOrigin) (demiurge.Task, error) {
-	tk, seq, created, err := w.submitStarted(ctx, r.id, spec, src)
+	tk, seq, created, err := w.submitTask(ctx, r.id, spec, src, true)
 	if err != nil || !created {
-		w.mu.Lock()
-		if w.runs[r.id] == r {
-			delete(w.runs, r.id)
-		}
-		w.mu.Unlock()
-		r.cancel()
-		close(r.ready)
+		w.abandon(r)
 		return tk, err
 	}
-	h := &Handle{w: w, run: r, task: tk, payload: maps.Clone(spec.Payload)}
-	r.mu.Lock()
-	r.launched, r.handle, r.status, r.seq = true, h, tk.Status, seq
-	r.mu.Unlock()
-	w.tasks.Add(1)
-	close(r.ready)
-	go w.execute(r, runner, tk)
+	w.launchStarted(r, runner, demiurge.StartedTask{Task: tk, Seq: seq, Action: maps.Clone(spec.Payload)})
 	return tk, nil
 }
 
@@ -294,9 +283,27 @@ func (w *Worker) Submit(ctx context.Context, spec demiurge.TaskSpec, src demiurg
 		w.mu.Unlock()
 		return w.cp.SubmitTask(ctx, spec, src)
 	}
+	if w.opts.MaxActive > 0 && len(w.runs) >= w.opts.MaxActive {
+		// Full: the task waits in the queue for room here, or, when it is
+		// not bound to this machine, on any Host of the ledger.
+		w.mu.Unlock()
+		if !Portable(spec.Kind) {
+			src.HostID = cmp.Or(src.HostID, w.opts.HostID)
+		}
+		tk, _, _, err := w.submitTask(ctx, id, spec, src, false)
+		return tk, err
+	}
 	r := w.newRun(id)
 	w.runs[id] = r
 	w.mu.Unlock()
 	src.HostID = cmp.Or(src.HostID, w.opts.HostID)
 	return w.launch(ctx, r, runner, spec, src)
+}
+
+// Portable reports whether a task of kind may run on any Host of the
+// ledger: a scheduled run and an evolver run need only the ledger and the
+// core, while a terminal command and a child agent work in a workspace
+// of the machine they were asked on.
+func Portable(kind string) bool {
+	return kind == demiurge.TaskKindScheduleFire || kind == demiurge.TaskKindEvolverRun
 }

@@ -7,13 +7,14 @@ import (
 	"github.com/demiurge/demiurge"
 )
 
-// submitStarted is SubmitTask for a task the worker runs at once: the
-// task.submitted and task.started events (and the write-scope claim, if
-// any) go in one append, so a run costs one write transaction before its
-// runner starts. It returns the task, the seq of its task.started event,
-// and whether this call created it (false: an idempotent replay of an
-// earlier submission, returned as it is now).
-func (w *Worker) submitStarted(ctx context.Context, id string, spec demiurge.TaskSpec, src demiurge.TaskOrigin) (demiurge.Task, int64, bool, error) {
+// submitTask is SubmitTask through the worker's group commit. With start
+// the worker runs the task at once: the task.submitted and task.started
+// events (and the write-scope claim, if any) go in one append, so a run
+// costs one write transaction before its runner starts. Without it the
+// task stays queued for a Host to claim. It returns the task, the seq of
+// its last event, and whether this call created it (false: an idempotent
+// replay of an earlier submission, returned as it is now).
+func (w *Worker) submitTask(ctx context.Context, id string, spec demiurge.TaskSpec, src demiurge.TaskOrigin, start bool) (demiurge.Task, int64, bool, error) {
 	cp := w.cp
 	if err := checkKind(spec.Kind); err != nil {
 		return demiurge.Task{}, 0, false, err
@@ -36,7 +37,10 @@ func (w *Worker) submitStarted(ctx context.Context, id string, spec demiurge.Tas
 		return demiurge.Task{}, false, nil
 	}
 	for range submitAttempts {
-		events := []demiurge.Event{sub, started}
+		events := []demiurge.Event{sub}
+		if start {
+			events = append(events, started)
+		}
 		// Without a scope the guard expects the task to have no events, so
 		// an existing id fails the append and is looked at only then.
 		guard := &demiurge.Expected{AggregateType: demiurge.AggTask, AggregateID: id}
@@ -63,7 +67,11 @@ func (w *Worker) submitStarted(ctx context.Context, id string, spec demiurge.Tas
 		if stored[0].EventID != sub.EventID { // the key was stored before: a replay
 			return tk, 0, false, nil
 		}
-		return tk, stored[1].Seq, true, nil
+		last := 0 // the task's own last event: the scope claim, if any, comes after
+		if start {
+			last = 1
+		}
+		return tk, stored[last].Seq, true, nil
 	}
 	return demiurge.Task{}, 0, false, demiurge.Errorf(demiurge.ECONFLICT, "task submission kept losing races: %s", id)
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -51,6 +52,10 @@ type RuntimeConfig struct {
 	// several Hosts; "" keeps the SQLite file of the home. The
 	// DEMIURGE_DATABASE_URL environment variable overrides it (Database).
 	Database string `yaml:"database"`
+	// MaxActiveTasks bounds the background tasks one Host runs at once;
+	// past it a task waits in the ledger's queue, and a scheduled or
+	// evolver run may be taken by another Host of the ledger. 0: no bound.
+	MaxActiveTasks int `yaml:"max_active_tasks"`
 }
 
 // ChannelConfig is the channel section.
@@ -121,6 +126,9 @@ func (c *Config) validate(path string) error {
 	if c.Runtime.Database != "" && !store.IsDatabaseURL(c.Runtime.Database) {
 		// Not the value: a URL may hold a password.
 		return demiurge.Errorf(demiurge.ECONFIG, "%s: runtime.database must be a postgres:// URL", path)
+	}
+	if c.Runtime.MaxActiveTasks < 0 {
+		return bad("runtime.max_active_tasks", "a number of tasks, 0 or more", strconv.Itoa(c.Runtime.MaxActiveTasks))
 	}
 	switch c.Channel.BusyMode {
 	case "":

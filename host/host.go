@@ -54,6 +54,21 @@ type Options struct {
 	// config.yaml runtime.timezone, then the host's zone).
 	Timezone string
 
+	// MachineName names this Host's machine in its lease (default the
+	// OS host name). Hosts of one machine name are asked whether their
+	// process lives (a dead one is gone at once); Hosts of another are
+	// judged by their lease alone. Fleet tests and the bench give Host
+	// processes of one machine different names to stand for machines.
+	MachineName string
+	// TaskRunners replace the Host's own task bodies, by kind: a program
+	// that embeds the Host runs its own work through the task ledger (the
+	// fleet tests and the bench run trivial tasks this way).
+	TaskRunners map[string]controlplane.Runner
+	// MaxActiveTasks bounds the background tasks this Host runs at once
+	// (controlplane.WorkerOptions.MaxActive; 0: config.yaml
+	// runtime.max_active_tasks, else unbounded).
+	MaxActiveTasks int
+
 	// failAfter, set by tests only, fails Open right after the named step
 	// opened its resource (see closeStack).
 	failAfter func(step string) error
@@ -88,7 +103,12 @@ type Host struct {
 
 	lease    *store.Host
 	catalogs *catalogs
-	logger   *slog.Logger
+	// machine, taskRunners and maxActiveTasks are the Options of the
+	// same names.
+	machine        string
+	taskRunners    map[string]controlplane.Runner
+	maxActiveTasks int
+	logger         *slog.Logger
 	// closers closes what Open opened, in reverse order.
 	closers *closeStack
 	// schedLoop owns the scheduler loop apart from the other loops: it
@@ -134,7 +154,8 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		return nil, err
 	}
 	h := &Host{home: Home{Dir: dir}, closers: &closeStack{failAfter: opts.failAfter}, links: newSessionLinks(),
-		getenv: opts.Getenv, urlPolicy: opts.URLPolicy}
+		getenv: opts.Getenv, urlPolicy: opts.URLPolicy, machine: opts.MachineName, taskRunners: opts.TaskRunners,
+		maxActiveTasks: opts.MaxActiveTasks}
 	defer func() {
 		if err != nil {
 			// The step's error is the one to report; closing what was
@@ -306,7 +327,10 @@ func (h *Host) startLease(ctx context.Context) error {
 	if err != nil {
 		marker = "" // platforms without start markers rely on the heartbeat alone
 	}
-	hostname, _ := os.Hostname()
+	hostname := h.machine
+	if hostname == "" {
+		hostname, _ = os.Hostname()
+	}
 	h.lease, err = h.store.StartHost(ctx, store.HostInfo{PID: pid, StartMarker: marker, Hostname: hostname})
 	return err
 }

@@ -8,9 +8,14 @@ import (
 	"github.com/demiurge/demiurge/store"
 )
 
-// recoveryInterval is how often a live Host looks for work of Hosts that
-// went away while it runs (their heartbeat lease expired).
-const recoveryInterval = 10 * time.Second
+// A live Host looks for Hosts that went away while it runs (their
+// process died, or their heartbeat lease expired) every goneCheckInterval
+// with a read, and reconciles as soon as it finds one; it reconciles every
+// recoveryInterval regardless (work items whose lease lapsed, say).
+const (
+	goneCheckInterval = time.Second
+	recoveryInterval  = 10 * time.Second
+)
 
 // reconcile runs restart recovery:
 // work of gone Hosts is marked lost or unknown in the store, and the
@@ -42,16 +47,24 @@ func (h *Host) reconcile(ctx context.Context) (store.ReconcileReport, error) {
 // recoveryLoop repeats reconcile while the Host runs, so work of a Host
 // that dies beside this one is recovered without a restart.
 func (h *Host) recoveryLoop(ctx context.Context) {
-	t := time.NewTicker(recoveryInterval)
+	t := time.NewTicker(goneCheckInterval)
 	defer t.Stop()
+	last := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if _, err := h.reconcile(ctx); err != nil && ctx.Err() == nil {
-				h.logger.Warn("restart recovery", "err", err)
+		}
+		if time.Since(last) < recoveryInterval {
+			gone, err := h.store.AnyHostGone(ctx, h.lease.ID())
+			if err != nil || !gone {
+				continue // a failed read is retried at the next tick
 			}
+		}
+		last = time.Now()
+		if _, err := h.reconcile(ctx); err != nil && ctx.Err() == nil {
+			h.logger.Warn("restart recovery", "err", err)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,7 +24,10 @@ import (
 // tools into deps, and starts the worker.
 func (h *Host) startTasks(ctx context.Context, deps *builtin.Deps) error {
 	h.control = controlplane.New(h.store, controlplane.Options{})
-	h.tasks = controlplane.NewWorker(h.control, h.store, controlplane.WorkerOptions{HostID: h.lease.ID(), Logger: h.logger})
+	h.tasks = controlplane.NewWorker(h.control, h.store, controlplane.WorkerOptions{
+		HostID: h.lease.ID(), Logger: h.logger, Subscribe: h.store.Subscribe,
+		MaxActive: cmp.Or(h.maxActiveTasks, h.config.Runtime.MaxActiveTasks),
+	})
 
 	terminals := terminal.NewTasks(deps.Terminal(), h.tasks)
 	h.tasks.Handle(demiurge.TaskKindTerminalExec, terminals.Run)
@@ -34,6 +38,10 @@ func (h *Host) startTasks(ctx context.Context, deps *builtin.Deps) error {
 	})
 	h.tasks.Handle(demiurge.TaskKindScheduleFire, h.runScheduled)
 	h.tasks.Handle(demiurge.TaskKindEvolverRun, h.runEvolver)
+
+	for kind, run := range h.taskRunners {
+		h.tasks.Handle(kind, run)
+	}
 
 	deps.TerminalTasks, deps.Tasks, deps.Delegator = terminals, taskControl{h}, children
 	deps.Evolution = coreEvolution{h}
@@ -228,3 +236,19 @@ func (h *Host) TurnTasks(ctx context.Context, sessionID, turnID string) ([]demiu
 	}
 	return out, nil
 }
+
+// EnqueueTask queues a background task in the ledger without running it
+// here: a Host whose worker runs its kind claims and starts it, this one
+// or another Host of a shared ledger. anyHost false keeps it for this
+// Host (work bound to this machine).
+func (h *Host) EnqueueTask(ctx context.Context, spec demiurge.TaskSpec, src demiurge.TaskOrigin, anyHost bool) (demiurge.Task, error) {
+	src.HostID = ""
+	if !anyHost {
+		src.HostID = h.lease.ID()
+	}
+	return h.tasks.Enqueue(ctx, spec, src)
+}
+
+// HostID is this Host process's id in the ledger (its hosts row and the
+// host_id of what it runs).
+func (h *Host) HostID() string { return h.lease.ID() }

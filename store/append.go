@@ -54,6 +54,9 @@ func (t *wtx) append(events []demiurge.Event, key string, expected *demiurge.Exp
 	if len(events) == 0 {
 		return nil, nil
 	}
+	if t.rowsOnly {
+		return nil, demiurge.Errorf(demiurge.EINTERNAL, "runtime store: an append needs the ledger's write lock")
+	}
 	for i := range events {
 		if err := validateEvent(&events[i]); err != nil {
 			return nil, err

@@ -43,6 +43,9 @@ type DB struct {
 	ckpt    *checkpointer // SQLite only
 	commits atomic.Int64  // write transactions committed (Commits)
 	pub     publisher     // the commit observer (publish.go)
+	wakes   wakes         // wake-up subscribers (notify.go)
+	channel string        // PostgreSQL: the ledger's NOTIFY channel
+	lsn     *listener     // PostgreSQL: the LISTEN connection's owner
 
 	now          func() time.Time
 	processAlive func(pid int, marker string) bool
@@ -144,6 +147,7 @@ func (db *DB) Close() error {
 		cancel()
 	}
 
+	db.lsn.stop()
 	var errs []error
 	db.wmu.Lock()
 	errs = append(errs, db.closeWriterConn())

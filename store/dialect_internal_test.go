@@ -14,7 +14,7 @@ func TestToPostgres(t *testing.T) {
 		{"INSERT OR REPLACE INTO tasks (task_id, kind) VALUES (?, ?)",
 			"INSERT INTO tasks (task_id, kind) VALUES ($1, $2) ON CONFLICT (task_id) DO UPDATE SET kind = excluded.kind, " +
 				"log_lines = DEFAULT, cancel_requested_at = DEFAULT, cancel_reason = DEFAULT, process_pid = DEFAULT, " +
-				"process_marker = DEFAULT, completion_work_id = DEFAULT"},
+				"process_marker = DEFAULT, completion_work_id = DEFAULT, claim_host_id = DEFAULT, claim_expires_at = DEFAULT"},
 	} {
 		if got := toPostgres(tt.in); got != tt.want {
 			t.Errorf("toPostgres(%q)\n got %q\nwant %q", tt.in, got, tt.want)

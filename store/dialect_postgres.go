@@ -33,7 +33,7 @@ var pgReplace = map[string]struct {
 	"tool_calls":          {key: "call_id"},
 	"runtime_work_items":  {key: "work_id"},
 	"tasks": {key: "task_id", reset: []string{"log_lines", "cancel_requested_at", "cancel_reason",
-		"process_pid", "process_marker", "completion_work_id"}},
+		"process_pid", "process_marker", "completion_work_id", "claim_host_id", "claim_expires_at"}},
 }
 
 // pgInsertOr rewrites INSERT OR IGNORE (ON CONFLICT DO NOTHING) and INSERT

@@ -282,7 +282,8 @@
 //	host.stopped    reason? ("gone" when reconciliation found it vanished), pid?, hostname?
 //	                        → event only
 //	host.reconciled gone_hosts, turns_lost, tasks_lost, deliveries_unknown, leases_released,
-//	                        work_recovered, work_unknown, work_corrupt, work_deferred
+//	                        work_recovered, work_unknown, work_corrupt, work_deferred,
+//	                        claims_released?
 //	                        → event only
 //	mcp.server_denied|server_failed
 //	                server, core_id, core_revision, session_id, turn_id, state, error,

@@ -89,6 +89,14 @@ func openPostgres(ctx context.Context, rawURL string, opts Options) (*DB, error)
 		return nil, err
 	}
 
+	var schema string
+	if err := db.writer.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		db.Close()
+		return nil, pgConnectError(name, err)
+	}
+	db.channel = ledgerChannel(schema)
+	db.lsn = db.startListener(cfg.Copy(), db.channel)
+
 	rcfg := cfg.Copy()
 	rcfg.RuntimeParams["default_transaction_read_only"] = "on"
 	db.reader = newReadPool(stdlib.OpenDB(*rcfg), db.dialect)
@@ -125,12 +133,10 @@ func (db *DB) migratePostgres(ctx context.Context) error {
 		case h.version == SchemaVersion():
 			return tx.Commit()
 		case h.version != 0:
-			// A PostgreSQL ledger starts at the version of the build that
-			// created it; a later migration ships its PostgreSQL step
-			// beside the SQLite one, and this build has none older.
-			return demiurge.Errorf(demiurge.ESCHEMA,
-				"runtime database %s has schema version %d; this build has no PostgreSQL migration from it to %d",
-				db.path, h.version, SchemaVersion())
+			if err := db.upgradePostgres(ctx, tx, h.version); err != nil {
+				return err
+			}
+			return tx.Commit()
 		}
 		if _, err := tx.ExecContext(ctx, schemaPostgres); err != nil {
 			return demiurge.WrapError(demiurge.EINTERNAL, err, "runtime database schema creation failed")

@@ -191,3 +191,44 @@ func TestPostgresReconnectsAfterConnectionLoss(t *testing.T) {
 		t.Fatalf("%d events after the loss", len(evs))
 	}
 }
+
+// A ledger created by an older build is brought forward by the
+// PostgreSQL steps of the migrations it lacks, in one transaction.
+func TestPostgresUpgradesOlderLedger(t *testing.T) {
+	postgresOnly(t)
+	where := demiurgetest.TestDatabase(t)
+	db := demiurgetest.MustOpenPath(t, where, store.Options{})
+	mustAppend(t, db, "", ev("test", "x", "test.event", nil))
+	db.Close()
+	r := rawDB(t, where)
+	// Version 8 is the first a PostgreSQL ledger can have: undo 0009.
+	for _, q := range []string{`DROP INDEX idx_tasks_queue`, `ALTER TABLE tasks DROP COLUMN claim_host_id`,
+		`ALTER TABLE tasks DROP COLUMN claim_expires_at`, `UPDATE demiurge_schema SET version = 8`} {
+		if _, err := r.Exec(q); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	db = demiurgetest.MustOpenPath(t, where, store.Options{})
+	defer db.Close()
+	var version int
+	if err := r.QueryRow(`SELECT version FROM demiurge_schema`).Scan(&version); err != nil || version != store.SchemaVersion() {
+		t.Fatalf("version %d (%v), want %d", version, err, store.SchemaVersion())
+	}
+	if err := r.QueryRow(`SELECT count(*) FROM tasks WHERE claim_host_id IS NULL AND claim_expires_at IS NULL`).Scan(&version); err != nil {
+		t.Fatalf("claim columns after the upgrade: %v", err)
+	}
+	got, err := db.Events(context.Background(), demiurge.EventFilter{Limit: 10})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("events after the upgrade: %d, %v", len(got), err)
+	}
+	// A ledger older than any PostgreSQL build is refused, unchanged.
+	db.Close()
+	if _, err := r.Exec(`UPDATE demiurge_schema SET version = 7`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = store.Open(context.Background(), where, store.Options{})
+	wantCode(t, err, demiurge.ESCHEMA)
+	if !strings.Contains(err.Error(), "no PostgreSQL migration from it") {
+		t.Fatalf("error %v", err)
+	}
+}

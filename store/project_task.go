@@ -17,7 +17,7 @@ var (
   started_at = CASE WHEN ?2 THEN ?5 ELSE started_at END,
   completed_at = CASE WHEN ?3 THEN ?5 ELSE completed_at END,
   result_ref = COALESCE(?4, result_ref), error_json = COALESCE(?6, error_json),
-  host_id = COALESCE(?7, host_id), heartbeat_at = ?5
+  host_id = COALESCE(?7, host_id), heartbeat_at = ?5, claim_host_id = NULL, claim_expires_at = NULL
   WHERE task_id = ?8`
 	// sqlTaskLogOrphan keeps a task.log line of a task that has no row: it
 	// has no line number and no retention.
@@ -65,6 +65,13 @@ func projectTaskSubmitted(t *wtx, e evMeta, p demiurge.TaskSubmittedPayload) err
 		cmp.Or(p.RootTaskID, id), nullable(p.ParentTaskID), nullable(p.OwnerSessionID),
 		nullable(p.OwnerTurnID), nullable(p.CoreID), nullable(p.HostID), source,
 		nullable(p.NotifyPolicy), nullable(p.ResultRef), errJSON, e.stamp())
+	if err == nil && cmp.Or(p.Status, demiurge.TaskQueued) == demiurge.TaskQueued {
+		if p.HostID == "" {
+			t.noteQueued(id, demiurge.TopicTasks)
+		} else {
+			t.noteQueued(id, demiurge.TopicHostTasks(p.HostID))
+		}
+	}
 	return err
 }
 
@@ -77,6 +84,7 @@ func projectTaskTransition(t *wtx, e evMeta, p demiurge.TaskChange) error {
 	if err != nil {
 		return err
 	}
+	t.unnoteQueued(e.aggID)
 	started := e.typ == demiurge.EvTaskStarted
 	completed := e.typ != demiurge.EvTaskStarted && e.typ != demiurge.EvTaskBlocked
 	_, err = t.exec(sqlTaskTransition, status, started, completed, nullable(p.ResultRef), e.stamp(),
@@ -98,8 +106,19 @@ func projectTaskLog(t *wtx, e evMeta, p demiurge.TaskLogPayload) error {
 }
 
 // projectTaskCancelRequested keeps the first request's time and reason.
+// The Host that runs the task is woken.
 func projectTaskCancelRequested(t *wtx, e evMeta, p demiurge.TaskCancelRequestedPayload) error {
-	_, err := t.exec(sqlTaskCancelRequest, e.stamp(), nullable(p.Reason), e.aggID)
+	if _, err := t.exec(sqlTaskCancelRequest, e.stamp(), nullable(p.Reason), e.aggID); err != nil {
+		return err
+	}
+	var host ns
+	err := t.queryRow(`SELECT host_id FROM tasks WHERE task_id = ?`, e.aggID).Scan(&host)
+	if isNoRows(err) || err == nil && host.String == "" {
+		return nil
+	}
+	if err == nil {
+		t.note(demiurge.TopicCancel(host.String))
+	}
 	return err
 }
 

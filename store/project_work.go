@@ -74,6 +74,9 @@ func projectWorkEnqueued(t *wtx, e evMeta, p demiurge.WorkEnqueuedPayload) error
 	_, err = t.exec(sqlWorkEnqueue, e.aggID, p.Kind, cmp.Or(p.Status, demiurge.WorkQueued),
 		nullable(p.OwnerSessionID), nullable(p.OwnerTurnID), nullable(p.ParentWorkID), p.Attempts,
 		storedTime(p.NextAttemptAt), nullable(p.ExternalRef), body, at, at)
+	if err == nil && p.NextAttemptAt == "" && cmp.Or(p.Status, demiurge.WorkQueued) == demiurge.WorkQueued {
+		t.note(demiurge.TopicWork(p.Kind))
+	}
 	return err
 }
 

@@ -18,7 +18,7 @@ const (
 // statuses (idx_turns_running, idx_tasks_status, idx_outbox_status).
 const (
 	sqlRunningTurns      = `SELECT turn_id, host_id FROM turns WHERE status = 'running'`
-	sqlOpenTasks         = `SELECT task_id, host_id, process_pid, process_marker FROM tasks WHERE status IN ('queued', 'running', 'blocked_needs_user')`
+	sqlOpenTasks         = `SELECT task_id, host_id, process_pid, process_marker, status, claim_host_id FROM tasks WHERE status IN ('queued', 'running', 'blocked_needs_user')`
 	sqlSendingDeliveries = `SELECT o.delivery_id, COALESCE(o.host_id, tr.host_id) FROM outbox o
   LEFT JOIN turns tr ON tr.turn_id = o.owner_turn_id WHERE o.status = 'sending'`
 )
@@ -31,6 +31,7 @@ type ReconcileReport struct {
 	TasksLost         int
 	DeliveriesUnknown int // outbox rows left sending by a gone host
 	LeasesReleased    int // session leases held by gone hosts
+	ClaimsReleased    int // claims of gone hosts on queued tasks, back in the queue
 	Work              WorkRecovery
 	LostTurnIDs       []string
 	LostTaskIDs       []string
@@ -51,7 +52,7 @@ type TaskProcess struct {
 // Changed reports whether reconciliation changed anything.
 func (r ReconcileReport) Changed() bool {
 	w := r.Work
-	return r.GoneHosts+r.TurnsLost+r.TasksLost+r.DeliveriesUnknown+r.LeasesReleased+
+	return r.GoneHosts+r.TurnsLost+r.TasksLost+r.DeliveriesUnknown+r.LeasesReleased+r.ClaimsReleased+
 		w.Recovered+w.MarkedUnknown+w.Corrupt+w.DeliveriesUnknown > 0
 }
 
@@ -63,8 +64,10 @@ func (r ReconcileReport) Changed() bool {
 //
 // For gone hosts only:
 //   - running turns → turn.lost {status lost, error {code "lost", message}};
-//   - queued/running/blocked_needs_user tasks → task.lost {status lost,
-//     summary, error {message}};
+//   - running/blocked_needs_user tasks, and queued tasks queued for that
+//     Host alone → task.lost {status lost, summary, error {message}};
+//   - queued tasks it had merely claimed go back to the queue (the claim
+//     is dropped; a task queued for any Host is never lost);
 //   - outbox rows in sending → delivery.unknown (and their delivery.send work
 //     item, if still sending, → work.unknown); nothing is re-sent;
 //   - session leases they hold are released;
@@ -114,7 +117,7 @@ func (db *DB) Reconcile(ctx context.Context, selfHostID string) (ReconcileReport
 			GoneHosts: rep.GoneHosts, TurnsLost: rep.TurnsLost, TasksLost: rep.TasksLost,
 			DeliveriesUnknown: rep.DeliveriesUnknown + rep.Work.DeliveriesUnknown, LeasesReleased: rep.LeasesReleased,
 			WorkRecovered: rep.Work.Recovered, WorkUnknown: rep.Work.Unknown, WorkCorrupt: rep.Work.Corrupt,
-			WorkDeferred: rep.Work.Deferred,
+			WorkDeferred: rep.Work.Deferred, ClaimsReleased: rep.ClaimsReleased,
 		})}, "", nil)
 		return err
 	})
@@ -218,7 +221,15 @@ func (t *wtx) reconcileTasks(alive map[string]bool, rep *ReconcileReport) error 
 		return err
 	}
 	for _, tk := range tasks {
-		if alive[tk.host] {
+		if tk.status == demiurge.TaskQueued && tk.claim != "" && !alive[tk.claim] {
+			if _, err := t.exec(`UPDATE tasks SET claim_host_id = NULL, claim_expires_at = NULL
+  WHERE task_id = ? AND claim_host_id = ?`, tk.id, tk.claim); err != nil {
+				return err
+			}
+			rep.ClaimsReleased++
+			t.note(demiurge.TopicTasks)
+		}
+		if alive[tk.host] || tk.status == demiurge.TaskQueued && tk.host == "" {
 			continue
 		}
 		ev := demiurge.NewEvent(demiurge.AggTask, tk.id, demiurge.TaskLostPayload{
@@ -239,6 +250,7 @@ func (t *wtx) reconcileTasks(alive map[string]bool, rep *ReconcileReport) error 
 // openTask is one reconciliation candidate task with its recorded process.
 type openTask struct {
 	id, host, marker string
+	status, claim    string
 	pid              int
 }
 
@@ -251,12 +263,12 @@ func (t *wtx) openTasks() ([]openTask, error) {
 	var out []openTask
 	for rows.Next() {
 		var tk openTask
-		var host, marker ns
+		var host, marker, claim ns
 		var pid sql.NullInt64
-		if err := rows.Scan(&tk.id, &host, &pid, &marker); err != nil {
+		if err := rows.Scan(&tk.id, &host, &pid, &marker, &tk.status, &claim); err != nil {
 			return nil, err
 		}
-		tk.host, tk.pid, tk.marker = host.String, int(pid.Int64), marker.String
+		tk.host, tk.pid, tk.marker, tk.claim = host.String, int(pid.Int64), marker.String, claim.String
 		out = append(out, tk)
 	}
 	return out, rows.Err()

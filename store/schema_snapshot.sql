@@ -38,7 +38,7 @@ CREATE TABLE tasks (
   started_at TEXT,
   completed_at TEXT,
   heartbeat_at TEXT
-, log_lines INTEGER NOT NULL DEFAULT 0, cancel_requested_at TEXT, cancel_reason TEXT, process_pid INTEGER, process_marker TEXT, completion_work_id TEXT);
+, log_lines INTEGER NOT NULL DEFAULT 0, cancel_requested_at TEXT, cancel_reason TEXT, process_pid INTEGER, process_marker TEXT, completion_work_id TEXT, claim_host_id TEXT, claim_expires_at TEXT);
 
 CREATE INDEX idx_tasks_owner_session ON tasks(owner_session_id, created_at);
 
@@ -329,4 +329,6 @@ CREATE TABLE channel_states (
   updated_at TEXT NOT NULL,
   PRIMARY KEY (core_id, channel)
 ) WITHOUT ROWID;
+
+CREATE INDEX idx_tasks_queue ON tasks(created_at) WHERE status = 'queued';
 

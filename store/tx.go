@@ -33,6 +33,16 @@ type wtx struct {
 	// when it began; published are the events it inserted (publish.go).
 	observing bool
 	published []demiurge.Event
+
+	// rowsOnly: the transaction took no ledger lock (writeRows) and may
+	// not append.
+	rowsOnly bool
+
+	// notes are the wake-up topics this transaction announces when it
+	// commits; queuedNotes those of the tasks it queued, dropped again
+	// when the same transaction starts or ends the task (notify.go).
+	notes       map[string]struct{}
+	queuedNotes map[string]string
 }
 
 // write runs fn in a BEGIN IMMEDIATE transaction on the single writer
@@ -46,23 +56,40 @@ type wtx struct {
 // is unfinalized, so its files would stay open for the life of the
 // process. A write transaction is short; the busy timeout bounds its wait.
 func (db *DB) write(ctx context.Context, fn func(t *wtx) error) error {
-	return db.writeAs(ctx, false, fn)
+	return db.writeAs(ctx, writeOrdered, fn)
 }
 
 // writeUrgent is write for a transaction someone outside waits on (a
 // channel's accept): it takes the writer before the other waiters of
 // this DB (writerLock).
 func (db *DB) writeUrgent(ctx context.Context, fn func(t *wtx) error) error {
-	return db.writeAs(ctx, true, fn)
+	return db.writeAs(ctx, writeOrdered|writeFirst, fn)
 }
 
-func (db *DB) writeAs(ctx context.Context, urgent bool, fn func(t *wtx) error) error {
+// writeRows is write for a transaction that changes rows under their own
+// row locks and appends no event (a task claim): on PostgreSQL it does not
+// take the ledger's write lock, so the claims of several Hosts run side by
+// side (FOR UPDATE SKIP LOCKED), and nothing it writes has a seq to order.
+// An append in it fails.
+func (db *DB) writeRows(ctx context.Context, fn func(t *wtx) error) error {
+	return db.writeAs(ctx, 0, fn)
+}
+
+// writeMode says how a write transaction takes its locks.
+type writeMode int
+
+const (
+	writeOrdered writeMode = 1 << iota // takes the ledger's write lock: may append events
+	writeFirst                         // served before the other waiters of this DB (writerLock)
+)
+
+func (db *DB) writeAs(ctx context.Context, mode writeMode, fn func(t *wtx) error) error {
 	return db.retryBusy(ctx, func() error {
 		if ctx.Err() != nil {
 			return ctxError(ctx, "runtime database write")
 		}
 		wctx := context.WithoutCancel(ctx)
-		if urgent {
+		if mode&writeFirst != 0 {
 			db.wmu.LockUrgent()
 		} else {
 			db.wmu.Lock()
@@ -77,7 +104,8 @@ func (db *DB) writeAs(ctx context.Context, urgent bool, fn func(t *wtx) error) e
 			db.dropWriterConn(err)
 			return err
 		}
-		t := &wtx{ctx: wctx, db: db, tx: tx, now: db.now().UTC(), stmts: map[string]*sql.Stmt{}, observing: db.pub.observing()}
+		t := &wtx{ctx: wctx, db: db, tx: tx, now: db.now().UTC(), stmts: map[string]*sql.Stmt{}, observing: db.pub.observing(),
+			rowsOnly: mode&writeOrdered == 0}
 		if err := t.lock(); err != nil {
 			tx.Rollback()
 			db.dropWriterConn(err)
@@ -88,10 +116,17 @@ func (db *DB) writeAs(ctx context.Context, urgent bool, fn func(t *wtx) error) e
 			db.dropWriterConn(err)
 			return err
 		}
+		topics := t.topics()
+		if err := t.announce(topics); err != nil {
+			tx.Rollback()
+			db.dropWriterConn(err)
+			return err
+		}
 		if err := t.commit(); err != nil {
 			db.dropWriterConn(err)
 			return err
 		}
+		db.wakes.fire(topics...)
 		n := db.commits.Add(1)
 		if db.ckpt != nil {
 			db.ckpt.committed(n)
@@ -103,7 +138,7 @@ func (db *DB) writeAs(ctx context.Context, urgent bool, fn func(t *wtx) error) e
 // lock takes the ledger's write lock on PostgreSQL (sqlWriteLock); on
 // SQLite, BEGIN IMMEDIATE took the database's.
 func (t *wtx) lock() error {
-	if t.db.dialect.engine != Postgres {
+	if t.db.dialect.engine != Postgres || t.rowsOnly {
 		return nil
 	}
 	_, err := t.exec(sqlWriteLock)

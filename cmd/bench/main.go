@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/internal/fleet"
 )
 
 // counts are the sample counts of one run of the driver.
@@ -53,6 +54,10 @@ func countsFor(short bool, n int) counts {
 }
 
 func main() {
+	// The fleet figures start this binary again as their Host processes.
+	if code, ok := fleet.RunChild(); ok {
+		os.Exit(code)
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	short := fs.Bool("short", false, "small sample counts (for CI); the figures are informational")
 	n := fs.Int("n", 0, "samples of figures 1-3: turns, process runs, batches of 100 events (0: the mode's default)")
@@ -113,6 +118,8 @@ func run(ctx context.Context, c counts, stdout, stderr io.Writer) int {
 		{figCold, withBinary(func(bin string) ([]row, error) { return coldRows(ctx, bin, dir("cold"), c) })},
 		{figAppend, func() ([]row, error) { return appendRows(ctx, dir("append"), c) }},
 		{figAppendPG, func() ([]row, error) { return appendPostgresRows(ctx, c) }},
+		{figFleetTasks, func() ([]row, error) { return fleetTaskRows(ctx, dir("fleet-tasks"), c) }},
+		{figFleetFailover, func() ([]row, error) { return fleetFailoverRows(ctx, dir("fleet-failover")) }},
 		{figMemory, withBinary(func(bin string) ([]row, error) { return memoryRows(ctx, bin, dir("chat"), c) })},
 		{figCatalog, inProcess(ctx, func() ([]row, error) { return catalogRows(dir("catalog"), c) })},
 		{figDispatch, inProcess(ctx, func() ([]row, error) { return dispatchRows(c) })},

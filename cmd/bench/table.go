@@ -19,7 +19,10 @@ const (
 	figAppend = "Append vs raw INSERT throughput"
 	// figAppendPG is figAppend on PostgreSQL (DEMIURGE_BENCH_POSTGRES).
 	figAppendPG = "Append vs raw INSERT throughput, PostgreSQL"
-	figMemory   = "idle RSS of `demiurge chat`"
+	// The fleet figures: Host processes on one PostgreSQL ledger.
+	figFleetTasks    = "trivial tasks, three Hosts on PostgreSQL, submit to succeeded"
+	figFleetFailover = "failover of a SIGKILLed Host, PostgreSQL"
+	figMemory        = "idle RSS of `demiurge chat`"
 
 	figCatalog     = "catalog preparation, 200 authored tools"
 	figDispatch    = "dispatch of a no-op builtin"

@@ -70,10 +70,13 @@ var layers = map[string]string{
 	"authored":                    "tools",
 	// The out-of-process runner of authored Python: it drives the process
 	// manager and the sandbox and serves the ctx built-ins of package starlark.
-	"pyworker":          "tools",
-	"mcp":               "tools",
-	"host":              "composition",
-	"internal/cli":      "cli",
+	"pyworker":     "tools",
+	"mcp":          "tools",
+	"host":         "composition",
+	"internal/cli": "cli",
+	// Host processes over one shared ledger, for the multi-Host tests and
+	// the bench's fleet figures: a front end over the Host like the CLI.
+	"internal/fleet":    "cli",
 	"cmd/demiurge":      "main",
 	"cmd/bench":         "main",
 	"internal/deps":     "test",

@@ -1,0 +1,216 @@
+package controlplane
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/demiurge/demiurge"
+)
+
+// Queue defaults.
+const (
+	// DefaultQueuePoll is how often the worker looks at the queue when no
+	// wake-up told it to.
+	DefaultQueuePoll = time.Second
+	// DefaultQueueRuns bounds the queued tasks a worker without MaxActive
+	// runs at once.
+	DefaultQueueRuns = 64
+	// queueClaimBatch bounds one claim.
+	queueClaimBatch = 64
+	// queueClaimLease is the lease of a claim: a claimed task is started
+	// in the next write, so the lease matters only when the Host dies in
+	// between, and then bounds how long its claims stay out of service.
+	queueClaimLease = 5 * time.Second
+)
+
+// Enqueue submits a task to the ledger's queue (see SubmitTask: kinds,
+// write scope, idempotency) without running it: it stays queued until a
+// Host whose worker runs its kind claims and starts it — this worker or
+// another Host's on the same ledger. src.HostID queues it for that Host
+// alone (a task bound to its machine); empty, for any Host. The
+// submission is group-committed with the worker's other task events.
+func (w *Worker) Enqueue(ctx context.Context, spec demiurge.TaskSpec, src demiurge.TaskOrigin) (demiurge.Task, error) {
+	w.mu.Lock()
+	switch {
+	case w.closed:
+		w.mu.Unlock()
+		return demiurge.Task{}, errClosed
+	case !w.started:
+		w.mu.Unlock()
+		return demiurge.Task{}, demiurge.Errorf(demiurge.EINVALID, "task worker is not started")
+	}
+	w.mu.Unlock()
+	id := str(spec.Payload, "task_id")
+	if id == "" {
+		id = demiurge.NewID("task")
+		spec.Payload = maps.Clone(spec.Payload)
+		if spec.Payload == nil {
+			spec.Payload = map[string]any{}
+		}
+		spec.Payload["task_id"] = id
+	}
+	tk, _, _, err := w.submitTask(ctx, id, spec, src, false)
+	return tk, err
+}
+
+// queueRoom is how many more queued tasks this worker may start now.
+func (w *Worker) queueRoom() int {
+	limit := w.opts.MaxActive
+	if limit <= 0 {
+		limit = DefaultQueueRuns
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return 0
+	}
+	return max(0, limit-len(w.runs))
+}
+
+// kinds are the task kinds this worker runs, sorted.
+func (w *Worker) kinds() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Sorted(maps.Keys(w.runners))
+}
+
+// queueLoop claims and starts queued tasks while the worker has room: at
+// once when a wake-up announces a task queued for any Host or for this
+// one, when a run of this worker ends, and every QueuePoll otherwise.
+func (w *Worker) queueLoop() {
+	defer w.loops.Done()
+	anyHost, stopAny := w.subscribe(demiurge.TopicTasks)
+	defer stopAny()
+	thisHost, stopThis := w.subscribe(demiurge.TopicHostTasks(w.opts.HostID))
+	defer stopThis()
+	tick := time.NewTicker(w.opts.QueuePoll)
+	defer tick.Stop()
+	for {
+		w.drainQueue()
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-anyHost:
+		case <-thisHost:
+		case <-w.freed:
+		case <-tick.C:
+		}
+	}
+}
+
+// drainQueue claims and starts batches until the queue is empty, the
+// worker is full, or the store fails (the next wake-up or tick tries
+// again).
+func (w *Worker) drainQueue() {
+	kinds := w.kinds()
+	if len(kinds) == 0 {
+		return
+	}
+	for w.ctx.Err() == nil {
+		room := min(w.queueRoom(), queueClaimBatch)
+		if room == 0 {
+			return
+		}
+		ids, err := w.st.ClaimQueuedTasks(w.ctx, w.opts.HostID, kinds, room, queueClaimLease)
+		if err != nil {
+			w.queueFailed("claim", err)
+			return
+		}
+		if len(ids) == 0 {
+			return
+		}
+		w.startClaimed(ids)
+		if len(ids) < room {
+			return
+		}
+	}
+}
+
+// startClaimed starts the claimed tasks of ids in one write and launches
+// their runners. Each is registered as a run first, so a Cancel that
+// finds it running in the store finds it here too.
+func (w *Worker) startClaimed(ids []string) {
+	runs := make(map[string]*run, len(ids))
+	var mine []string
+	w.mu.Lock()
+	for _, id := range ids {
+		if _, busy := w.runs[id]; busy || w.closed {
+			continue
+		}
+		r := w.newRun(id)
+		w.runs[id], runs[id] = r, r
+		mine = append(mine, id)
+	}
+	w.mu.Unlock()
+	ctx, cancel := w.writeCtx()
+	defer cancel()
+	var started []demiurge.StartedTask
+	if len(mine) > 0 {
+		var err error
+		if started, err = w.st.StartClaimedTasks(ctx, w.opts.HostID, mine); err != nil {
+			w.queueFailed("start", err)
+		}
+	}
+	if len(started) < len(ids) {
+		// What this worker will not start goes back to the queue now,
+		// not when the claim lapses.
+		left := slices.DeleteFunc(slices.Clone(ids), func(id string) bool {
+			return slices.ContainsFunc(started, func(st demiurge.StartedTask) bool { return st.Task.ID == id })
+		})
+		if err := w.st.ReleaseTaskClaims(ctx, w.opts.HostID, left); err != nil {
+			w.queueFailed("release", err)
+		}
+	}
+	for _, st := range started {
+		r := runs[st.Task.ID]
+		delete(runs, st.Task.ID)
+		w.mu.Lock()
+		runner := w.runners[st.Task.Kind]
+		w.mu.Unlock()
+		w.launchStarted(r, runner, st)
+	}
+	// Not started (cancelled meanwhile, or the claim lapsed and another
+	// Host took it): not ours to run.
+	for _, r := range runs {
+		w.abandon(r)
+	}
+}
+
+// launchStarted starts the runner of a task the store has just started
+// for this worker.
+func (w *Worker) launchStarted(r *run, runner Runner, st demiurge.StartedTask) {
+	h := &Handle{w: w, run: r, task: st.Task, payload: st.Action}
+	r.mu.Lock()
+	r.launched, r.handle, r.status, r.seq = true, h, st.Task.Status, st.Seq
+	r.mu.Unlock()
+	w.tasks.Add(1)
+	close(r.ready)
+	go w.execute(r, runner, st.Task)
+}
+
+// abandon drops a registered run that was never launched.
+func (w *Worker) abandon(r *run) {
+	w.mu.Lock()
+	if w.runs[r.id] == r {
+		delete(w.runs, r.id)
+	}
+	w.mu.Unlock()
+	r.cancel()
+	close(r.ready)
+}
+
+func (w *Worker) queueFailed(step string, err error) {
+	if w.ctx.Err() == nil {
+		w.log.Warn("task worker: queue "+step+" failed", "code", demiurge.ErrorCode(err), "error", demiurge.ErrorMessage(err))
+	}
+}
+
+// subscribe is WorkerOptions.Subscribe, or a channel that never fires.
+func (w *Worker) subscribe(topic string) (<-chan struct{}, func()) {
+	if w.opts.Subscribe == nil {
+		return nil, func() {}
+	}
+	return w.opts.Subscribe(topic)
+}

@@ -1,0 +1,192 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/demiurge/demiurge"
+)
+
+// DefaultTaskClaimLease is how long a claim on a queued task holds when
+// the claimer names none: a Host starts what it claimed within
+// milliseconds, so the lease only matters when the Host died in between.
+const DefaultTaskClaimLease = 5 * time.Second
+
+// maxTaskClaim bounds one ClaimQueuedTasks.
+const maxTaskClaim = 256
+
+// queueWhere selects the claimable queued tasks of a Host: queued for any
+// Host or for this one, of a kind it runs, with no live claim. The
+// partial index idx_tasks_queue serves it, so its cost follows the queue,
+// not the history.
+func queueWhere(kinds int) string {
+	return `status = 'queued' AND (host_id IS NULL OR host_id = ?)
+  AND kind IN (?` + strings.Repeat(", ?", kinds-1) + `)
+  AND (claim_expires_at IS NULL OR claim_expires_at <= ?)`
+}
+
+func queueArgs(hostID string, kinds []string, now string) []any {
+	args := []any{hostID}
+	for _, k := range kinds {
+		args = append(args, k)
+	}
+	return append(args, now)
+}
+
+// ClaimQueuedTasks claims up to limit queued tasks (oldest first) for
+// Host hostID under a lease (default DefaultTaskClaimLease): tasks queued
+// for any Host or for hostID, of one of kinds, not claimed or whose claim
+// lapsed. It returns their ids. A claim is a lease on the row, not an
+// event: the task stays queued until StartClaimedTasks starts it, and a
+// claim that lapses (or whose Host reconciliation found gone) leaves it to
+// the next claimer.
+//
+// On PostgreSQL the claim takes no ledger lock: the candidates are locked
+// FOR UPDATE SKIP LOCKED, so Hosts claiming at once take disjoint tasks
+// without waiting for each other. A read answers the common empty queue
+// without a write transaction.
+func (db *DB) ClaimQueuedTasks(ctx context.Context, hostID string, kinds []string, limit int, lease time.Duration) ([]string, error) {
+	if hostID == "" || len(kinds) == 0 {
+		return nil, demiurge.Errorf(demiurge.EINVALID, "claim queued tasks: a host id and at least one kind are required")
+	}
+	if lease <= 0 {
+		lease = DefaultTaskClaimLease
+	}
+	limit = clampLimit(limit, 1, maxTaskClaim)
+	now := demiurge.FormatTime(db.now().UTC())
+	var one int
+	err := db.reader.QueryRowContext(ctx, `SELECT 1 FROM tasks WHERE `+queueWhere(len(kinds))+` LIMIT 1`,
+		queueArgs(hostID, kinds, now)...).Scan(&one)
+	if isNoRows(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, db.codeError(ctx, err)
+	}
+	lock := ""
+	if db.dialect.engine == Postgres {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	q := `UPDATE tasks SET claim_host_id = ?, claim_expires_at = ?
+  WHERE task_id IN (SELECT task_id FROM tasks WHERE ` + queueWhere(len(kinds)) + `
+    ORDER BY created_at, rowid LIMIT ?` + lock + `)
+  RETURNING task_id, created_at, rowid`
+	type claimed struct {
+		id, created string
+		rowid       int64
+	}
+	var got []claimed
+	err = db.writeRows(ctx, func(t *wtx) error {
+		got = got[:0]
+		args := append([]any{hostID, demiurge.FormatTime(t.now.Add(lease))}, queueArgs(hostID, kinds, t.nowText())...)
+		rows, err := t.query(q, append(args, limit)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c claimed
+			if err := rows.Scan(&c.id, &c.created, &c.rowid); err != nil {
+				return err
+			}
+			got = append(got, c)
+		}
+		return rows.Err()
+	})
+	// RETURNING follows no order: put the claims back in queue order.
+	slices.SortFunc(got, func(a, b claimed) int {
+		return cmp.Or(cmp.Compare(a.created, b.created), cmp.Compare(a.rowid, b.rowid))
+	})
+	ids := make([]string, len(got))
+	for i, c := range got {
+		ids[i] = c.id
+	}
+	return ids, err
+}
+
+// StartClaimedTasks starts, in one transaction, each task of ids that is
+// still queued under Host hostID's claim: event task.started {host_id}
+// (which clears the claim). Tasks cancelled meanwhile, or claimed by
+// another Host after this claim lapsed, are left out. It returns the
+// started tasks in the order of ids.
+func (db *DB) StartClaimedTasks(ctx context.Context, hostID string, ids []string) ([]demiurge.StartedTask, error) {
+	var out []demiurge.StartedTask
+	err := db.write(ctx, func(t *wtx) error {
+		out = out[:0]
+		for _, id := range ids {
+			var status string
+			var claim ns
+			err := t.queryRow(`SELECT status, claim_host_id FROM tasks WHERE task_id = ?`, id).Scan(&status, &claim)
+			if isNoRows(err) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if status != demiurge.TaskQueued || claim.String != hostID {
+				continue
+			}
+			stored, err := t.append([]demiurge.Event{demiurge.NewEvent(demiurge.AggTask, id,
+				demiurge.TaskStartedPayload{Status: demiurge.TaskRunning, HostID: hostID})}, "", nil)
+			if err != nil {
+				return err
+			}
+			tk, err := scanTask(t.queryRow(sqlTaskByID, id))
+			if err != nil {
+				return err
+			}
+			action, err := t.taskAction(id)
+			if err != nil {
+				return err
+			}
+			out = append(out, demiurge.StartedTask{Task: tk, Seq: stored[0].Seq, Action: action})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ReleaseTaskClaims drops Host hostID's claims on the tasks of ids that are
+// still queued, so another Host may take them at once (a Host that claimed
+// more than it will start, or is closing).
+func (db *DB) ReleaseTaskClaims(ctx context.Context, hostID string, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	q := `UPDATE tasks SET claim_host_id = NULL, claim_expires_at = NULL
+  WHERE status = 'queued' AND claim_host_id = ? AND task_id IN (?` + strings.Repeat(", ?", len(ids)-1) + `)`
+	args := []any{hostID}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return db.writeRows(ctx, func(t *wtx) error {
+		if _, err := t.exec(q, args...); err != nil {
+			return err
+		}
+		t.note(demiurge.TopicTasks)
+		return nil
+	})
+}
+
+// taskAction is the action (TaskSpec.Payload) task id was submitted with,
+// read from its task.submitted event; a corrupt payload reads as none.
+func (t *wtx) taskAction(id string) (map[string]any, error) {
+	var raw string
+	err := t.queryRow(`SELECT payload_json FROM runtime_events
+  WHERE aggregate_type = 'task' AND aggregate_id = ? AND type = 'task.submitted' ORDER BY seq LIMIT 1`, id).Scan(&raw)
+	if isNoRows(err) {
+		return map[string]any{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var p demiurge.TaskSubmittedPayload
+	if json.Unmarshal([]byte(raw), &p) != nil || p.Action == nil {
+		return map[string]any{}, nil
+	}
+	return p.Action, nil
+}
