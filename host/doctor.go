@@ -42,9 +42,12 @@ type DoctorReport struct {
 	// ActiveTasks counts queued, running and blocked tasks of every Host
 	// sharing the home (tasks of a Host that died are counted until a Host
 	// opening the home reconciles them).
-	ActiveTasks int            `json:"active_tasks"`
-	Timezone    DoctorTimezone `json:"timezone"`
-	Sandbox     sandbox.Report `json:"sandbox"`
+	ActiveTasks int `json:"active_tasks"`
+	// Hosts are the Hosts registered in the ledger (the doctor itself
+	// registers none).
+	Hosts    DoctorHosts    `json:"hosts"`
+	Timezone DoctorTimezone `json:"timezone"`
+	Sandbox  sandbox.Report `json:"sandbox"`
 	// Python is the interpreter of module.py slots and tools and whether a
 	// worker starts in the sandbox.
 	Python   pyworker.ProbeReport `json:"python"`
@@ -135,8 +138,9 @@ func (r *DoctorReport) failMsg(code, msg, remediation string) {
 	r.Findings = append(r.Findings, DoctorFinding{Severity: "error", Code: code, Message: strings.Join(strings.Fields(msg), " "), Remediation: remediation})
 }
 
-// Doctor checks a runtime home: configuration, database, core repository,
-// cores, tasks, timezone and sandbox. Each part is checked on its own, so
+// Doctor checks a runtime home: configuration, database (with the Hosts
+// sharing it and their leases), core repository, cores, tasks, timezone
+// and sandbox. Each part is checked on its own, so
 // one broken part does not hide the others, and without opening the Host
 // (no lease, no reconciliation, no workers). It fails only when the home
 // itself cannot be resolved or created; every other problem is a finding.
@@ -148,7 +152,7 @@ func Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &DoctorReport{Home: h.Dir, Cores: []DoctorCore{}, Findings: []DoctorFinding{}}
+	rep := &DoctorReport{Home: h.Dir, Cores: []DoctorCore{}, Findings: []DoctorFinding{}, Hosts: DoctorHosts{Live: []DoctorHost{}}}
 
 	checkPermissions(h, opts.Repair, rep)
 	getenv := loadDoctorEnv(h, opts.Getenv, rep)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/core"
@@ -35,8 +36,8 @@ func doctorSandbox(h Home, cfg Config, getenv func(string) string, rep *DoctorRe
 }
 
 // doctorDatabase opens the runtime database (which migrates it or refuses
-// a newer one), reports its engine and schema version, and counts the
-// active tasks.
+// a newer one), reports its engine and schema version, lists the Hosts
+// sharing it, and counts the active tasks.
 func doctorDatabase(ctx context.Context, h Home, cfg Config, getenv func(string) string, rep *DoctorReport) {
 	where, err := Database(h, cfg, getenv)
 	if err != nil {
@@ -58,6 +59,7 @@ func doctorDatabase(ctx context.Context, h Home, cfg Config, getenv func(string)
 	// open database is at this build's version.
 	rep.Database.OK, rep.Database.SchemaVersion = true, store.SchemaVersion()
 	rep.pass()
+	doctorHosts(ctx, db, time.Now(), rep)
 	for _, status := range []string{demiurge.TaskQueued, demiurge.TaskRunning, demiurge.TaskBlocked} {
 		tasks, err := db.ListTasks(ctx, demiurge.TaskFilter{Status: status, Limit: demiurge.MaxTaskLimit})
 		if err != nil {

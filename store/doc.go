@@ -101,6 +101,13 @@
 // pool of read-only connections (default_transaction_read_only) and see
 // every committed write. The checkpointer and the keeper are SQLite's.
 //
+// CopyLedger (copy.go, `demiurge store migrate`) moves an SQLite ledger
+// into an empty PostgreSQL one: every row of every table, seqs, ids and
+// rowids as they are, identity sequences advanced past them, in one
+// PostgreSQL transaction committed only after every table's count
+// verified; it refuses a target with any row (ECONFIG) and a source a live
+// Host still uses (ECONFLICT).
+//
 // Several Host processes may share one file (or one PostgreSQL ledger). Each registers with StartHost
 // and keeps a lease (HostTTL, refreshed every HostHeartbeatInterval by a
 // goroutine the Host owns and Close stops). Reconcile only touches work of

@@ -32,11 +32,13 @@ func IsDatabaseURL(s string) bool {
 }
 
 // DescribeURL names the database of a postgres:// URL as host:port/database
-// (user and password left out), for messages; "" when s does not parse.
+// (user and password left out), for messages. A URL that does not parse
+// (a bad port, a password with an unescaped '/' or '#') is named by its
+// parts as written (describeRaw); "" when it has none.
 func DescribeURL(s string) string {
 	u, err := url.Parse(s)
-	if err != nil {
-		return ""
+	if err != nil || u.Opaque != "" || strings.Contains(u.Path, "@") {
+		return describeRaw(s)
 	}
 	host, port := u.Hostname(), u.Port()
 	if host == "" {
@@ -48,6 +50,35 @@ func DescribeURL(s string) string {
 	db := strings.TrimPrefix(u.Path, "/")
 	if db == "" {
 		db = u.User.Username()
+	}
+	return "postgres://" + host + ":" + port + "/" + db
+}
+
+// describeRaw is DescribeURL for what url.Parse refuses or misreads.
+// Everything up to the last '@' is dropped (user and password: a
+// password may hold any character, a host name never an '@'), then the
+// host[:port] runs to the first '/', the database to the first '?' or '#'.
+func describeRaw(s string) string {
+	_, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		rest = rest[i+1:]
+	}
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	hostport, db, _ := strings.Cut(rest, "/")
+	if hostport == "" && db == "" {
+		return ""
+	}
+	host, port := hostport, "5432"
+	if i := strings.LastIndex(hostport, ":"); i >= 0 && !strings.HasSuffix(hostport, "]") {
+		host, port = hostport[:i], hostport[i+1:]
+	}
+	if host == "" {
+		host = "localhost"
 	}
 	return "postgres://" + host + ":" + port + "/" + db
 }

@@ -202,7 +202,7 @@ func newRoot(g *globals, streams IO) *cobra.Command {
 		return g.loadEnv()
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: ExitUsage, err: err} })
-	root.AddCommand(newInitCmd(g, streams), newRunCmd(g, streams), newChatCmd(g, streams), newSessionsCmd(g, streams), newToolsCmd(g, streams), newTasksCmd(g, streams), newSchedulesCmd(g, streams), newServeCmd(g, streams), newGatewayCmd(g, streams), newMCPCmd(g, streams), newCoreCmd(g, streams), newDoctorCmd(g, streams),
+	root.AddCommand(newInitCmd(g, streams), newRunCmd(g, streams), newChatCmd(g, streams), newSessionsCmd(g, streams), newToolsCmd(g, streams), newTasksCmd(g, streams), newSchedulesCmd(g, streams), newServeCmd(g, streams), newGatewayCmd(g, streams), newMCPCmd(g, streams), newCoreCmd(g, streams), newDoctorCmd(g, streams), newStoreCmd(g, streams),
 		newSetupCmd(g, streams), newVersionCmd(streams), newCompletionCmd(streams))
 	return root
 }

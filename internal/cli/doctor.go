@@ -89,6 +89,7 @@ func printDoctor(streams IO, rep *host.DoctorReport) {
 		}
 		printf(streams, "core %s: %s\n", c.CoreID, verdict)
 	}
+	printHosts(streams, rep.Hosts)
 	printf(streams, "active tasks: %d\n", rep.ActiveTasks)
 	printf(streams, "timezone: %s (%s)\n", orNone(rep.Timezone.Name), orNone(rep.Timezone.Source))
 	printf(streams, "sandbox: %s\n", sandboxLine(rep.Sandbox))
@@ -132,3 +133,20 @@ func pythonLine(p pyworker.ProbeReport) string {
 	}
 	return "unavailable"
 }
+
+// printHosts is the doctor's lines for the Hosts sharing the ledger: a
+// count, then one line per live Host with the age of its lease.
+func printHosts(streams IO, hs host.DoctorHosts) {
+	printf(streams, "hosts: %d live, %d gone, %d stopped\n", len(hs.Live), hs.Gone, hs.Stopped)
+	for _, h := range hs.Live {
+		expiry := "expires in " + secondsText(h.ExpiresInSeconds)
+		if h.ExpiresInSeconds < 0 {
+			expiry = "expired " + secondsText(-h.ExpiresInSeconds) + " ago, its process still runs"
+		}
+		printf(streams, "  %s on %s pid %d: lease renewed %s ago, %s\n",
+			h.HostID, orNone(h.Hostname), h.PID, secondsText(h.LeaseAgeSeconds), expiry)
+	}
+}
+
+// secondsText renders seconds to the tenth ("1.5s", "-2.0s").
+func secondsText(s float64) string { return fmt.Sprintf("%.1fs", s) }

@@ -35,6 +35,9 @@ func newTasksCmd(g *globals, streams IO) *cobra.Command {
 				for _, t := range tasks {
 					out = append(out, toTaskJSON(t, ""))
 				}
+				if err := fillHostnames(ctx, h, out); err != nil {
+					return err
+				}
 				if asJSON {
 					return writeJSON(streams.Out, out)
 				}
@@ -51,7 +54,9 @@ func newTasksCmd(g *globals, streams IO) *cobra.Command {
 		if err != nil {
 			return nil, err
 		}
-		return toOperatorJSON(v), nil
+		j := toOperatorJSON(v)
+		j.taskJSON, err = withHostname(ctx, h, j.taskJSON)
+		return j, err
 	})
 	var tail int
 	logs := taskCmd(g, streams, &asJSON, "logs ID", "Print the newest log lines of a task", func(ctx context.Context, h *host.Host, id string) (any, error) {
@@ -67,7 +72,7 @@ func newTasksCmd(g *globals, streams IO) *cobra.Command {
 		if err != nil {
 			return nil, err
 		}
-		return toTaskJSON(t, ""), nil
+		return withHostname(ctx, h, toTaskJSON(t, ""))
 	})
 	var waitTimeout time.Duration
 	wait := taskCmd(g, streams, &asJSON, "wait ID", "Wait until a task finishes and show it", func(ctx context.Context, h *host.Host, id string) (any, error) {
@@ -86,7 +91,7 @@ func newTasksCmd(g *globals, streams IO) *cobra.Command {
 		default:
 			return nil, err
 		}
-		return toTaskJSON(t, ""), nil
+		return withHostname(ctx, h, toTaskJSON(t, ""))
 	})
 	wait.Flags().DurationVar(&waitTimeout, "timeout", 0, "give up after this long (0: wait as long as it runs)")
 
@@ -125,22 +130,25 @@ func withHost(ctx context.Context, g *globals, fn func(context.Context, *host.Ho
 }
 
 type taskJSON struct {
-	TaskID         string         `json:"task_id"`
-	Kind           string         `json:"kind"`
-	Status         string         `json:"status"`
-	Running        bool           `json:"running"`
-	CoreID         string         `json:"core_id"`
-	OwnerSessionID string         `json:"owner_session_id"`
-	OwnerTurnID    string         `json:"owner_turn_id"`
-	ParentTaskID   string         `json:"parent_task_id,omitempty"`
-	HostID         string         `json:"host_id"`
-	NotifyPolicy   string         `json:"notify_policy"`
-	ResultRef      string         `json:"result_ref"`
-	Summary        string         `json:"summary"`
-	Error          map[string]any `json:"error,omitempty"`
-	CreatedAt      string         `json:"created_at"`
-	StartedAt      string         `json:"started_at"`
-	CompletedAt    string         `json:"completed_at"`
+	TaskID         string `json:"task_id"`
+	Kind           string `json:"kind"`
+	Status         string `json:"status"`
+	Running        bool   `json:"running"`
+	CoreID         string `json:"core_id"`
+	OwnerSessionID string `json:"owner_session_id"`
+	OwnerTurnID    string `json:"owner_turn_id"`
+	ParentTaskID   string `json:"parent_task_id,omitempty"`
+	HostID         string `json:"host_id"`
+	// Hostname is the machine of the Host that runs (or ran) the task,
+	// while the ledger still knows it (a stopped Host for a day): "" else.
+	Hostname     string         `json:"hostname"`
+	NotifyPolicy string         `json:"notify_policy"`
+	ResultRef    string         `json:"result_ref"`
+	Summary      string         `json:"summary"`
+	Error        map[string]any `json:"error,omitempty"`
+	CreatedAt    string         `json:"created_at"`
+	StartedAt    string         `json:"started_at"`
+	CompletedAt  string         `json:"completed_at"`
 }
 
 func toTaskJSON(t demiurge.Task, summary string) taskJSON {
@@ -215,9 +223,44 @@ func writeTaskTable(w io.Writer, tasks []taskJSON) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tKIND\tSTATUS\tCORE\tSESSION\tCREATED")
+	fmt.Fprintln(tw, "TASK\tKIND\tSTATUS\tCORE\tSESSION\tHOST\tCREATED")
 	for _, t := range tasks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.TaskID, t.Kind, t.Status, t.CoreID, t.OwnerSessionID, t.CreatedAt)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.TaskID, t.Kind, t.Status, t.CoreID, t.OwnerSessionID, hostText(t), t.CreatedAt)
 	}
 	tw.Flush()
+}
+
+// hostText is the HOST column: the Host's id and its machine.
+func hostText(t taskJSON) string {
+	switch {
+	case t.HostID == "":
+		return "-"
+	case t.Hostname == "":
+		return t.HostID
+	}
+	return t.HostID + "@" + t.Hostname
+}
+
+// withHostname is t with its Hostname set.
+func withHostname(ctx context.Context, h *host.Host, t taskJSON) (taskJSON, error) {
+	one := []taskJSON{t}
+	err := fillHostnames(ctx, h, one)
+	return one[0], err
+}
+
+// fillHostnames sets the Hostname of each task from the ledger's hosts
+// table, in one read.
+func fillHostnames(ctx context.Context, h *host.Host, tasks []taskJSON) error {
+	ids := make([]string, 0, len(tasks))
+	for _, t := range tasks {
+		ids = append(ids, t.HostID)
+	}
+	names, err := h.HostNames(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for i := range tasks {
+		tasks[i].Hostname = names[tasks[i].HostID]
+	}
+	return nil
 }
