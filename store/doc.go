@@ -313,6 +313,12 @@
 //	                        → status (claimed, running, done, retry_scheduled, dead_letter),
 //	                        claim_id, last_error and next_attempt_at replaced, the others
 //	                        COALESCE
+//	core.revision_published revision, parent?, objects, bytes, host_id?
+//	                        → event only (aggregate core "live"; PublishCore writes the
+//	                        core_revisions row, with the revision's git pack, beside it)
+//	core.live_changed revision, previous?, op, host_id?
+//	                        → the core_live row (name 'live'): the shared live revision of
+//	                        the core repository, with the event's seq as last_seq
 //
 // # Commit observer
 //
