@@ -15,12 +15,13 @@ import (
 
 // TestMain removes the variables of the operator running the tests that
 // would change what a command does (a home, a fake script, provider keys),
-// so every invocation starts from the environment a test sets.
+// so every invocation starts from the environment a test sets. The test
+// database (demiurgetest.EnvPostgres) stays: it names no home.
 func TestMain(m *testing.M) {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		for _, p := range []string{"DEMIURGE_", "OPENAI_", "ANTHROPIC_"} {
-			if strings.HasPrefix(name, p) {
+			if strings.HasPrefix(name, p) && name != demiurgetest.EnvPostgres {
 				os.Unsetenv(name)
 			}
 		}
