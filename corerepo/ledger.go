@@ -162,7 +162,14 @@ func (r *Repo) followLocked(ctx context.Context, h *held) error {
 	if err != nil {
 		return err
 	}
-	if err := r.git.Switch("adopt", live, target, checkout, res); err != nil {
+	// Previous is the shared one, so that a rollback to "previous" means
+	// the same revision on every Host; this Host's own live before the
+	// switch when the ledger names none this store holds.
+	prev := live
+	if p, ok := coretree.ParseHash(shared.Previous); ok && p != target && r.git.HasCommit(p) {
+		prev = p
+	}
+	if err := r.git.SwitchWithPrevious("adopt", live, target, prev, checkout, res); err != nil {
 		return err
 	}
 	h.adopted, h.moved = affected, true

@@ -112,6 +112,15 @@ func TestSharedLedgerCarriesSavesAndRollbacks(t *testing.T) {
 	if len(switched) != 1 || strings.Join(switched[0], ",") != "assistant" {
 		t.Fatalf("OnSwitch got %v, want [[assistant]]", switched)
 	}
+	// A Host that joins now starts on the shared revision, with the
+	// shared previous one, whatever its own first revision was.
+	_, c := newSharedHome(t, l, nil)
+	if got, err := c.EnsureSaved(ctx); err != nil || got != saved.Revision {
+		t.Fatalf("a joining Host runs %s, %v; want %s", got, err, saved.Revision)
+	}
+	if prev, err := c.Previous(); err != nil || prev != first {
+		t.Fatalf("a joining Host's previous revision is %s, %v; want the shared %s", prev, err, first)
+	}
 
 	rb, err := b.Rollback(ctx, "previous", "undo")
 	if err != nil {
