@@ -43,5 +43,7 @@ func EventPayloads() []EventPayload {
 
 		ChannelInboundAcceptedPayload{}, ChannelInboundClaimedPayload{}, ChannelInboundStartedPayload{},
 		ChannelInboundCompletedPayload{}, ChannelInboundRetryScheduledPayload{}, ChannelInboundDeadLetteredPayload{},
+
+		CoreRevisionPublishedPayload{}, CoreLiveChangedPayload{},
 	}
 }

@@ -301,9 +301,10 @@ func (w *Worker) Submit(ctx context.Context, spec demiurge.TaskSpec, src demiurg
 }
 
 // Portable reports whether a task of kind may run on any Host of the
-// ledger: a scheduled run and an evolver run need only the ledger and the
-// core, while a terminal command and a child agent work in a workspace
-// of the machine they were asked on.
+// ledger: a scheduled run needs only the ledger and the (shared) core,
+// while a terminal command and a child agent work in a workspace of the
+// machine they were asked on, and an evolver run leaves its run tree in
+// the home its review and promotion are asked of.
 func Portable(kind string) bool {
-	return kind == demiurge.TaskKindScheduleFire || kind == demiurge.TaskKindEvolverRun
+	return kind == demiurge.TaskKindScheduleFire
 }

@@ -125,7 +125,7 @@ func (r *Repo) EnsureTemplateCore(ctx context.Context, id string) (bool, error) 
 			return false, nil
 		}
 	}
-	l, err := r.git.Begin()
+	l, err := r.begin(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -168,7 +168,7 @@ func (r *Repo) EnsureTemplateCore(ctx context.Context, id string) (bool, error) 
 	}
 	// The checkout is not rewritten: it already holds the template where
 	// it had nothing, and keeps its own files (local edits) elsewhere.
-	if err := r.git.Switch("template", live, c, false, nil); err != nil {
+	if err := r.switchLive(ctx, "template", live, c, false, nil); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -102,6 +102,42 @@
 // DiscardRun refuse a held run. Reads (Status, Diff, Versions, Check,
 // EnsureSaved without edits) take no lock.
 //
+// # Several Hosts
+//
+// With Options.Ledger (the runtime ledger on PostgreSQL, wired by the
+// composition root) the repository follows a shared live revision that
+// the Hosts of that ledger, each with its own home, move together; this
+// repository is then a cache of the ledger, which holds every published
+// revision as a git pack (gitrepo Pack) and the shared live revision.
+//
+//   - EnsureSaved reads the shared live revision first (one read of one
+//     row); when it is this repository's live revision and the checkout is
+//     clean, that is the turn's revision, as on one Host.
+//   - Every mutation takes the lock and follows first: while nothing is
+//     published it publishes its live revision with its history (op
+//     "init"; a Host that loses that race follows the winner); when the
+//     shared revision moved it imports the revisions it lacks and switches
+//     to it (op "adopt", journalled like any switch, checkout rewritten,
+//     OnSwitch told of the changed cores).
+//   - A save, promotion, rollback or template core publishes its new
+//     revision (with every commit back to the revision it started from)
+//     by compare-and-swap before it switches live here: losing to another
+//     Host is ECONFLICT "core repository: the shared live revision moved
+//     while this Host made its <op> (…); nothing was changed: try again".
+//     A process that stops between the two follows the shared revision at
+//     its next call.
+//   - Unsaved local edits when the shared revision moved are refused, not
+//     saved on top of it nor merged: ECONFLICT "local agent edits were
+//     made on core revision <old>, but another Host moved the shared live
+//     revision to <new>: [paths]; … run `demiurge core discard --yes` …",
+//     unless the checkout already holds the shared revision's files.
+//     Discard restores them and follows. Follow is the follow alone (a
+//     Host runs it when it opens).
+//
+// Revisions read from the ledger are not gated again: the Host that
+// published one judged it, and the ledger is as trusted as the home.
+// Confirmation tokens stay per Host (each home's key).
+//
 // # Failure modes
 //
 // Saves, promotions and rollbacks switch live through the storage's

@@ -79,7 +79,7 @@ type SaveResult struct {
 // and the files are untouched. An error reading the Host key file
 // (coregate.LoadHostKey) fails the save.
 func (r *Repo) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error) {
-	l, err := r.git.Begin()
+	l, err := r.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -98,40 +98,46 @@ func (r *Repo) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error) 
 // save` to confirm it" and no token, so no token ever reaches a turn. It
 // waits up to two seconds for a concurrent mutation instead of failing at
 // once.
+//
+// With a Ledger it first reads the shared live revision (one read of one
+// row): when another Host moved it, this repository follows it before
+// anything else (imports its revisions, switches live and the checkout),
+// and unsaved local edits are refused (the package doc, Several Hosts).
 func (r *Repo) EnsureSaved(ctx context.Context) (string, error) {
 	r.clean.mu.Lock()
 	defer r.clean.mu.Unlock()
-	if rev, ok := r.clean.get(); ok {
+	shared, err := r.sharedLive(ctx)
+	if err != nil {
+		return "", err
+	}
+	if rev, ok := r.clean.get(); ok && (r.ledger == nil || rev == shared) {
 		return rev, nil
 	}
 	// Armed before the scan: a change made while it runs is seen next time.
 	armed := r.clean.arm(r.git)
-	rev, err := r.ensureSaved(ctx)
+	rev, err := r.ensureSaved(ctx, shared)
 	if err == nil && armed {
 		r.clean.rev = rev
 	}
 	return rev, err
 }
 
-func (r *Repo) ensureSaved(ctx context.Context) (string, error) {
+func (r *Repo) ensureSaved(ctx context.Context, shared string) (string, error) {
 	if !r.git.JournalPending() {
 		head, hok, herr := r.git.CheckoutHead()
 		live, res, err := r.git.ScanLive()
 		if err != nil {
 			return "", err
 		}
-		if herr == nil && hok && head == live && res.Clean() {
+		if herr == nil && hok && head == live && res.Clean() && (r.ledger == nil || shared == live.String()) {
 			return live.String(), nil
 		}
 	}
-	l, err := r.git.LockWait(ctx, 2*time.Second)
+	l, err := r.beginWait(ctx, 2*time.Second)
 	if err != nil {
 		return "", err
 	}
 	defer l.Unlock()
-	if err := r.git.Prepare(); err != nil {
-		return "", err
-	}
 	res, err := r.saveLocked(ctx, SaveOptions{})
 	if err != nil {
 		return "", err
@@ -177,7 +183,7 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions) (*SaveResult, e
 	if err != nil {
 		return nil, err
 	}
-	if err := r.git.Switch("save", live, c, false, res); err != nil {
+	if err := r.switchLive(ctx, "save", live, c, false, res); err != nil {
 		return nil, err
 	}
 	return &SaveResult{Saved: true, Revision: c.String(), Previous: live.String(), Summary: summary, Message: msg, Gates: gates, Changes: changed}, nil
@@ -185,25 +191,32 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions) (*SaveResult, e
 
 // Discard restores the live revision's files in the agents tree: edited
 // and deleted files come back, added files (and directories they leave
-// empty) are removed. It returns what it undid. ECONFLICT when locked or
+// empty) are removed. It returns what it undid. With a Ledger it then
+// follows the shared live revision (what a Host whose edits were refused
+// because another Host moved it runs). ECONFLICT when locked or
 // inconsistent.
 func (r *Repo) Discard(ctx context.Context) ([]coretree.Change, error) {
 	l, err := r.git.Begin()
 	if err != nil {
 		return nil, err
 	}
-	defer l.Unlock()
+	h := &held{r: r, l: l}
+	defer h.Unlock()
 	_, res, err := r.git.ScanLive()
 	if err != nil {
 		return nil, err
 	}
-	if res.Clean() {
-		return []coretree.Change{}, nil
+	undone := []coretree.Change{}
+	if !res.Clean() {
+		if err := r.git.Restore(r.git.LiveCheckout(), res); err != nil {
+			return nil, err
+		}
+		undone = res.Changes
 	}
-	if err := r.git.Restore(r.git.LiveCheckout(), res); err != nil {
+	if err := r.followLocked(ctx, h); err != nil {
 		return nil, err
 	}
-	return res.Changes, nil
+	return undone, nil
 }
 
 // dirtyError is the refusal of a revision switch over unsaved edits, in

@@ -72,7 +72,7 @@ func (r *Repo) Promote(ctx context.Context, runID string, opts PromoteOptions) (
 }
 
 func (r *Repo) promote(ctx context.Context, run *Run, opts PromoteOptions) (*PromoteResult, error) {
-	l, err := r.git.Begin()
+	l, err := r.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,7 @@ func (r *Repo) promote(ctx context.Context, run *Run, opts PromoteOptions) (*Pro
 	if err != nil {
 		return nil, err
 	}
-	if err := r.git.Switch("promote", live, proposal, true, nil); err != nil {
+	if err := r.switchLive(ctx, "promote", live, proposal, true, nil); err != nil {
 		return nil, err
 	}
 	out.Promoted = true
@@ -252,7 +252,7 @@ func (r *Repo) Rollback(ctx context.Context, target, reason string) (*RollbackRe
 }
 
 func (r *Repo) rollback(ctx context.Context, target, reason string) (*RollbackResult, error) {
-	l, err := r.git.Begin()
+	l, err := r.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +284,7 @@ func (r *Repo) rollback(ctx context.Context, target, reason string) (*RollbackRe
 	if err := ctx.Err(); err != nil {
 		return nil, demiurge.WrapError(demiurge.ECANCELED, err, "rollback cancelled")
 	}
-	if err := r.git.Switch("rollback", live, nc, true, nil); err != nil {
+	if err := r.switchLive(ctx, "rollback", live, nc, true, nil); err != nil {
 		return nil, err
 	}
 	return &RollbackResult{

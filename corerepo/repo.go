@@ -30,6 +30,12 @@ type Options struct {
 	// switch and of Init (gitrepo.Options.CrashPoint): the crash tests
 	// kill the process there.
 	CrashPoint func(point string)
+	// Ledger, when set, is the shared record of the live revision that
+	// the Hosts of one runtime ledger follow (the package doc, Several
+	// Hosts); nil: this repository is the only truth (one home).
+	Ledger Ledger
+	// HostID names this Host in what it publishes to the Ledger.
+	HostID string
 }
 
 // Repo is the core repository of one runtime home. Its methods are safe
@@ -42,6 +48,8 @@ type Repo struct {
 	now      func() time.Time
 	onSwitch func([]string)
 	clean    cleanCache
+	ledger   Ledger
+	hostID   string
 }
 
 // Open opens the existing repository of paths and resolves a transaction
@@ -58,7 +66,8 @@ func Open(paths Paths, opts Options) (*Repo, error) {
 }
 
 func newRepo(paths Paths, opts Options) *Repo {
-	r := &Repo{paths: paths, now: opts.Now, onSwitch: opts.OnSwitch, clean: cleanCache{opened: time.Now()}}
+	r := &Repo{paths: paths, now: opts.Now, onSwitch: opts.OnSwitch, clean: cleanCache{opened: time.Now()},
+		ledger: opts.Ledger, hostID: opts.HostID}
 	if r.now == nil {
 		r.now = time.Now
 	}

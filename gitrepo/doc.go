@@ -33,6 +33,11 @@
 // Restore rewrite a checkout, Record notes what it holds. Check returns
 // the consistency findings (core.* codes) and Repair fixes the ones a safe
 // fix exists for.
+// Pack and ImportPack move revisions between repositories (the core
+// repositories of several Hosts, through their shared ledger): a pack of a
+// commit and of what its parent's tree lacks, imported as loose objects so
+// that every process of the receiving repository reads them at once;
+// HasCommit says whether a revision is stored.
 //
 // # Concurrency
 //

@@ -79,11 +79,19 @@ func (r *Repo) JournalPending() bool {
 // from; nil when none). The caller holds the lock (Begin). op names the
 // switch in the journal. ECONFLICT when live is not oldLive.
 func (r *Repo) Switch(op string, oldLive, newLive coretree.Hash, checkout bool, res *Scan) error {
+	return r.SwitchWithPrevious(op, oldLive, newLive, oldLive, checkout, res)
+}
+
+// SwitchWithPrevious is Switch with previous set to newPrevious (a stored
+// commit other than newLive) instead of oldLive: for a switch to a
+// revision whose predecessor is known elsewhere (another Host's, through
+// the shared ledger).
+func (r *Repo) SwitchWithPrevious(op string, oldLive, newLive, newPrevious coretree.Hash, checkout bool, res *Scan) error {
 	oldPrev, hasPrev, err := readRef(r.paths.GitDir, RefPrevious)
 	if err != nil {
 		return err
 	}
-	t := txn{Op: op, OldLive: oldLive.String(), NewLive: newLive.String(), NewPrevious: oldLive.String(), Checkout: checkout}
+	t := txn{Op: op, OldLive: oldLive.String(), NewLive: newLive.String(), NewPrevious: newPrevious.String(), Checkout: checkout}
 	if hasPrev {
 		t.OldPrevious = oldPrev.String()
 	}

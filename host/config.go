@@ -53,8 +53,8 @@ type RuntimeConfig struct {
 	// DEMIURGE_DATABASE_URL environment variable overrides it (Database).
 	Database string `yaml:"database"`
 	// MaxActiveTasks bounds the background tasks one Host runs at once;
-	// past it a task waits in the ledger's queue, and a scheduled or
-	// evolver run may be taken by another Host of the ledger. 0: no bound.
+	// past it a task waits in the ledger's queue, and a scheduled run may
+	// be taken by another Host of the ledger. 0: no bound.
 	MaxActiveTasks int `yaml:"max_active_tasks"`
 }
 

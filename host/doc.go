@@ -33,11 +33,12 @@
 //  6. the approval runtime: no turn is left to wait for an answer;
 //  7. the process manager: whatever tree is still alive is terminated and
 //     reaped;
-//  8. the heartbeat lease, released only once nothing of this Host runs;
-//  9. the store;
-//  10. the log file, so every step above can still log;
-//  11. the core repository's checkout watch, opened first and needing
-//     nothing else to close.
+//  8. the core repository's checkout watch, opened after the lease (on
+//     PostgreSQL the repository follows the ledger's shared live revision,
+//     core_ledger.go) and needing nothing else to close;
+//  9. the heartbeat lease, released only once nothing of this Host runs;
+//  10. the store;
+//  11. the log file, so every step above can still log.
 //
 // # API
 //

@@ -17,16 +17,22 @@ import (
 // evolverCore is the core that edits proposals.
 const evolverCore = "evolver"
 
-// openRepo opens the core repository for this Host: a promotion or
-// rollback it makes drops the cached approvals of the cores it changed.
+// openRepo opens the core repository for this Host, with the shared
+// ledger when the runtime database is PostgreSQL (core_ledger.go): a
+// promotion or rollback it makes, or one of another Host it follows,
+// drops the cached approvals of the cores it changed.
 func (h *Host) openRepo(ctx context.Context) error {
-	repo, err := OpenRepo(ctx, h.home.Dir, func(cores []string) {
-		if h.approvals == nil {
-			return
-		}
-		for _, c := range cores {
-			h.approvals.InvalidateCore(c)
-		}
+	repo, err := openRepoWith(ctx, h.home.Dir, corerepo.Options{
+		Ledger: coreLedger(h.store),
+		HostID: h.lease.ID(),
+		OnSwitch: func(cores []string) {
+			if h.approvals == nil {
+				return
+			}
+			for _, c := range cores {
+				h.approvals.InvalidateCore(c)
+			}
+		},
 	})
 	h.repo = repo
 	return err
@@ -35,9 +41,14 @@ func (h *Host) openRepo(ctx context.Context) error {
 // OpenRepo opens (or creates, from the installed templates) the core
 // repository of an initialised home and makes sure the two template cores
 // are in it. onSwitch, when set, receives the cores a promotion or
-// rollback changed.
+// rollback changed. It has no Ledger: OpenHomeRepo is the home's
+// repository as its runtime database shares it.
 func OpenRepo(ctx context.Context, home string, onSwitch func(cores []string)) (*corerepo.Repo, error) {
-	repo, _, err := corerepo.Init(ctx, corerepo.HomePaths(home), corerepo.Options{OnSwitch: onSwitch}, "runtime home initialised")
+	return openRepoWith(ctx, home, corerepo.Options{OnSwitch: onSwitch})
+}
+
+func openRepoWith(ctx context.Context, home string, opts corerepo.Options) (*corerepo.Repo, error) {
+	repo, _, err := corerepo.Init(ctx, corerepo.HomePaths(home), opts, "runtime home initialised")
 	if err != nil {
 		return nil, err
 	}

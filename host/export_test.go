@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"crypto/tls"
 	"net"
 	"time"
@@ -28,4 +29,12 @@ func WithWebhookListener(o GatewayOptions, fn func(coreID, name string) net.List
 func WithMailTLS(o GatewayOptions, cfg *tls.Config) GatewayOptions {
 	o.mailTLS = cfg
 	return o
+}
+
+// TickSchedules makes one scheduler pass of h at now and waits for the
+// runs it started (the multi-Host tests fire a due occurrence at a chosen
+// time on two Hosts at once).
+func TickSchedules(h *Host, ctx context.Context, now time.Time) (int, error) {
+	rep, err := h.scheduler.Tick(ctx, now)
+	return rep.Fired, err
 }

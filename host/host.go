@@ -163,13 +163,6 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 			_ = h.closers.close(ctx)
 		}
 	}()
-	if err := h.openRepo(ctx); err != nil {
-		return nil, err
-	}
-	if err := h.closers.opened("core repository", 0, func(context.Context) error { return h.repo.Close() }); err != nil {
-		return nil, err
-	}
-	h.cores = newCoreLoader(h.home, h.repo)
 	if h.config, err = LoadConfig(h.home.ConfigPath()); err != nil {
 		return nil, err
 	}
@@ -183,13 +176,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 			return nil, err
 		}
 	}
-	global, err := core.LoadGlobal(filepath.Join(h.home.AgentsDir(), "agent.yaml"))
-	if err != nil {
-		return nil, err
-	}
 	h.logger = opts.Logger
-	provs.fallback = fallbackModel{provider: global.Model.Provider, model: global.Model.ModelName, options: global.Model.ModelOptions}
-	h.providers, h.globalUI = provs, global.UI
 
 	where, err := Database(h.home, h.config, opts.Getenv)
 	if err != nil {
@@ -210,6 +197,26 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if _, err = h.reconcile(ctx); err != nil {
 		return nil, err
 	}
+	// The core repository opens on the ledger: on PostgreSQL this Host
+	// starts on the live revision the other Hosts run (core_ledger.go).
+	if err := h.openRepo(ctx); err != nil {
+		return nil, err
+	}
+	if err := h.closers.opened("core repository", 0, func(context.Context) error { return h.repo.Close() }); err != nil {
+		return nil, err
+	}
+	if _, err := h.repo.Follow(ctx); err != nil {
+		// Unsaved edits over a moved revision: every turn refuses them
+		// with the same error until they are saved or discarded.
+		h.logger.Warn("core repository does not follow the shared live revision", "err", err)
+	}
+	h.cores = newCoreLoader(h.home, h.repo)
+	global, err := core.LoadGlobal(filepath.Join(h.home.AgentsDir(), "agent.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	provs.fallback = fallbackModel{provider: global.Model.Provider, model: global.Model.ModelName, options: global.Model.ModelOptions}
+	h.providers, h.globalUI = provs, global.UI
 
 	if h.timezone, err = schedule.ResolveTimezone(opts.Timezone, opts.Getenv("DEMIURGE_TIMEZONE"), h.config.Runtime.Timezone); err != nil {
 		return nil, err

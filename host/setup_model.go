@@ -63,7 +63,7 @@ func (s *Setup) SetModel(ctx context.Context, coreID, rawProvider, model string)
 	if _, err := os.Stat(path); err != nil {
 		return nil, demiurge.Errorf(demiurge.ENOTFOUND, "core %q has no agent.yaml under %s", coreID, s.home.AgentsDir())
 	}
-	repo, err := OpenRepo(ctx, s.home.Dir, nil)
+	repo, err := OpenHomeRepo(ctx, s.home.Dir, s.getenv)
 	if err != nil {
 		return nil, err
 	}

@@ -51,8 +51,12 @@
 // and indexes as schema_snapshot.sql, checked by a test) is created in the
 // current schema of an empty database; demiurge_schema holds the
 // application_id and the version. A database with other tables, or of a
-// newer version, is refused with ESCHEMA; an older one too, until a
-// migration ships its PostgreSQL step beside the SQLite one. A URL that
+// newer version, is refused with ESCHEMA. An older one (from version 8,
+// the first with PostgreSQL ledgers) is migrated at Open, under the write
+// lock, by the PostgreSQL steps of the migrations since
+// (migrations_postgres/NNNN_*.sql beside migrations/NNNN_*.sql, a test
+// checks that none is missing; postgres_migrate.go); older than that is
+// ESCHEMA. A URL that
 // does not parse or a server that cannot be reached fails Open with
 // ECONFIG, naming host, port and database, never the password (Path
 // returns the same name). A connection lost later (a server restart, an
@@ -321,6 +325,12 @@
 //	                        → status (claimed, running, done, retry_scheduled, dead_letter),
 //	                        claim_id, last_error and next_attempt_at replaced, the others
 //	                        COALESCE
+//	core.revision_published revision, parent?, objects, bytes, host_id?
+//	                        → event only (aggregate core "live"; PublishCore writes the
+//	                        core_revisions row, with the revision's git pack, beside it)
+//	core.live_changed revision, previous?, op, host_id?
+//	                        → the core_live row (name 'live'): the shared live revision of
+//	                        the core repository, with the event's seq as last_seq
 //
 // # Commit observer
 //

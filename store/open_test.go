@@ -105,7 +105,7 @@ func TestOpenSetsApplicationIDAndVersion(t *testing.T) {
 	if err := r.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).Scan(&tables); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := tables, 21; got != want { // the 16 spec tables + hosts + session_leases + authored_state + channel_inbox + channel_states
+	if got, want := tables, 23; got != want { // the 16 spec tables + hosts + session_leases + authored_state + channel_inbox + channel_states + core_revisions + core_live
 		t.Fatalf("tables = %d, want %d", got, want)
 	}
 }

@@ -140,9 +140,9 @@ func openPostgres(ctx context.Context, rawURL string, opts Options) (*DB, error)
 	return db, nil
 }
 
-// migratePostgres creates the schema of an empty ledger, under the write
-// lock so that two Hosts starting at once create it exactly once, and
-// refuses one that is not ours or newer than this build.
+// migratePostgres creates the schema of an empty ledger, or migrates an
+// older one, under the write lock so that two Hosts starting at once do it
+// exactly once, and refuses one that is not ours or newer than this build.
 func (db *DB) migratePostgres(ctx context.Context) error {
 	return db.retryBusy(ctx, func() error {
 		tx, err := db.writer.BeginTx(ctx, nil)
@@ -164,7 +164,10 @@ func (db *DB) migratePostgres(ctx context.Context) error {
 		case h.version == SchemaVersion():
 			return tx.Commit()
 		case h.version != 0:
-			if err := db.upgradePostgres(ctx, tx, h.version); err != nil {
+			// A PostgreSQL ledger starts at the version of the build that
+			// created it; the PostgreSQL steps of later migrations bring
+			// it up to date (postgres_migrate.go).
+			if err := db.migratePostgresFrom(ctx, tx, h.version); err != nil {
 				return err
 			}
 			return tx.Commit()

@@ -240,7 +240,9 @@ func (t *wtx) reconcileTasks(alive map[string]bool, rep *ReconcileReport) error 
 		}
 		rep.TasksLost++
 		rep.LostTaskIDs = append(rep.LostTaskIDs, tk.id)
-		if tk.pid > 0 && tk.marker != "" {
+		// A process tree is ended only from its own machine: a pid means
+		// nothing on another, whatever its start marker.
+		if tk.pid > 0 && tk.marker != "" && t.hostOnThisMachine(tk.host) {
 			rep.LostTaskProcesses = append(rep.LostTaskProcesses, TaskProcess{TaskID: tk.id, PID: tk.pid, Marker: tk.marker})
 		}
 	}
@@ -321,4 +323,17 @@ func (t *wtx) reconcileLeases(alive map[string]bool, rep *ReconcileReport) error
 		rep.LeasesReleased++
 	}
 	return nil
+}
+
+// hostOnThisMachine reports whether Host id registered from this machine
+// (its hosts row names this machine's host name). A Host whose row is
+// gone counts as this machine's only when it has no row at all and the
+// ledger is SQLite, a file of this machine.
+func (t *wtx) hostOnThisMachine(id string) bool {
+	var hostname ns
+	err := t.queryRow(`SELECT hostname FROM hosts WHERE host_id = ?`, id).Scan(&hostname)
+	if err != nil {
+		return t.db.dialect.engine != Postgres
+	}
+	return hostname.String == t.db.hostname
 }

@@ -330,5 +330,25 @@ CREATE TABLE channel_states (
   PRIMARY KEY (core_id, channel)
 ) WITHOUT ROWID;
 
+CREATE TABLE core_revisions (
+  revision TEXT PRIMARY KEY,
+  parent TEXT,
+  pack BLOB NOT NULL,
+  objects INTEGER NOT NULL,
+  host_id TEXT,
+  created_at TEXT NOT NULL,
+  last_seq INTEGER NOT NULL
+);
+
+CREATE TABLE core_live (
+  name TEXT PRIMARY KEY,
+  revision TEXT NOT NULL,
+  previous TEXT,
+  op TEXT NOT NULL,
+  host_id TEXT,
+  last_seq INTEGER NOT NULL,
+  updated_at TEXT NOT NULL
+);
+
 CREATE INDEX idx_tasks_queue ON tasks(created_at) WHERE status = 'queued';
 

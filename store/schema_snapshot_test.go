@@ -136,16 +136,3 @@ func describeSchema(t *testing.T, db *sql.DB) string {
 	return b.String()
 }
 
-// Every migration after the first PostgreSQL build ships its PostgreSQL
-// step under the same file name, and no step is left without one.
-func TestPostgresMigrationsCoverChain(t *testing.T) {
-	steps := postgresMigrations()
-	for _, m := range migrations()[firstPostgresVersion:] {
-		if pg, ok := steps[m.version]; !ok || pg.name != m.name {
-			t.Errorf("migration %s has no PostgreSQL step migrations_postgres/%s", m.name, m.name)
-		}
-	}
-	if len(steps) != SchemaVersion()-firstPostgresVersion {
-		t.Errorf("%d PostgreSQL steps, want one per migration after version %d", len(steps), firstPostgresVersion)
-	}
-}

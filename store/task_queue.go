@@ -112,42 +112,132 @@ func (db *DB) ClaimQueuedTasks(ctx context.Context, hostID string, kinds []strin
 // still queued under Host hostID's claim: event task.started {host_id}
 // (which clears the claim). Tasks cancelled meanwhile, or claimed by
 // another Host after this claim lapsed, are left out. It returns the
-// started tasks in the order of ids.
+// started tasks in the order of ids. The work is set-based (a read of the
+// candidates, one append of every start, a read of their rows and one of
+// their actions), so a batch costs a few statements, not a few per task.
 func (db *DB) StartClaimedTasks(ctx context.Context, hostID string, ids []string) ([]demiurge.StartedTask, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	in := " IN (?" + strings.Repeat(", ?", len(ids)-1) + ")"
+	idArgs := make([]any, len(ids))
+	for i, id := range ids {
+		idArgs[i] = id
+	}
 	var out []demiurge.StartedTask
 	err := db.write(ctx, func(t *wtx) error {
 		out = out[:0]
+		startable, err := t.strings(`SELECT task_id FROM tasks WHERE status = 'queued' AND claim_host_id = ? AND task_id`+in,
+			append([]any{hostID}, idArgs...)...)
+		if err != nil || len(startable) == 0 {
+			return err
+		}
+		ok := map[string]bool{}
+		for _, id := range startable {
+			ok[id] = true
+		}
+		var events []demiurge.Event
 		for _, id := range ids {
-			var status string
-			var claim ns
-			err := t.queryRow(`SELECT status, claim_host_id FROM tasks WHERE task_id = ?`, id).Scan(&status, &claim)
-			if isNoRows(err) {
-				continue
+			if ok[id] {
+				events = append(events, demiurge.NewEvent(demiurge.AggTask, id,
+					demiurge.TaskStartedPayload{Status: demiurge.TaskRunning, HostID: hostID}))
 			}
-			if err != nil {
-				return err
-			}
-			if status != demiurge.TaskQueued || claim.String != hostID {
-				continue
-			}
-			stored, err := t.append([]demiurge.Event{demiurge.NewEvent(demiurge.AggTask, id,
-				demiurge.TaskStartedPayload{Status: demiurge.TaskRunning, HostID: hostID})}, "", nil)
-			if err != nil {
-				return err
-			}
-			tk, err := scanTask(t.queryRow(sqlTaskByID, id))
-			if err != nil {
-				return err
-			}
-			action, err := t.taskAction(id)
-			if err != nil {
-				return err
-			}
-			out = append(out, demiurge.StartedTask{Task: tk, Seq: stored[0].Seq, Action: action})
+		}
+		stored, err := t.append(events, "", nil)
+		if err != nil {
+			return err
+		}
+		tasks, err := t.tasksByID(stored)
+		if err != nil {
+			return err
+		}
+		actions, err := t.taskActions(stored)
+		if err != nil {
+			return err
+		}
+		for _, e := range stored {
+			out = append(out, demiurge.StartedTask{Task: tasks[e.AggregateID], Seq: e.Seq, Action: actions[e.AggregateID]})
 		}
 		return nil
 	})
 	return out, err
+}
+
+// strings runs a query of one text column.
+func (t *wtx) strings(q string, args ...any) ([]string, error) {
+	rows, err := t.query(q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// eventIDs are the aggregate ids of events as query arguments, with the
+// IN list that matches them.
+func eventIDs(events []demiurge.Event) (string, []any) {
+	args := make([]any, len(events))
+	for i, e := range events {
+		args[i] = e.AggregateID
+	}
+	return " IN (?" + strings.Repeat(", ?", len(events)-1) + ")", args
+}
+
+// tasksByID reads the rows of the tasks events name, by id.
+func (t *wtx) tasksByID(events []demiurge.Event) (map[string]demiurge.Task, error) {
+	in, args := eventIDs(events)
+	rows, err := t.query(taskSelect+` WHERE task_id`+in, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[string]demiurge.Task, len(events))
+	for rows.Next() {
+		tk, err := scanTask(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[tk.ID] = tk
+	}
+	return out, rows.Err()
+}
+
+// taskActions are the actions (TaskSpec.Payload) the tasks events name were
+// submitted with, read from their task.submitted events; a corrupt or
+// missing payload reads as none.
+func (t *wtx) taskActions(events []demiurge.Event) (map[string]map[string]any, error) {
+	in, args := eventIDs(events)
+	rows, err := t.query(`SELECT aggregate_id, payload_json FROM runtime_events
+  WHERE aggregate_type = 'task' AND type = 'task.submitted' AND aggregate_id`+in+` ORDER BY seq`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[string]map[string]any, len(events))
+	for rows.Next() {
+		var id, raw string
+		if err := rows.Scan(&id, &raw); err != nil {
+			return nil, err
+		}
+		var p demiurge.TaskSubmittedPayload
+		if _, seen := out[id]; !seen && json.Unmarshal([]byte(raw), &p) == nil && p.Action != nil {
+			out[id] = p.Action
+		}
+	}
+	for _, e := range events {
+		if out[e.AggregateID] == nil {
+			out[e.AggregateID] = map[string]any{}
+		}
+	}
+	return out, rows.Err()
 }
 
 // ReleaseTaskClaims drops Host hostID's claims on the tasks of ids that are
@@ -170,23 +260,4 @@ func (db *DB) ReleaseTaskClaims(ctx context.Context, hostID string, ids []string
 		t.note(demiurge.TopicTasks)
 		return nil
 	})
-}
-
-// taskAction is the action (TaskSpec.Payload) task id was submitted with,
-// read from its task.submitted event; a corrupt payload reads as none.
-func (t *wtx) taskAction(id string) (map[string]any, error) {
-	var raw string
-	err := t.queryRow(`SELECT payload_json FROM runtime_events
-  WHERE aggregate_type = 'task' AND aggregate_id = ? AND type = 'task.submitted' ORDER BY seq LIMIT 1`, id).Scan(&raw)
-	if isNoRows(err) {
-		return map[string]any{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var p demiurge.TaskSubmittedPayload
-	if json.Unmarshal([]byte(raw), &p) != nil || p.Action == nil {
-		return map[string]any{}, nil
-	}
-	return p.Action, nil
 }

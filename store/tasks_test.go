@@ -119,11 +119,17 @@ func TestAcknowledgeTaskCompletion(t *testing.T) {
 // goes back for retry once its lease expired.
 func TestReconcileReportsLostTaskProcesses(t *testing.T) {
 	clock := newClock()
-	db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
+	path := demiurgetest.TestDatabase(t)
+	db := demiurgetest.MustOpenPath(t, path, store.Options{Now: clock.Now})
+	frozen := newClock() // a second handle whose clock stays behind: its Host's lease expires
+	stale := demiurgetest.MustOpenPath(t, path, store.Options{Now: frozen.Now})
 	ctx := context.Background()
 	self := startHost(t, db, store.HostInfo{})
 	pid, marker := deadChild(t)
 	gone := startHost(t, db, store.HostInfo{PID: pid, StartMarker: marker})
+	// A Host of another machine: its recorded process names a pid there,
+	// never to be signalled here, whatever it is on this machine.
+	far := startHost(t, stale, store.HostInfo{PID: 1, Hostname: "elsewhere.example"})
 
 	child := exec.Command("sleep", "60")
 	child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // leads its own group, like a task's command
@@ -141,6 +147,9 @@ func TestReconcileReportsLostTaskProcesses(t *testing.T) {
 	mustAppend(t, db, "", ev(demiurge.AggTask, "task_gone", demiurge.EvTaskProcessRecorded,
 		map[string]any{"pid": child.Process.Pid, "marker": childMarker}))
 	submitTask(t, db, "task_gone_noproc", map[string]any{"host_id": gone.ID()})
+	submitTask(t, db, "task_far", map[string]any{"host_id": far.ID()})
+	mustAppend(t, db, "", ev(demiurge.AggTask, "task_far", demiurge.EvTaskProcessRecorded,
+		map[string]any{"pid": child.Process.Pid, "marker": childMarker}))
 	submitTask(t, db, "task_live", map[string]any{"host_id": self.ID()})
 	mustAppend(t, db, "", ev(demiurge.AggTask, "task_live", demiurge.EvTaskProcessRecorded,
 		map[string]any{"pid": os.Getpid(), "marker": "m"}))
@@ -156,7 +165,7 @@ func TestReconcileReportsLostTaskProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []store.TaskProcess{{TaskID: "task_gone", PID: child.Process.Pid, Marker: childMarker}}
-	if !slices.Equal(rep.LostTaskProcesses, want) || rep.TasksLost != 2 {
+	if !slices.Equal(rep.LostTaskProcesses, want) || rep.TasksLost != 3 {
 		t.Fatalf("report %+v, want lost processes %+v", rep, want)
 	}
 	if rep.Work.Recovered != 1 {

@@ -41,15 +41,23 @@ func newCoreCmd(g *globals, streams IO) *cobra.Command {
 // withRepo initialises a missing home and opens its core repository (an
 // interrupted revision switch is resolved by the open), then runs fn.
 // Errors of fn are repository operation errors (see opError).
+//
+// On a PostgreSQL runtime database the repository is opened with it
+// (host.OpenHomeRepo), so a save, promotion or rollback made here is
+// what every Host of the ledger runs next.
 func withRepo(ctx context.Context, g *globals, fn func(context.Context, *corerepo.Repo) error) error {
 	repo, err := openRepo(ctx, g)
 	if err != nil {
 		return err
 	}
-	return opError(fn(ctx, repo))
+	err = opError(fn(ctx, repo.Repo))
+	if cerr := repo.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return err
 }
 
-func openRepo(ctx context.Context, g *globals) (*corerepo.Repo, error) {
+func openRepo(ctx context.Context, g *globals) (*host.HomeRepo, error) {
 	home, err := g.homeDir()
 	if err != nil {
 		return nil, err
@@ -58,7 +66,7 @@ func openRepo(ctx context.Context, g *globals) (*corerepo.Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return host.OpenRepo(ctx, h.Dir, nil)
+	return host.OpenHomeRepo(ctx, h.Dir, g.getenv)
 }
 
 // opError gives a failed repository operation its exit code: the
