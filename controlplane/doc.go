@@ -61,6 +61,23 @@
 // every append waiting at that moment in one transaction, each batch with
 // its own guard in a savepoint (WorkerStore.AppendTaskBatches).
 //
+// # The queue
+//
+// Enqueue writes task.submitted alone (group-committed like the rest): the
+// task waits, queued for one Host (TaskOrigin.HostID) or for any Host of
+// the ledger. Submit does the same, for this Host or, for a Portable kind
+// (schedule.fire), for any Host, once the worker runs MaxActive tasks. The
+// queue loop of every worker claims queued tasks of its kinds while it has
+// room (WorkerStore.ClaimQueuedTasks: a 5 s lease on the row, no event),
+// starts them in one write (StartClaimedTasks: task.started, the claim
+// cleared; a task cancelled meanwhile, or claimed by another Host after a
+// lapse, is skipped) and runs them with the action they were submitted
+// with. It wakes on the wake-ups of WorkerOptions.Subscribe (a task queued
+// for any Host, or for this one) and when one of its runs ends, and reads
+// the queue every QueuePoll (default 1 s) otherwise. What it claimed and
+// will not start goes back at once (ReleaseTaskClaims); the claims of a
+// Host that died go back when restart reconciliation finds it gone.
+//
 // # Cancellation
 //
 // Cancel is single-flight: concurrent Cancels, Wait, and a runner ending at
@@ -70,8 +87,9 @@
 // without it; a requested cancel wins over a result that arrives after the
 // request. A task nothing runs is cancelled in the store. A task of another
 // Host process gets a task.cancel_requested {reason, requested_by} event;
-// that Host's worker reads the open requests of its host every CancelPoll
-// (default 250 ms) and cancels the same way, while the requester waits
+// that Host's worker reads the open requests of its host at once when a
+// wake-up announces one, and every CancelPoll (default 250 ms) otherwise,
+// and cancels the same way, while the requester waits
 // (bounded by ctx) for the terminal row. A requested task whose Host is
 // gone ends lost when restart reconciliation runs.
 //

@@ -133,7 +133,7 @@ type Worker struct {
 	stop context.CancelFunc
 
 	tasks sync.WaitGroup // run goroutines and cancel watchdogs
-	loops sync.WaitGroup // flusher, cancel poll, completion loop and handlers
+	loops sync.WaitGroup // flusher, cancel poll, completion loop and handlers, queue loop
 
 	writes    chan *writeReq     // task appends for the committer (unbuffered)
 	wake      chan struct{}      // wakes the completion loop (capacity 1)
@@ -203,8 +203,8 @@ func (w *Worker) OnCompletion(fn func(ctx context.Context, c Completion) error) 
 // Start emits the completions that terminal tasks are missing (a crash
 // between a task's end and its completion, a task lost by restart
 // reconciliation) and starts the worker's goroutines: the committer of
-// task events, the log flusher, the cancel-request poll and the completion
-// loop. Close stops them. It fails
+// task events, the log flusher, the cancel-request poll, the completion
+// loop and the queue loop. Close stops them. It fails
 // with EINVALID without a HostID or when called twice.
 func (w *Worker) Start(ctx context.Context) error {
 	if w.opts.HostID == "" {

@@ -33,26 +33,41 @@ const (
 // submission is group-committed with the worker's other task events.
 func (w *Worker) Enqueue(ctx context.Context, spec demiurge.TaskSpec, src demiurge.TaskOrigin) (demiurge.Task, error) {
 	w.mu.Lock()
-	switch {
-	case w.closed:
-		w.mu.Unlock()
-		return demiurge.Task{}, errClosed
-	case !w.started:
-		w.mu.Unlock()
-		return demiurge.Task{}, demiurge.Errorf(demiurge.EINVALID, "task worker is not started")
-	}
+	err := w.admissionLocked()
 	w.mu.Unlock()
-	id := str(spec.Payload, "task_id")
-	if id == "" {
-		id = demiurge.NewID("task")
-		spec.Payload = maps.Clone(spec.Payload)
-		if spec.Payload == nil {
-			spec.Payload = map[string]any{}
-		}
-		spec.Payload["task_id"] = id
+	if err != nil {
+		return demiurge.Task{}, err
 	}
+	id, spec := withTaskID(spec)
 	tk, _, _, err := w.submitTask(ctx, id, spec, src, false)
 	return tk, err
+}
+
+// admissionLocked refuses a submission after Close began or before
+// Start. w.mu is held.
+func (w *Worker) admissionLocked() error {
+	switch {
+	case w.closed:
+		return errClosed
+	case !w.started:
+		return demiurge.Errorf(demiurge.EINVALID, "task worker is not started")
+	}
+	return nil
+}
+
+// withTaskID returns the task id spec's payload names, or a new one set in
+// a copy of the payload.
+func withTaskID(spec demiurge.TaskSpec) (string, demiurge.TaskSpec) {
+	if id := str(spec.Payload, "task_id"); id != "" {
+		return id, spec
+	}
+	id := demiurge.NewID("task")
+	spec.Payload = maps.Clone(spec.Payload)
+	if spec.Payload == nil {
+		spec.Payload = map[string]any{}
+	}
+	spec.Payload["task_id"] = id
+	return id, spec
 }
 
 // queueRoom is how many more queued tasks this worker may start now.

@@ -255,23 +255,11 @@ var errClosed = demiurge.Errorf(demiurge.EUNAVAILABLE, "task admission is closed
 // closed" once Close began, EINVALID "no task runner for kind: <kind>"
 // when no runner is registered, EINVALID before Start.
 func (w *Worker) Submit(ctx context.Context, spec demiurge.TaskSpec, src demiurge.TaskOrigin) (demiurge.Task, error) {
-	id := str(spec.Payload, "task_id")
-	if id == "" {
-		id = demiurge.NewID("task")
-		spec.Payload = maps.Clone(spec.Payload)
-		if spec.Payload == nil {
-			spec.Payload = map[string]any{}
-		}
-		spec.Payload["task_id"] = id
-	}
+	id, spec := withTaskID(spec)
 	w.mu.Lock()
-	switch {
-	case w.closed:
+	if err := w.admissionLocked(); err != nil {
 		w.mu.Unlock()
-		return demiurge.Task{}, errClosed
-	case !w.started:
-		w.mu.Unlock()
-		return demiurge.Task{}, demiurge.Errorf(demiurge.EINVALID, "task worker is not started")
+		return demiurge.Task{}, err
 	}
 	runner := w.runners[spec.Kind]
 	if runner == nil {

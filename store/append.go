@@ -84,20 +84,7 @@ func (t *wtx) append(events []demiurge.Event, key string, expected *demiurge.Exp
 	out := make([]demiurge.Event, len(events))
 	var rows eventRows
 	for i, e := range events {
-		if e.EventID == "" {
-			e.EventID = demiurge.NewID("evt")
-		}
-		if e.CreatedAt.IsZero() {
-			e.CreatedAt = t.now
-		} else {
-			e.CreatedAt = e.CreatedAt.UTC()
-		}
-		e.IdempotencyKey = key
-		actor, err := marshalJSON(e.Actor)
-		if err != nil {
-			return nil, demiurge.WrapError(demiurge.EINVALID, err, "event %s actor is not JSON-encodable", e.Type)
-		}
-		body, err := payloadJSON(&e)
+		actor, body, err := t.prepareEvent(&e, key)
 		if err != nil {
 			return nil, err
 		}
@@ -117,7 +104,16 @@ func (t *wtx) append(events []demiurge.Event, key string, expected *demiurge.Exp
 			return nil, err
 		}
 	}
-	for i := range out {
+	bulk := false
+	if t.db.dialect.engine == Postgres && len(out) > 1 {
+		// Many tasks' events (the starts of claimed tasks) in two
+		// statements rather than one per event.
+		var err error
+		if bulk, err = t.projectTasksBulk(out); err != nil {
+			return nil, err
+		}
+	}
+	for i := 0; !bulk && i < len(out); i++ {
 		if err := t.project(&out[i]); err != nil {
 			return nil, err
 		}
@@ -127,6 +123,25 @@ func (t *wtx) append(events []demiurge.Event, key string, expected *demiurge.Exp
 	}
 	t.observe(out)
 	return out, nil
+}
+
+// prepareEvent gives e what the insert needs: an id and a time when it has
+// none, the batch's key; and returns its stored actor and payload.
+func (t *wtx) prepareEvent(e *demiurge.Event, key string) (actor, body string, err error) {
+	if e.EventID == "" {
+		e.EventID = demiurge.NewID("evt")
+	}
+	if e.CreatedAt.IsZero() {
+		e.CreatedAt = t.now
+	} else {
+		e.CreatedAt = e.CreatedAt.UTC()
+	}
+	e.IdempotencyKey = key
+	if actor, err = marshalJSON(e.Actor); err != nil {
+		return "", "", demiurge.WrapError(demiurge.EINVALID, err, "event %s actor is not JSON-encodable", e.Type)
+	}
+	body, err = payloadJSON(e)
+	return actor, body, err
 }
 
 // insertEvent inserts one event row on SQLite and returns its seq.

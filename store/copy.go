@@ -153,7 +153,11 @@ func sqliteTables(t *wtx) ([]liteTable, error) {
 
 // queryStrings runs q and returns its one text column.
 func queryStrings(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, q, args...)
+	return scanStrings(tx.QueryContext(ctx, q, args...))
+}
+
+// scanStrings reads the one text column of rows (err: the query's).
+func scanStrings(rows *sql.Rows, err error) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}

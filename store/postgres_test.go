@@ -191,4 +191,3 @@ func TestPostgresReconnectsAfterConnectionLoss(t *testing.T) {
 		t.Fatalf("%d events after the loss", len(evs))
 	}
 }
-

@@ -135,4 +135,3 @@ func describeSchema(t *testing.T, db *sql.DB) string {
 	}
 	return b.String()
 }
-

@@ -119,16 +119,12 @@ func (db *DB) StartClaimedTasks(ctx context.Context, hostID string, ids []string
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	in := " IN (?" + strings.Repeat(", ?", len(ids)-1) + ")"
-	idArgs := make([]any, len(ids))
-	for i, id := range ids {
-		idArgs[i] = id
-	}
 	var out []demiurge.StartedTask
 	err := db.write(ctx, func(t *wtx) error {
 		out = out[:0]
-		startable, err := t.strings(`SELECT task_id FROM tasks WHERE status = 'queued' AND claim_host_id = ? AND task_id`+in,
-			append([]any{hostID}, idArgs...)...)
+		cond, args := t.anyID("task_id", ids)
+		startable, err := t.strings(`SELECT task_id FROM tasks WHERE status = 'queued' AND claim_host_id = ? AND `+cond,
+			append([]any{hostID}, args...)...)
 		if err != nil || len(startable) == 0 {
 			return err
 		}
@@ -165,36 +161,22 @@ func (db *DB) StartClaimedTasks(ctx context.Context, hostID string, ids []string
 
 // strings runs a query of one text column.
 func (t *wtx) strings(q string, args ...any) ([]string, error) {
-	rows, err := t.query(q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return scanStrings(t.query(q, args...))
 }
 
-// eventIDs are the aggregate ids of events as query arguments, with the
-// IN list that matches them.
-func eventIDs(events []demiurge.Event) (string, []any) {
-	args := make([]any, len(events))
+// aggregateIDs are the aggregate ids of events.
+func aggregateIDs(events []demiurge.Event) []string {
+	ids := make([]string, len(events))
 	for i, e := range events {
-		args[i] = e.AggregateID
+		ids[i] = e.AggregateID
 	}
-	return " IN (?" + strings.Repeat(", ?", len(events)-1) + ")", args
+	return ids
 }
 
 // tasksByID reads the rows of the tasks events name, by id.
 func (t *wtx) tasksByID(events []demiurge.Event) (map[string]demiurge.Task, error) {
-	in, args := eventIDs(events)
-	rows, err := t.query(taskSelect+` WHERE task_id`+in, args...)
+	cond, args := t.anyID("task_id", aggregateIDs(events))
+	rows, err := t.query(taskSelect+` WHERE `+cond, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -214,9 +196,9 @@ func (t *wtx) tasksByID(events []demiurge.Event) (map[string]demiurge.Task, erro
 // submitted with, read from their task.submitted events; a corrupt or
 // missing payload reads as none.
 func (t *wtx) taskActions(events []demiurge.Event) (map[string]map[string]any, error) {
-	in, args := eventIDs(events)
+	cond, args := t.anyID("aggregate_id", aggregateIDs(events))
 	rows, err := t.query(`SELECT aggregate_id, payload_json FROM runtime_events
-  WHERE aggregate_type = 'task' AND type = 'task.submitted' AND aggregate_id`+in+` ORDER BY seq`, args...)
+  WHERE aggregate_type = 'task' AND type = 'task.submitted' AND `+cond+` ORDER BY seq`, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -198,6 +198,19 @@ func (db *DB) AppendTaskBatches(ctx context.Context, batches []demiurge.EventBat
 	guarded := len(batches) == 1
 	write := func(t *wtx) error {
 		results = make([]result, len(batches))
+		if !guarded {
+			// On PostgreSQL independent batches go in set-wise.
+			group, ok, err := t.appendGroup(batches)
+			if err != nil {
+				return err
+			}
+			if ok {
+				for i, g := range group {
+					results[i] = result{g.stored, g.task, nil}
+				}
+				return nil
+			}
+		}
 		for i, b := range batches {
 			if len(b.Events) == 0 {
 				results[i].err = demiurge.Errorf(demiurge.EINVALID, "append task batch %d: no events", i)

@@ -137,9 +137,20 @@ func (db *DB) writeAs(ctx context.Context, mode writeMode, fn func(t *wtx) error
 
 // lock takes the ledger's write lock on PostgreSQL (sqlWriteLock); on
 // SQLite, BEGIN IMMEDIATE took the database's.
+//
+// A row-only transaction (writeRows) takes no lock and does not wait for
+// its commit to reach the disk (synchronous_commit off): what it writes
+// is a lease (a claim, a heartbeat), and PostgreSQL's log is one
+// sequence, so the next ordinary commit of this Host (a claimed task's
+// start) flushes it too. A crash of the server before that loses only
+// the lease, which then was never used.
 func (t *wtx) lock() error {
-	if t.db.dialect.engine != Postgres || t.rowsOnly {
+	if t.db.dialect.engine != Postgres {
 		return nil
+	}
+	if t.rowsOnly {
+		_, err := t.exec(`SET LOCAL synchronous_commit TO OFF`)
+		return err
 	}
 	_, err := t.exec(sqlWriteLock)
 	return err

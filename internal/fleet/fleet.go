@@ -55,7 +55,7 @@ type Options struct {
 	MachineName string
 	Getenv      func(string) string
 	// Submitters is how many goroutines queue the tasks of one enqueue
-	// command (default 16): the worker group-commits what they submit
+	// command (default 64): the worker group-commits what they submit
 	// together.
 	Submitters int
 	// MaxActiveTasks is host.Options.MaxActiveTasks.
@@ -105,7 +105,7 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 			if err != nil {
 				return err
 			}
-			if err := enqueue(ctx, h, n, hold, cmp.Or(opts.Submitters, 16)); err != nil {
+			if err := enqueue(ctx, h, n, hold, cmp.Or(opts.Submitters, 64)); err != nil {
 				return err
 			}
 			say("enqueued %d", n)

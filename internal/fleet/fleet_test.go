@@ -90,6 +90,7 @@ func TestFleetRunsEveryTaskOnce(t *testing.T) {
 		}
 	}
 	total := perHost * len(hosts)
+	t.Logf("%d tasks queued in %s", total, time.Since(start).Round(time.Millisecond))
 	waitFor(t, 3*time.Minute, "every task succeeded", func() bool {
 		return count(t, db, `SELECT count(*) FROM tasks WHERE status = 'succeeded'`) == total
 	})
