@@ -7,6 +7,9 @@ package demiurge
 const (
 	// TopicTasks: a task was queued for any Host.
 	TopicTasks = "tasks"
+	// TopicInbox: a channel accepted an inbound message (any Host's
+	// gateway worker may run its turn).
+	TopicInbox = "inbox"
 )
 
 // TopicHostTasks is the topic of a task queued for Host hostID alone.

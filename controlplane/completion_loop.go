@@ -9,12 +9,14 @@ import (
 )
 
 // completionLoop delivers completions to the OnCompletion function: at once
-// when a task of this worker ends (w.wake), else every completionPoll, so
-// completions written by other processes are picked up too. Each poll also
+// when a task of this worker ends (w.wake) or a wake-up announces one
+// written by another process, else every completionPoll. Each poll also
 // emits the completions terminal tasks are missing. A drain request (from
 // Close) is answered once nothing due is left to deliver.
 func (w *Worker) completionLoop() {
 	defer w.loops.Done()
+	due, stop := w.subscribe(demiurge.TopicWork(demiurge.WorkKindTaskCompletion))
+	defer stop()
 	t := time.NewTicker(completionPoll)
 	defer t.Stop()
 	for {
@@ -23,6 +25,7 @@ func (w *Worker) completionLoop() {
 		case <-w.ctx.Done():
 			return
 		case <-w.wake:
+		case <-due:
 		case done := <-w.drain:
 			w.drainCompletions(done)
 		case <-t.C:

@@ -99,6 +99,9 @@ type Options struct {
 	RetryBase, RetryMax time.Duration
 	// MaxConcurrent bounds the turns running at once (default 16).
 	MaxConcurrent int
+	// Subscribe, when set, delivers the store's wake-ups: the worker
+	// looks for due inbounds at once when any Host accepted one.
+	Subscribe func(topic string) (<-chan struct{}, func())
 	// Poll is how often the worker looks for due inbounds when nothing
 	// woke it (default 250 ms).
 	Poll time.Duration

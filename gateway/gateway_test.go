@@ -660,3 +660,30 @@ func TestGatewayStopRedelivered(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 }
+
+// On a PostgreSQL ledger a message another Host accepted wakes this
+// gateway's worker (LISTEN/NOTIFY): with polling off it runs the turn at
+// once.
+func TestGatewayWakesOnAnotherHostsAccept(t *testing.T) {
+	where := demiurgetest.PostgresDatabase(t)
+	db := demiurgetest.MustOpenPath(t, where, store.Options{})
+	h, err := db.StartHost(context.Background(), store.HostInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close(context.Background()) })
+	f := fixture{db: db, host: h}
+	r := &runner{}
+	f.start(t, r, gateway.Options{Poll: time.Hour, Subscribe: db.Subscribe})
+	time.Sleep(200 * time.Millisecond) // the listener is connected
+	other := demiurgetest.MustOpenPath(t, where, store.Options{})
+	rs, err := other.AcceptInbound(context.Background(), []demiurge.InboundEnvelope{
+		{CoreID: "assistant", Channel: "hook", EventKey: "x", ConversationKey: "conv-x", PrincipalKey: "p", Text: "woken"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the turn of the other Host's message", func() bool { return f.status(t, rs[0].InboundID).Status == demiurge.InboundDone })
+	if got := strings.Join(r.texts(), ","); got != "woken" {
+		t.Fatalf("turns %q", got)
+	}
+}

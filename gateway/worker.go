@@ -11,8 +11,15 @@ import (
 
 // work claims due inbounds (never two of one conversation, never more than
 // MaxConcurrent at once) and handles each on a goroutine of its own, until
-// ctx ends.
+// ctx ends: when this gateway accepted one, when a wake-up says any Host
+// did, and every Poll.
 func (g *Gateway) work(ctx context.Context) {
+	var accepted <-chan struct{}
+	if g.opts.Subscribe != nil {
+		var stop func()
+		accepted, stop = g.opts.Subscribe(demiurge.TopicInbox)
+		defer stop()
+	}
 	t := time.NewTicker(g.opts.Poll)
 	defer t.Stop()
 	for {
@@ -21,6 +28,7 @@ func (g *Gateway) work(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-g.wake:
+		case <-accepted:
 		case <-t.C:
 		}
 	}

@@ -126,7 +126,7 @@ func (h *Host) StartGateway(ctx context.Context, opts GatewayOptions) ([]Gateway
 	h.providers.addSecrets(secrets)
 	red := h.redactor()
 	inbox := opts.Inbox
-	inbox.HostID, inbox.Logger = h.lease.ID(), h.logger
+	inbox.HostID, inbox.Logger, inbox.Subscribe = h.lease.ID(), h.logger, h.store.Subscribe
 	inbox.Redact = func(s string) string { return red().String(s, redact.Durable) }
 	g, err := gateway.New(h.store, gatewayRunner{h: h}, specs, inbox)
 	if err != nil {

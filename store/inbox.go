@@ -403,5 +403,6 @@ func (t *wtx) acceptEnvelope(e demiurge.InboundEnvelope) (demiurge.InboxReceipt,
 	if _, err := t.append([]demiurge.Event{ev}, key, nil); err != nil {
 		return demiurge.InboxReceipt{}, err
 	}
+	t.note(demiurge.TopicInbox)
 	return demiurge.InboxReceipt{InboundID: id}, nil
 }
