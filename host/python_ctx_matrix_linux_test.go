@@ -76,9 +76,12 @@ def process(ctx):
     out.append("result=%d,%d" % (ctx.result.value["k"], ctx.result.value["j"]))
     r = ctx.agents.run("evolver", "child goal", tools="none")
     out.append("child=%s/%s/%d" % (r.core_id, r.content, len(r.deliveries)))
+    # The history is read before the spawn: the spawned child may end,
+    # and its completion reach the session, at any moment after it.
+    h = len(ctx.history.recent_messages(10))
     sp = ctx.agents.spawn("evolver", "background goal", tools="none")
     out.append("spawn=%s/%s/%s" % (sp.core_id, sp.status, sp.task_id[:5]))
-    out.append("history=%d" % len(ctx.history.recent_messages(10)))
+    out.append("history=%d" % h)
     o.notice("out: " + " ".join(out))
 `
 	probeOutStar = `
@@ -96,9 +99,12 @@ def process(ctx):
     out.append("result=%d,%d" % (ctx.result.value["k"], ctx.result.value["j"]))
     r = ctx.agents.run("evolver", "child goal", tools = "none")
     out.append("child=%s/%s/%d" % (r.core_id, r.content, len(r.deliveries)))
+    # The history is read before the spawn: the spawned child may end,
+    # and its completion reach the session, at any moment after it.
+    h = len(ctx.history.recent_messages(10))
     sp = ctx.agents.spawn("evolver", "background goal", tools = "none")
     out.append("spawn=%s/%s/%s" % (sp.core_id, sp.status, sp.task_id[:5]))
-    out.append("history=%d" % len(ctx.history.recent_messages(10)))
+    out.append("history=%d" % h)
     o.notice("out: " + " ".join(out))
 `
 )
