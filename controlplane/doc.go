@@ -65,10 +65,11 @@
 //
 // Enqueue writes task.submitted alone (group-committed like the rest): the
 // task waits, queued for one Host (TaskOrigin.HostID) or for any Host of
-// the ledger. Submit does the same, for this Host or, for a Portable kind
+// the ledger. EnqueueMany queues many tasks of one origin in one write. Submit does the same, for this Host or, for a Portable kind
 // (schedule.fire), for any Host, once the worker runs MaxActive tasks. The
 // queue loop of every worker claims queued tasks of its kinds while it has
-// room (WorkerStore.ClaimQueuedTasks: a 5 s lease on the row, no event),
+// room, up to 512 at a time (WorkerStore.ClaimQueuedTasks: a 5 s lease on
+// the row, no event),
 // starts them in one write (StartClaimedTasks: task.started, the claim
 // cleared; a task cancelled meanwhile, or claimed by another Host after a
 // lapse, is skipped) and runs them with the action they were submitted

@@ -7,7 +7,7 @@ import (
 )
 
 // maxGroup bounds the batches one group commit writes.
-const maxGroup = 64
+const maxGroup = 1024
 
 // writeReq is one guarded task append waiting for the committer.
 type writeReq struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/demiurge/demiurge"
@@ -16,9 +17,9 @@ const (
 	DefaultQueuePoll = time.Second
 	// DefaultQueueRuns bounds the queued tasks a worker without MaxActive
 	// runs at once.
-	DefaultQueueRuns = 64
+	DefaultQueueRuns = 512
 	// queueClaimBatch bounds one claim.
-	queueClaimBatch = 64
+	queueClaimBatch = 512
 	// queueClaimLease is the lease of a claim: a claimed task is started
 	// in the next write, so the lease matters only when the Host dies in
 	// between, and then bounds how long its claims stay out of service.
@@ -41,6 +42,61 @@ func (w *Worker) Enqueue(ctx context.Context, spec demiurge.TaskSpec, src demiur
 	id, spec := withTaskID(spec)
 	tk, _, _, err := w.submitTask(ctx, id, spec, src, false)
 	return tk, err
+}
+
+// EnqueueMany is Enqueue for many tasks of one origin at once: their
+// submissions go to the store in one write (a failing one, say a task id
+// that exists, fails alone with the error Enqueue would give and leaves the
+// others). A write scope is refused (EINVALID): scoped submissions are
+// checked one by one, with Enqueue. It returns a task or an error per
+// spec, in order.
+func (w *Worker) EnqueueMany(ctx context.Context, specs []demiurge.TaskSpec, src demiurge.TaskOrigin) ([]demiurge.Task, []error, error) {
+	if strings.TrimSpace(src.WriteScope) != "" {
+		return nil, nil, demiurge.Errorf(demiurge.EINVALID, "tasks with a write scope are enqueued one at a time")
+	}
+	w.mu.Lock()
+	err := w.admissionLocked()
+	w.mu.Unlock()
+	if err != nil {
+		return nil, nil, err
+	}
+	batches := make([]demiurge.EventBatch, len(specs))
+	errs := make([]error, len(specs))
+	for i, spec := range specs {
+		if errs[i] = checkKind(spec.Kind); errs[i] != nil {
+			continue
+		}
+		id, spec := withTaskID(spec)
+		sub := w.cp.submittedEvent(id, spec, src, "")
+		sub.EventID = demiurge.NewID("evt") // known, so a replay is told apart
+		batches[i] = demiurge.EventBatch{Events: []demiurge.Event{sub},
+			IdempotencyKey: submitKey(spec, id), Expected: &demiurge.Expected{AggregateType: demiurge.AggTask, AggregateID: id}}
+	}
+	var todo []demiurge.EventBatch
+	var at []int
+	for i, b := range batches {
+		if errs[i] == nil {
+			todo, at = append(todo, b), append(at, i)
+		}
+	}
+	tasks := make([]demiurge.Task, len(specs))
+	if len(todo) == 0 {
+		return tasks, errs, nil
+	}
+	err = w.st.AppendTaskBatches(ctx, todo, func(j int, stored []demiurge.Event, tk demiurge.Task, err error) {
+		i := at[j]
+		switch {
+		case err == nil && stored[0].EventID != batches[i].Events[0].EventID:
+			tasks[i] = tk // an idempotent replay: the earlier task
+		case demiurge.ErrorCode(err) == demiurge.ECONFLICT:
+			// The id exists: a replay of the same key answers with its
+			// task, anything else is refused as Enqueue would.
+			tasks[i], errs[i] = w.Enqueue(ctx, specs[i], src)
+		default:
+			tasks[i], errs[i] = tk, err
+		}
+	})
+	return tasks, errs, err
 }
 
 // admissionLocked refuses a submission after Close began or before

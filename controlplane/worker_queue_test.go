@@ -151,3 +151,37 @@ func TestWorkerQueueWakeUpAcrossHosts(t *testing.T) {
 		waitStatus(t, b, id, demiurge.TaskSucceeded, 5*time.Second)
 	}
 }
+
+// EnqueueMany queues many tasks in one write; each runs once. A spec that
+// repeats an earlier submission's key gets the earlier task; an unknown
+// kind fails alone; a write scope is refused.
+func TestWorkerEnqueueMany(t *testing.T) {
+	r := newRig(t, dbPath(t), controlplane.WorkerOptions{QueuePoll: 20 * time.Millisecond}, nil)
+	ctx := context.Background()
+	first := r.enqueue(t, "ok", "")
+	specs := []demiurge.TaskSpec{
+		{Kind: demiurge.TaskKindTerminalExec, Payload: map[string]any{"mode": "ok"}},
+		{Kind: "no.such.kind"},
+		{Kind: demiurge.TaskKindTerminalExec, Payload: map[string]any{"mode": "ok", "task_id": first.ID}},
+		{Kind: demiurge.TaskKindTerminalExec, Payload: map[string]any{"mode": "ok"}},
+	}
+	tasks, errs, err := r.w.EnqueueMany(ctx, specs, demiurge.TaskOrigin{Actor: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs[0] != nil || errs[3] != nil || tasks[0].ID == "" || tasks[3].ID == "" || tasks[0].ID == tasks[3].ID {
+		t.Fatalf("tasks %+v errors %v", tasks, errs)
+	}
+	wantCode(t, errs[1], demiurge.EINVALID, "unsupported task kind: no.such.kind")
+	if errs[2] != nil || tasks[2].ID != first.ID {
+		t.Fatalf("a replay of %s: %+v, %v", first.ID, tasks[2], errs[2])
+	}
+	for _, id := range []string{first.ID, tasks[0].ID, tasks[3].ID} {
+		waitStatus(t, r, id, demiurge.TaskSucceeded, 10*time.Second)
+		if s := events(t, r.db, demiurge.AggTask, id, demiurge.EvTaskStarted); len(s) != 1 {
+			t.Fatalf("task %s started %d times", id, len(s))
+		}
+	}
+	_, _, err = r.w.EnqueueMany(ctx, specs[:1], demiurge.TaskOrigin{WriteScope: "repo/x"})
+	wantCode(t, err, demiurge.EINVALID, "")
+}

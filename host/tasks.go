@@ -252,3 +252,10 @@ func (h *Host) EnqueueTask(ctx context.Context, spec demiurge.TaskSpec, src demi
 // HostID is this Host process's id in the ledger (its hosts row and the
 // host_id of what it runs).
 func (h *Host) HostID() string { return h.lease.ID() }
+
+// EnqueueTasks queues many background tasks for any Host at once, in one
+// write (controlplane.Worker.EnqueueMany): a task or an error per spec.
+func (h *Host) EnqueueTasks(ctx context.Context, specs []demiurge.TaskSpec, src demiurge.TaskOrigin) ([]demiurge.Task, []error, error) {
+	src.HostID = ""
+	return h.tasks.EnqueueMany(ctx, specs, src)
+}

@@ -17,7 +17,7 @@ import (
 const DefaultTaskClaimLease = 5 * time.Second
 
 // maxTaskClaim bounds one ClaimQueuedTasks.
-const maxTaskClaim = 256
+const maxTaskClaim = 512
 
 // queueWhere selects the claimable queued tasks of a Host: queued for any
 // Host or for this one, of a kind it runs, with no live claim. The

@@ -52,9 +52,9 @@
 //     starts itself again as each Host process, a real host.Open on a home
 //     of its own whose terminal.exec body is trivial, each standing for a
 //     machine of its own). Tasks (target ≥ 2,000 tasks/s): three Hosts each
-//     queue 1,000 tasks for any Host (300 with -short) from 64 goroutines,
-//     and the figure is the tasks from the first submission to the last
-//     succeeded, every task started once. Failover (target ≤ 10 s): a Host
+//     queue 1,000 tasks for any Host (300 with -short) in one write
+//     (Worker.EnqueueMany), and the figure is the tasks from the first
+//     submission to the last succeeded, every task started once. Failover (target ≤ 10 s): a Host
 //     running a long task and holding a claim on a queued one is
 //     SIGKILLed beside two others; the figure runs until its task is lost
 //     and the claimed task has succeeded elsewhere, its lease's expiry

@@ -12,7 +12,7 @@
 // The parent drives a child over two pipes, one line per message:
 //
 //	child → parent   ready <host_id>
-//	parent → child   enqueue <n> <hold_ms>    (queue n tasks for any Host)
+//	parent → child   enqueue <n> <hold_ms>    (queue n tasks for any Host, in one write)
 //	child → parent   enqueued <n>
 //	parent → child   (end of input)           the child closes its Host and exits 0
 //
@@ -21,8 +21,8 @@ package fleet
 
 import (
 	"bufio"
-	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -54,10 +54,6 @@ type Options struct {
 	Home        string
 	MachineName string
 	Getenv      func(string) string
-	// Submitters is how many goroutines queue the tasks of one enqueue
-	// command (default 64): the worker group-commits what they submit
-	// together.
-	Submitters int
 	// MaxActiveTasks is host.Options.MaxActiveTasks.
 	MaxActiveTasks int
 }
@@ -105,7 +101,7 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 			if err != nil {
 				return err
 			}
-			if err := enqueue(ctx, h, n, hold, cmp.Or(opts.Submitters, 64)); err != nil {
+			if err := enqueue(ctx, h, n, hold); err != nil {
 				return err
 			}
 			say("enqueued %d", n)
@@ -124,44 +120,19 @@ func parseEnqueue(line string) (n, holdMS int, err error) {
 	return n, holdMS, err
 }
 
-// enqueue queues n tasks for any Host from submitters goroutines.
-func enqueue(ctx context.Context, h *host.Host, n, holdMS, submitters int) error {
-	next := make(chan int)
-	errs := make(chan error, submitters)
-	var wg sync.WaitGroup
-	for range submitters {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range next {
-				payload := map[string]any{}
-				if holdMS > 0 {
-					payload["hold_ms"] = holdMS
-				}
-				if _, err := h.EnqueueTask(ctx, demiurge.TaskSpec{Kind: demiurge.TaskKindTerminalExec, Payload: payload},
-					demiurge.TaskOrigin{Actor: "fleet"}, true); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	var err error
-feed:
-	for i := range n {
-		select {
-		case next <- i:
-		case err = <-errs:
-			break feed
+// enqueue queues n tasks for any Host in one write.
+func enqueue(ctx context.Context, h *host.Host, n, holdMS int) error {
+	specs := make([]demiurge.TaskSpec, n)
+	for i := range specs {
+		payload := map[string]any{}
+		if holdMS > 0 {
+			payload["hold_ms"] = holdMS
 		}
+		specs[i] = demiurge.TaskSpec{Kind: demiurge.TaskKindTerminalExec, Payload: payload}
 	}
-	close(next)
-	wg.Wait()
-	if err == nil {
-		select {
-		case err = <-errs:
-		default:
-		}
+	_, errs, err := h.EnqueueTasks(ctx, specs, demiurge.TaskOrigin{Actor: "fleet"})
+	if err != nil {
+		return err
 	}
-	return err
+	return errors.Join(errs...)
 }
