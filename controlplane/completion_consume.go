@@ -33,16 +33,36 @@ func (w *Worker) ConsumeCompletion(ctx context.Context, taskID string) error {
 	if err != nil || !ok || item.Status == demiurge.WorkAcknowledged {
 		return err
 	}
-	claimed, ok, err := w.st.ClaimWork(ctx, item.ID, consumeOwner, completionLease)
-	if err != nil {
-		return err
+	for attempt := 1; ; attempt++ {
+		claimed, ok, err := w.st.ClaimWork(ctx, item.ID, consumeOwner, completionLease)
+		if err != nil {
+			return err
+		}
+		if ok {
+			_, err = w.st.AcknowledgeTaskCompletion(ctx, claimed.ID, claimed.ClaimID)
+			return err
+		}
+		// While a waiter holds the task, this worker's own delivery loop
+		// may have claimed the completion a moment ago: it steps aside at
+		// once (deliver), so the claim is tried again, briefly.
+		if attempt == consumeAttempts || !w.held(taskID) {
+			return demiurge.Errorf(demiurge.ECONFLICT, "task completion %s is being delivered", item.ID)
+		}
+		select {
+		case <-ctx.Done():
+			return ctxError(ctx, "consume task completion")
+		case <-time.After(consumeRetryDelay):
+		}
 	}
-	if !ok {
-		return demiurge.Errorf(demiurge.ECONFLICT, "task completion %s is being delivered", item.ID)
-	}
-	_, err = w.st.AcknowledgeTaskCompletion(ctx, claimed.ID, claimed.ClaimID)
-	return err
 }
+
+// A consuming waiter's claim of a completion its own worker's delivery
+// holds for a moment is tried consumeAttempts times, consumeRetryDelay
+// apart.
+const (
+	consumeAttempts   = 50
+	consumeRetryDelay = 10 * time.Millisecond
+)
 
 // WaitConsume is Wait for a caller that takes the task's result itself:
 // while it waits, this worker neither writes nor delivers the task's
