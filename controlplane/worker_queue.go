@@ -227,9 +227,11 @@ func (w *Worker) startClaimed(ids []string) {
 	if len(started) < len(ids) {
 		// What this worker will not start goes back to the queue now,
 		// not when the claim lapses.
-		left := slices.DeleteFunc(slices.Clone(ids), func(id string) bool {
-			return slices.ContainsFunc(started, func(st demiurge.StartedTask) bool { return st.Task.ID == id })
-		})
+		ran := make(map[string]bool, len(started))
+		for _, st := range started {
+			ran[st.Task.ID] = true
+		}
+		left := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return ran[id] })
 		if err := w.st.ReleaseTaskClaims(ctx, w.opts.HostID, left); err != nil {
 			w.queueFailed("release", err)
 		}

@@ -65,10 +65,7 @@ func (w *wakes) fire(topics ...string) {
 	defer w.mu.Unlock()
 	for _, topic := range topics {
 		for ch := range w.subs[topic] {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
+			poke(ch)
 		}
 	}
 }
@@ -79,11 +76,16 @@ func (w *wakes) fireAll() {
 	defer w.mu.Unlock()
 	for _, subs := range w.subs {
 		for ch := range subs {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
+			poke(ch)
 		}
+	}
+}
+
+// poke wakes a subscription unless a wake-up is already pending in it.
+func poke(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
 }
 

@@ -128,7 +128,7 @@ func (db *DB) Reconcile(ctx context.Context, selfHostID string) (ReconcileReport
 // Hosts that stopped are neither (their rows wait for hostRetention, one
 // per process that ever ran, so they are not read at all).
 func (t *wtx) liveHosts(selfHostID string) (map[string]bool, int, error) {
-	rows, err := t.query(`SELECT host_id, pid, start_marker, hostname, expires_at, stopped_at FROM hosts WHERE stopped_at IS NULL`)
+	rows, err := t.query(sqlHostsNotStopped)
 	if err != nil {
 		return nil, 0, err
 	}

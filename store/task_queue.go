@@ -229,14 +229,10 @@ func (db *DB) ReleaseTaskClaims(ctx context.Context, hostID string, ids []string
 	if len(ids) == 0 {
 		return nil
 	}
-	q := `UPDATE tasks SET claim_host_id = NULL, claim_expires_at = NULL
-  WHERE status = 'queued' AND claim_host_id = ? AND task_id IN (?` + strings.Repeat(", ?", len(ids)-1) + `)`
-	args := []any{hostID}
-	for _, id := range ids {
-		args = append(args, id)
-	}
 	return db.writeRows(ctx, func(t *wtx) error {
-		if _, err := t.exec(q, args...); err != nil {
+		cond, args := t.anyID("task_id", ids)
+		if _, err := t.exec(`UPDATE tasks SET claim_host_id = NULL, claim_expires_at = NULL
+  WHERE status = 'queued' AND claim_host_id = ? AND `+cond, append([]any{hostID}, args...)...); err != nil {
 			return err
 		}
 		t.note(demiurge.TopicTasks)
