@@ -65,7 +65,8 @@
 //
 // Enqueue writes task.submitted alone (group-committed like the rest): the
 // task waits, queued for one Host (TaskOrigin.HostID) or for any Host of
-// the ledger. EnqueueMany queues many tasks of one origin in one write. Submit does the same, for this Host or, for a Portable kind
+// the ledger. EnqueueMany queues many tasks of one origin in one write.
+// Submit does the same, for this Host or, for a kind any Host may run
 // (schedule.fire), for any Host, once the worker runs MaxActive tasks. The
 // queue loop of every worker claims queued tasks of its kinds while it has
 // room, up to 512 at a time (WorkerStore.ClaimQueuedTasks: a 5 s lease on

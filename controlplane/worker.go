@@ -97,9 +97,9 @@ type WorkerOptions struct {
 	Logger *slog.Logger
 	// MaxActive bounds the tasks this worker runs at once: past it Submit
 	// queues the task (for this Host, or for any Host when the kind is
-	// Portable) and the queue loop starts it when room frees up. 0: Submit
-	// always runs at once, and at most DefaultQueueRuns queued tasks run
-	// at a time.
+	// schedule.fire) and the queue loop starts it when room frees up.
+	// 0: Submit always runs at once, and at most DefaultQueueRuns queued
+	// tasks run at a time.
 	MaxActive int
 	// QueuePoll is how often the queue is read without a wake-up. Default
 	// DefaultQueuePoll.

@@ -275,7 +275,7 @@ func (w *Worker) Submit(ctx context.Context, spec demiurge.TaskSpec, src demiurg
 		// Full: the task waits in the queue for room here, or, when it is
 		// not bound to this machine, on any Host of the ledger.
 		w.mu.Unlock()
-		if !Portable(spec.Kind) {
+		if !portable(spec.Kind) {
 			src.HostID = cmp.Or(src.HostID, w.opts.HostID)
 		}
 		tk, _, _, err := w.submitTask(ctx, id, spec, src, false)
@@ -288,11 +288,11 @@ func (w *Worker) Submit(ctx context.Context, spec demiurge.TaskSpec, src demiurg
 	return w.launch(ctx, r, runner, spec, src)
 }
 
-// Portable reports whether a task of kind may run on any Host of the
+// portable reports whether a task of kind may run on any Host of the
 // ledger: a scheduled run needs only the ledger and the (shared) core,
 // while a terminal command and a child agent work in a workspace of the
 // machine they were asked on, and an evolver run leaves its run tree in
 // the home its review and promotion are asked of.
-func Portable(kind string) bool {
+func portable(kind string) bool {
 	return kind == demiurge.TaskKindScheduleFire
 }
