@@ -6,17 +6,30 @@ import (
 	"time"
 )
 
-// A Repo younger than armDelay never arms its watch: a short process pays
-// nothing for it at exit.
-func TestEnsureSavedDoesNotWatchInAShortProcess(t *testing.T) {
+// A Repo younger than armDelay does not arm its watch for the calls of a
+// short process, which then pays nothing for it at exit; a Repo that goes
+// on serving turns arms it at its armAfterCalls-th call and answers from
+// the cache after that.
+func TestEnsureSavedWatchesOnlyAfterAFewCalls(t *testing.T) {
+	ctx := context.Background()
 	_, r := newHome(t)
-	for range 3 {
-		if _, err := r.EnsureSaved(context.Background()); err != nil {
+	for range armAfterCalls - 1 {
+		if _, err := r.EnsureSaved(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if r.clean.watch != nil || r.clean.rev != "" {
-		t.Fatal("a Repo open for less than armDelay armed its watch")
+		t.Fatalf("a Repo open for less than armDelay armed its watch within %d calls", armAfterCalls-1)
+	}
+	rev, err := r.EnsureSaved(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.clean.watch == nil || r.clean.rev != rev {
+		t.Fatalf("call %d did not arm the watch (cached %q, want %q)", armAfterCalls, r.clean.rev, rev)
+	}
+	if got, ok := r.clean.get(); !ok || got != rev {
+		t.Fatalf("clean cache after arming = %q, %v; want %q", got, ok, rev)
 	}
 }
 

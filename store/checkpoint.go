@@ -16,12 +16,14 @@ import (
 // reader still needs, never waits for a lock and never blocks a writer or
 // a reader. The writer keeps SQLite's automatic checkpoint at
 // walBackstopPages as a backstop: for a process too short to wake the
-// checkpointer (a `demiurge run` exits within checkpointDelay), and for a
+// checkpointer (a `demiurge run` makes fewer than checkpointAfter commits
+// and exits within checkpointDelay), and for a
 // log that readers keep from being copied. The log outlives each process
 // (keeper.go) and the next one reads it back at open: a log of at most
 // 1 MiB keeps that under a millisecond.
 const (
 	checkpointEvery  = 4
+	checkpointAfter  = 8
 	checkpointDelay  = time.Second
 	walBackstopPages = 256
 )
@@ -47,11 +49,13 @@ func startCheckpointer(path string) *checkpointer {
 }
 
 // committed is called after each commit, with the number of commits so
-// far. Nothing wakes it in the first checkpointDelay after Open: a short
-// process (a `demiurge run`) would only interrupt the checkpoint at its
-// exit, and the backstop bounds what such processes leave in the log.
+// far. Nothing wakes it before checkpointAfter commits or checkpointDelay
+// after Open: a short process (a `demiurge run`) would only interrupt the
+// checkpoint at its exit, and the backstop bounds what such processes
+// leave in the log. A process that goes on committing wakes it from its
+// first turns, before the log reaches the backstop inside a commit.
 func (c *checkpointer) committed(n int64) {
-	if n%checkpointEvery != 0 || time.Since(c.opened) < checkpointDelay {
+	if n%checkpointEvery != 0 || (n < checkpointAfter && time.Since(c.opened) < checkpointDelay) {
 		return
 	}
 	select {

@@ -85,22 +85,27 @@ type header struct {
 	objects int // rows in sqlite_schema
 }
 
-// read reads the three header values. q must be a transaction, so
-// that all three come from one snapshot: read as separate statements
-// outside one, they could straddle another process's migration commit
-// (application_id still 0, schema already there) and a fresh file that a
-// concurrent first run is creating would look foreign.
+// read reads the header values. q must be a transaction, so that all of
+// them come from one snapshot: read as separate statements outside one,
+// they could straddle another process's migration commit (application_id
+// still 0, schema already there) and a fresh file that a concurrent first
+// run is creating would look foreign. The schema objects are counted only
+// when both pragmas read 0, the one case check needs them for: counting
+// makes the connection parse the whole schema, which a keeper never uses.
 func (hp headerProbe) read(ctx context.Context, q *sql.Tx) (header, error) {
 	var h header
 	reads := []struct {
 		query string
 		dest  any
 	}{
-		{"SELECT count(*) FROM sqlite_schema", &h.objects},
 		{"PRAGMA application_id", &h.appID},
 		{"PRAGMA user_version", &h.version},
+		{"SELECT count(*) FROM sqlite_schema", &h.objects},
 	}
 	for i, r := range reads {
+		if i == 2 && (h.appID != 0 || h.version != 0) {
+			break
+		}
 		if err := q.QueryRowContext(ctx, r.query).Scan(r.dest); err != nil {
 			return h, err
 		}
