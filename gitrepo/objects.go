@@ -11,7 +11,7 @@ import (
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/coretree"
 	"github.com/go-git/go-billy/v5/osfs"
-	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -53,11 +53,29 @@ func newObjects(gitDir string) *objects {
 	}
 }
 
-// initBare creates the bare repository at gitDir (config and HEAD; no
-// hooks directory). An existing repository is left as it is.
+// initBare creates the bare repository at gitDir: the object and ref
+// directories, a config that says bare, and HEAD naming the default
+// branch; no hooks directory. A repository that has a HEAD already is left
+// as it is. It goes through the filesystem storage, not go-git's
+// repository package, which would link every transport (SSH, HTTP, the
+// git protocol) into the binary and run their package initialisation in
+// every process for a repository that is never fetched from or pushed to.
 func initBare(gitDir string) error {
-	_, err := git.PlainInit(gitDir, true)
-	if err != nil && !errors.Is(err, git.ErrRepositoryAlreadyExists) {
+	s := filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRUDefault())
+	if _, err := s.Reference(plumbing.HEAD); err == nil {
+		return nil
+	} else if !errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return IOError("initialise repository", gitDir, err)
+	}
+	if err := s.Init(); err != nil {
+		return IOError("initialise repository", gitDir, err)
+	}
+	cfg := config.NewConfig()
+	cfg.Core.IsBare = true
+	if err := s.SetConfig(cfg); err != nil {
+		return IOError("initialise repository", gitDir, err)
+	}
+	if err := s.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.Master)); err != nil {
 		return IOError("initialise repository", gitDir, err)
 	}
 	return nil

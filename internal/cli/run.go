@@ -97,11 +97,13 @@ func runOnce(cmd *cobra.Command, g *globals, streams IO, f *runFlags, args []str
 	} else if err := h.CancelTasks(ctx); err != nil {
 		return err
 	}
-	tasks, err := h.TurnTasks(ctx, res.SessionID, res.TurnID)
-	if err != nil {
-		return err
-	}
 	if f.json {
+		// Only the JSON output lists the turn's tasks: the plain answer
+		// does not read them.
+		tasks, err := h.TurnTasks(ctx, res.SessionID, res.TurnID)
+		if err != nil {
+			return err
+		}
 		enc := json.NewEncoder(streams.Out)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(runJSON(res, tasks)); err != nil {
