@@ -24,6 +24,10 @@ func (r *Runtime) Compaction(in demiurge.CompactionInput) (demiurge.EventBatch, 
 	if err != nil {
 		return demiurge.EventBatch{}, demiurge.Message{}, err
 	}
+	// Summaries never change: the next turn's Summary need not read back
+	// the one this batch writes. Were the batch never committed, no
+	// session would name the id.
+	r.summaries.put(msg.ID, msg.Content.Text)
 	until := in.UntilMessageID
 	touch := false
 	b.Events = append(b.Events, r.event(demiurge.AggSession, in.SessionID, demiurge.SessionUpdatedPayload{

@@ -12,10 +12,14 @@ const maxCachedHistories = 256
 
 // historyCache keeps the last history window read per session, so the next
 // turn reads only the messages persisted since (by sequence) instead of
-// decoding the whole window again. A window is reused only while the
-// session's compaction cutoff and its count of message edits are unchanged;
-// otherwise it is read afresh. Appends by other Host processes are found by
-// sequence like our own. Safe for concurrent use.
+// decoding the whole window again. A window is reused while the session's
+// count of message edits is unchanged and its compaction cutoff has not
+// moved back. A cutoff that moved forward drops the messages at or before
+// it: the newest limit messages after the new cutoff are exactly those of
+// the newest limit after the old one that lie past it (any message newer
+// than one of them is after both cutoffs), so nothing needs reading again.
+// Otherwise the window is read afresh. Appends by other Host processes are
+// found by sequence like our own. Safe for concurrent use.
 type historyCache struct {
 	mu      sync.Mutex // guards windows
 	windows map[string]historyWindow
@@ -34,8 +38,13 @@ func (c *historyCache) get(s demiurge.Session, limit int) (historyWindow, bool) 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	w, ok := c.windows[s.ID]
-	if !ok || w.limit != limit || w.cutoff != s.CompactedUntilSeq || w.edits != s.MessageEdits {
+	if !ok || w.limit != limit || w.cutoff > s.CompactedUntilSeq || w.edits != s.MessageEdits {
 		return historyWindow{}, false
+	}
+	if w.cutoff < s.CompactedUntilSeq {
+		cut := s.CompactedUntilSeq
+		w.msgs = slices.DeleteFunc(slices.Clone(w.msgs), func(m demiurge.Message) bool { return m.Seq <= cut })
+		w.cutoff, w.lastSeq = cut, max(w.lastSeq, cut)
 	}
 	return w, true
 }
