@@ -56,7 +56,7 @@ func TestSplitO200kMatchesTheLibrary(t *testing.T) {
 	for _, s := range []string{
 		"", "a", " ", "  ", "   x", "Hello, World!", "don't I'LL we've THEY'RE it'S", "CamelCaseWords and HTTPServer",
 		"x = 12345 + 3.14159;", "\n\n  \n\t", "line one\r\nline two\n\n\nend  ", "  indented\n    more", "a/b//c\n/",
-		"ǅungla ʰa\u0301b", "日本語のテキスト", "naïve café ÅSTRÖM", "\u3000全角\u3000 ", "tabs\t\tand\vvert\fff",
+		"ǅungla ʰa\u0301b", "a'ſ x'ſa 'ſ A'Ss", "日本語のテキスト", "naïve café ÅSTRÖM", "\u3000全角\u3000 ", "tabs\t\tand\vvert\fff",
 	} {
 		check(s)
 	}
