@@ -4,9 +4,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
-	"github.com/tiktoken-go/tokenizer/codec"
+	"github.com/demiurge/demiurge/tokens/internal/vocab"
 )
 
 // Encodings a Counter can use.
@@ -41,9 +40,6 @@ func For(encoding string) Counter {
 var (
 	o200k  = sync.OnceValue(func() Counter { return New(O200k) })
 	cl100k = sync.OnceValue(func() Counter { return New(Cl100k) })
-
-	o200kCodec  = sync.OnceValue(codec.NewO200kBase)
-	cl100kCodec = sync.OnceValue(codec.NewCl100kBase)
 )
 
 // New returns a counter of encoding with a piece cache of its own; For
@@ -51,21 +47,22 @@ var (
 func New(encoding string) Counter {
 	switch encoding {
 	case O200k:
-		return &bpe{name: O200k, c: o200kCodec(), split: splitO200k}
+		return &bpe{name: O200k, v: vocab.O200k(), split: splitO200k}
 	case Cl100k:
-		return &bpe{name: Cl100k, c: cl100kCodec()}
+		return &bpe{name: Cl100k, v: vocab.Cl100k(), split: splitCl100k}
 	}
 	return estimator{}
 }
 
-// bpe counts with an embedded byte-pair encoding. With split (the
-// encoding's pre-tokenizer written out, split_o200k.go) it cuts the text
-// into pieces itself and counts each distinct piece once through the
-// library, remembering the count: a piece's tokens do not depend on what
-// surrounds it, and text repeats its words, indentation and punctuation.
+// bpe counts with an embedded byte-pair encoding. It cuts the text into
+// pieces with split (the encoding's pre-tokenizer written out,
+// split_o200k.go, split_cl100k.go) and counts each distinct piece once by
+// the vocabulary's merge, remembering the count: a piece's tokens do not
+// depend on what surrounds it, and text repeats its words, indentation and
+// punctuation.
 type bpe struct {
 	name  string
-	c     *codec.Codec
+	v     vocab.Encoding
 	split func(s string, yield func(string))
 
 	mu     sync.Mutex // guards pieces
@@ -82,10 +79,7 @@ func (b *bpe) Count(s string) int {
 	if s == "" {
 		return 0
 	}
-	if b.split != nil && utf8.ValidString(s) {
-		return b.countPieces(s)
-	}
-	return b.whole(s)
+	return b.countPieces(asRunes(s))
 }
 
 func (b *bpe) countPieces(s string) int {
@@ -118,10 +112,9 @@ func (b *bpe) countPieces(s string) int {
 	return total
 }
 
-// countMissing counts each piece through the library. A text of many new
-// pieces (the first count of a large text) spreads them over the
-// processors: the library's pattern engine is most of the cost of a new
-// piece, and each piece is counted independently.
+// countMissing counts each piece by the merge. A text of many new pieces
+// (the first count of a large text) spreads them over the processors: each
+// piece is counted independently.
 func (b *bpe) countMissing(missing map[string]int) map[string]int {
 	out := make(map[string]int, len(missing))
 	workers := min(runtime.GOMAXPROCS(0), 4, len(missing)/parallelPieces)
@@ -157,13 +150,5 @@ func (b *bpe) countMissing(missing map[string]int) map[string]int {
 // before counting is spread at all.
 const parallelPieces = 512
 
-// whole counts s through the library alone.
-func (b *bpe) whole(s string) int {
-	n, err := b.c.Count(s)
-	if err != nil {
-		// The codec fails only on a pattern-engine error; the estimate
-		// still gives a usable size.
-		return estimator{}.Count(s)
-	}
-	return n
-}
+// whole counts one piece by the vocabulary's byte-pair merge.
+func (b *bpe) whole(piece string) int { return b.v.Count(piece) }

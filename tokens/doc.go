@@ -12,10 +12,14 @@
 //
 // # Concurrency
 //
-// Counters and Calibrations are safe for concurrent use. An encoding's
-// vocabulary is loaded once per process, on first use.
+// Counters and Calibrations are safe for concurrent use. The encodings'
+// vocabularies are static data in the binary (tokens/internal/vocab):
+// nothing is built when a counter is first used.
 //
 // # Failure modes
 //
-// None: counting never fails. Invalid UTF-8 is counted as its bytes.
+// None: counting never fails. Each byte of invalid UTF-8 counts as U+FFFD,
+// as in github.com/tiktoken-go/tokenizer, whose counts these equal (but
+// for U+007F, which that library drops and these count as a symbol, as
+// OpenAI's tiktoken does).
 package tokens

@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -223,10 +224,14 @@ func upperPlusLowerStar(s string, j int) int {
 }
 
 // contraction extends e over (?i:'s|'t|'re|'ve|'m|'ll|'d), tried in that
-// order.
+// order. The engine's case-insensitive s also matches ſ (U+017F, whose
+// upper case is S); no other letter of these has a non-ASCII match.
 func contraction(s string, e int) int {
 	if e >= len(s) || s[e] != '\'' {
 		return e
+	}
+	if strings.HasPrefix(s[e+1:], "ſ") {
+		return e + 1 + len("ſ")
 	}
 	lower := func(k int) byte {
 		if k >= len(s) {

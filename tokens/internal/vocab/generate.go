@@ -1,0 +1,3 @@
+package vocab
+
+//go:generate go run ./gen

@@ -1,0 +1,60 @@
+package tokens
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dlclark/regexp2/v2"
+)
+
+// cl100kRegexp is the pre-tokenizer pattern of cl100k_base, as the library
+// compiles it (codec.NewCl100kBase).
+var cl100kRegexp = regexp2.MustCompile(`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`, regexp2.None)
+
+// The splitter cuts every text where the library's pattern cuts it.
+func TestSplitCl100kMatchesTheLibrary(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		var want, got []string
+		m, err := cl100kRegexp.FindStringMatch(s)
+		for ; m != nil && err == nil; m, err = cl100kRegexp.FindNextMatch(m) {
+			want = append(want, m.String())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		splitCl100k(s, func(p string) { got = append(got, p) })
+		if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+			t.Fatalf("split of %q:\n got %q\nwant %q", s, got, want)
+		}
+	}
+	for _, s := range []string{
+		"", "a", " ", "  ", "   x", "Hello, World!", "don't I'LL we've THEY'RE it'S 'sa ''s", "a'ſ x'ſa 'ſ",
+		"CamelCaseWords and HTTPServer", "x = 12345 + 3.14159;", "\n\n  \n\t", "line one\r\nline two\n\n\nend  ",
+		"a/b//c\n/", "ǅungla ʰa\u0301b", "日本語のテキスト", "naïve café", "\u3000全角\u3000 ", "tabs\t\tand\vvert\fff",
+	} {
+		check(s)
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	alphabet := append([]rune("ſ"), pieceAlphabet...)
+	for range 4000 {
+		var b strings.Builder
+		for range rng.IntN(40) {
+			b.WriteRune(alphabet[rng.IntN(len(alphabet))])
+		}
+		check(b.String())
+	}
+	for _, glob := range []string{"*.go", "../*.md", "../docs/*.md", "../turn/*.go"} {
+		files, _ := filepath.Glob(glob)
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(string(b))
+		}
+	}
+}
