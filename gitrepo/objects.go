@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"errors"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -41,15 +42,17 @@ type objects struct {
 	known map[plumbing.Hash]bool          // objects known to be stored (objects are never deleted)
 
 	pending *batch // objects collected until flush (pack.go); nil outside a batch
+	packDir string // objects/pack, where flush writes packs
 }
 
 const maxCachedFlats = 8
 
 func newObjects(gitDir string) *objects {
 	return &objects{
-		s:     filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRUDefault()),
-		flats: map[plumbing.Hash]coretree.Tree{},
-		known: map[plumbing.Hash]bool{},
+		packDir: filepath.Join(gitDir, "objects", "pack"),
+		s:       filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRUDefault()),
+		flats:   map[plumbing.Hash]coretree.Tree{},
+		known:   map[plumbing.Hash]bool{},
 	}
 }
 

@@ -1,6 +1,8 @@
 package gitrepo
 
 import (
+	"errors"
+
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/storage/memory"
@@ -63,24 +65,39 @@ func (s *objects) flush() error {
 }
 
 // writePackLocked writes b's objects as one undeltified pack with its
-// index, through go-git's pack writer (a temporary file, the index built
-// from it, then both renamed into objects/pack).
+// index (packwrite.go), then has the storage read the pack indexes again.
+// A pack too large for the short offset table goes through go-git's pack
+// writer (a temporary file, the index built from it, then both renamed
+// into objects/pack).
 func (s *objects) writePackLocked(b *batch) error {
+	objs := make([]plumbing.EncodedObject, len(b.order))
+	for i, h := range b.order {
+		objs[i] = b.objs[h]
+	}
+	w := packWriter{dir: s.packDir}
+	_, err := w.write(objs)
+	switch {
+	case err == nil:
+		s.s.Reindex()
+		return nil
+	case !errors.Is(err, errPackTooLarge):
+		return demiurge.WrapError(demiurge.EINTERNAL, err, "core repository: write a pack")
+	}
 	mem := memory.NewStorage()
-	for _, h := range b.order {
-		if _, err := mem.SetEncodedObject(b.objs[h]); err != nil {
-			return objectError("stage object", h, err)
+	for _, o := range objs {
+		if _, err := mem.SetEncodedObject(o); err != nil {
+			return objectError("stage object", o.Hash(), err)
 		}
 	}
-	w, err := s.s.PackfileWriter()
+	pw, err := s.s.PackfileWriter()
 	if err != nil {
 		return demiurge.WrapError(demiurge.EINTERNAL, err, "core repository: open a pack")
 	}
-	if _, err := packfile.NewEncoder(w, mem, false).Encode(b.order, 0); err != nil {
-		w.Close()
+	if _, err := packfile.NewEncoder(pw, mem, false).Encode(b.order, 0); err != nil {
+		pw.Close()
 		return demiurge.WrapError(demiurge.EINTERNAL, err, "core repository: write a pack")
 	}
-	if err := w.Close(); err != nil {
+	if err := pw.Close(); err != nil {
 		return demiurge.WrapError(demiurge.EINTERNAL, err, "core repository: index a pack")
 	}
 	return nil

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -106,9 +108,11 @@ func dsn(path string, params ...string) string {
 	return s
 }
 
-// ensureFile creates the parent directory (0700) and an empty database file
+// ensureFile creates the parent directory (0700) and the database file
 // (0600) when they are missing, so that no moment exists in which the
-// database is readable by others.
+// database is readable by others. A new file holds the empty database of
+// this build's schema (createEmpty), or, where it cannot be linked into
+// place, nothing, and Open creates the schema in it.
 func ensureFile(path string) error {
 	dir := filepath.Dir(path)
 	if _, err := os.Stat(dir); os.IsNotExist(err) {
@@ -120,6 +124,13 @@ func ensureFile(path string) error {
 		}
 	} else if err != nil {
 		return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "stat runtime directory %s: %s", dir, demiurge.IOReason(err))
+	}
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		if err := createEmpty(path); err == nil {
+			return nil
+		} else if !errors.Is(err, errors.ErrUnsupported) {
+			return demiurge.WrapError(demiurge.EUNAVAILABLE, err, "create runtime database %s: %s", path, demiurge.IOReason(err))
+		}
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	switch {
