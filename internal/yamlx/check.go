@@ -10,10 +10,11 @@ import (
 
 // precheck rejects, before the parser sees them, inputs whose parse cost is
 // not linear (deep flow nesting, long runs of compact "- - -" entries, very
-// many keys) and features the package does not accept. The lexer is linear.
-func precheck(data []byte) *posError {
+// many keys) and features the package does not accept. The lexer is linear;
+// its tokens are returned for the parser, so a file is lexed once.
+func precheck(data []byte) (token.Tokens, *posError) {
 	if len(data) > MaxBytes {
-		return atLine(0, "file is %d bytes; the limit is %d", len(data), MaxBytes)
+		return nil, atLine(0, "file is %d bytes; the limit is %d", len(data), MaxBytes)
 	}
 	if !utf8.Valid(data) {
 		line := 1
@@ -27,11 +28,12 @@ func precheck(data []byte) *posError {
 			}
 			i += size
 		}
-		return atLine(line, "file is not valid UTF-8 text")
+		return nil, atLine(line, "file is not valid UTF-8 text")
 	}
 	flow, keys := 0, 0
 	compactLine, compact := -1, 0
-	for _, tk := range lexer.Tokenize(string(data)) {
+	tokens := lexer.Tokenize(string(data))
+	for _, tk := range tokens {
 		line := 0
 		if tk.Position != nil {
 			line = tk.Position.Line
@@ -40,7 +42,7 @@ func precheck(data []byte) *posError {
 		case token.SequenceStartType, token.MappingStartType:
 			flow++
 			if flow > MaxDepth {
-				return atLine(line, "flow collections nested deeper than %d levels", MaxDepth)
+				return nil, atLine(line, "flow collections nested deeper than %d levels", MaxDepth)
 			}
 		case token.SequenceEndType, token.MappingEndType:
 			if flow > 0 {
@@ -52,22 +54,22 @@ func precheck(data []byte) *posError {
 			}
 			compact++
 			if compact > MaxDepth {
-				return atLine(line, "more than %d nested entries on one line", MaxDepth)
+				return nil, atLine(line, "more than %d nested entries on one line", MaxDepth)
 			}
 		case token.MappingValueType:
 			keys++
 			if keys > MaxKeys {
-				return atLine(line, "more than %d mapping keys in one file", MaxKeys)
+				return nil, atLine(line, "more than %d mapping keys in one file", MaxKeys)
 			}
 		case token.AnchorType, token.AliasType:
-			return atLine(line, "YAML anchors and aliases are not supported")
+			return nil, atLine(line, "YAML anchors and aliases are not supported")
 		case token.MergeKeyType:
-			return atLine(line, "YAML merge keys (<<) are not supported")
+			return nil, atLine(line, "YAML merge keys (<<) are not supported")
 		case token.TagType:
-			return atLine(line, "YAML tags are not supported (%s)", tk.Value)
+			return nil, atLine(line, "YAML tags are not supported (%s)", tk.Value)
 		}
 	}
-	return nil
+	return tokens, nil
 }
 
 // checkTree walks the whole tree for what precheck cannot see from tokens:

@@ -139,10 +139,11 @@ func parse(data []byte) (body ast.Node, pe *posError) {
 		}
 	}()
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	if pe := precheck(data); pe != nil {
+	tokens, pe := precheck(data)
+	if pe != nil {
 		return nil, pe
 	}
-	f, err := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
+	f, err := parser.Parse(tokens, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
 		return nil, asPosError(err, "invalid YAML: ")
 	}
