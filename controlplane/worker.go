@@ -29,7 +29,7 @@ type WorkerStore interface {
 	TaskCompletion(ctx context.Context, taskID string) (demiurge.WorkItem, bool, error)
 	// The queue: claims are leases on queued rows; starting a claimed
 	// task is its task.started event.
-	ClaimQueuedTasks(ctx context.Context, hostID string, kinds []string, limit int, lease time.Duration) ([]string, error)
+	ClaimQueuedTasks(ctx context.Context, hostID string, shared bool, kinds []string, limit int, lease time.Duration) ([]string, error)
 	StartClaimedTasks(ctx context.Context, hostID string, ids []string) ([]demiurge.StartedTask, error)
 	ReleaseTaskClaims(ctx context.Context, hostID string, ids []string) error
 }
@@ -104,6 +104,12 @@ type WorkerOptions struct {
 	// QueuePoll is how often the queue is read without a wake-up. Default
 	// DefaultQueuePoll.
 	QueuePoll time.Duration
+	// OwnQueueOnly keeps the worker from taking tasks queued for any
+	// Host: it starts only what was queued for its own Host. A Host that
+	// lives for one command (`demiurge run`, a listing) sets it: a shared
+	// task it took would be cancelled when the command ends, instead of
+	// running on a Host that stays.
+	OwnQueueOnly bool
 	// Subscribe, when set, delivers the store's wake-ups (a task queued,
 	// a cancel requested for this Host), so the worker acts on them at
 	// once instead of at its next poll.

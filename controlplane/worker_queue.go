@@ -152,8 +152,12 @@ func (w *Worker) kinds() []string {
 // one, when a run of this worker ends, and every QueuePoll otherwise.
 func (w *Worker) queueLoop() {
 	defer w.loops.Done()
-	anyHost, stopAny := w.subscribe(demiurge.TopicTasks)
-	defer stopAny()
+	var anyHost <-chan struct{} // nil (never ready) for a worker of its own queue only
+	if !w.opts.OwnQueueOnly {
+		var stopAny func()
+		anyHost, stopAny = w.subscribe(demiurge.TopicTasks)
+		defer stopAny()
+	}
 	thisHost, stopThis := w.subscribe(demiurge.TopicHostTasks(w.opts.HostID))
 	defer stopThis()
 	tick := time.NewTicker(w.opts.QueuePoll)
@@ -184,7 +188,7 @@ func (w *Worker) drainQueue() {
 		if room == 0 {
 			return
 		}
-		ids, err := w.st.ClaimQueuedTasks(w.ctx, w.opts.HostID, kinds, room, queueClaimLease)
+		ids, err := w.st.ClaimQueuedTasks(w.ctx, w.opts.HostID, !w.opts.OwnQueueOnly, kinds, room, queueClaimLease)
 		if err != nil {
 			w.queueFailed("claim", err)
 			return

@@ -68,6 +68,12 @@ type Options struct {
 	// (controlplane.WorkerOptions.MaxActive; 0: config.yaml
 	// runtime.max_active_tasks, else unbounded).
 	MaxActiveTasks int
+	// OneShot opens a Host for one command (`demiurge run`, a listing):
+	// it starts no background loop that only a Host that stays needs (the
+	// delivery retries, the watch for gone Hosts), and its task worker
+	// takes no task queued for any Host, which it would cancel when the
+	// command ends. Reconciliation still runs at Open.
+	OneShot bool
 
 	// failAfter, set by tests only, fails Open right after the named step
 	// opened its resource (see closeStack).
@@ -108,6 +114,7 @@ type Host struct {
 	machine        string
 	taskRunners    map[string]controlplane.Runner
 	maxActiveTasks int
+	oneShot        bool
 	logger         *slog.Logger
 	// closers closes what Open opened, in reverse order.
 	closers *closeStack
@@ -155,7 +162,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	}
 	h := &Host{home: Home{Dir: dir}, closers: &closeStack{failAfter: opts.failAfter}, links: newSessionLinks(),
 		getenv: opts.Getenv, urlPolicy: opts.URLPolicy, machine: opts.MachineName, taskRunners: opts.TaskRunners,
-		maxActiveTasks: opts.MaxActiveTasks}
+		maxActiveTasks: opts.MaxActiveTasks, oneShot: opts.OneShot}
 	defer func() {
 		if err != nil {
 			// The step's error is the one to report; closing what was
@@ -259,12 +266,14 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		decls: &declCache{cores: map[string]cachedDecls{}}}
 	h.delivery = delivery.NewRuntime(h.store, h.router, delivery.Options{HostID: h.lease.ID(), Logger: opts.Logger})
 	loops := newLoops()
-	loops.goRun(h.recoveryLoop)
-	loops.goRun(func(ctx context.Context) {
-		if err := h.delivery.Run(ctx); err != nil {
-			h.logger.Warn("delivery loop stopped", "err", err)
-		}
-	})
+	if !opts.OneShot {
+		loops.goRun(h.recoveryLoop)
+		loops.goRun(func(ctx context.Context) {
+			if err := h.delivery.Run(ctx); err != nil {
+				h.logger.Warn("delivery loop stopped", "err", err)
+			}
+		})
+	}
 	if err := h.closers.opened("loops", 5*time.Second, func(ctx context.Context) error {
 		loops.stop()
 		if err := h.delivery.Wait(ctx); err != nil {

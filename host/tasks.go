@@ -26,7 +26,8 @@ func (h *Host) startTasks(ctx context.Context, deps *builtin.Deps) error {
 	h.control = controlplane.New(h.store, controlplane.Options{})
 	h.tasks = controlplane.NewWorker(h.control, h.store, controlplane.WorkerOptions{
 		HostID: h.lease.ID(), Logger: h.logger, Subscribe: h.store.Subscribe,
-		MaxActive: cmp.Or(h.maxActiveTasks, h.config.Runtime.MaxActiveTasks),
+		MaxActive:    cmp.Or(h.maxActiveTasks, h.config.Runtime.MaxActiveTasks),
+		OwnQueueOnly: h.oneShot,
 	})
 
 	terminals := terminal.NewTasks(deps.Terminal(), h.tasks)

@@ -23,8 +23,12 @@ const maxTaskClaim = 512
 // Host or for this one, of a kind it runs, with no live claim. The
 // partial index idx_tasks_queue serves it, so its cost follows the queue,
 // not the history.
-func queueWhere(kinds int) string {
-	return `status = 'queued' AND (host_id IS NULL OR host_id = ?)
+func queueWhere(kinds int, shared bool) string {
+	host := `host_id = ?`
+	if shared {
+		host = `(host_id IS NULL OR host_id = ?)`
+	}
+	return `status = 'queued' AND ` + host + `
   AND kind IN (?` + strings.Repeat(", ?", kinds-1) + `)
   AND (claim_expires_at IS NULL OR claim_expires_at <= ?)`
 }
@@ -39,8 +43,8 @@ func queueArgs(hostID string, kinds []string, now string) []any {
 
 // ClaimQueuedTasks claims up to limit queued tasks (oldest first) for
 // Host hostID under a lease (default DefaultTaskClaimLease): tasks queued
-// for any Host or for hostID, of one of kinds, not claimed or whose claim
-// lapsed. It returns their ids. A claim is a lease on the row, not an
+// for hostID and, when shared, for any Host, of one of kinds, not claimed
+// or whose claim lapsed. It returns their ids. A claim is a lease on the row, not an
 // event: the task stays queued until StartClaimedTasks starts it, and a
 // claim that lapses (or whose Host reconciliation found gone) leaves it to
 // the next claimer.
@@ -49,7 +53,7 @@ func queueArgs(hostID string, kinds []string, now string) []any {
 // FOR UPDATE SKIP LOCKED, so Hosts claiming at once take disjoint tasks
 // without waiting for each other. A read answers the common empty queue
 // without a write transaction.
-func (db *DB) ClaimQueuedTasks(ctx context.Context, hostID string, kinds []string, limit int, lease time.Duration) ([]string, error) {
+func (db *DB) ClaimQueuedTasks(ctx context.Context, hostID string, shared bool, kinds []string, limit int, lease time.Duration) ([]string, error) {
 	if hostID == "" || len(kinds) == 0 {
 		return nil, demiurge.Errorf(demiurge.EINVALID, "claim queued tasks: a host id and at least one kind are required")
 	}
@@ -59,7 +63,7 @@ func (db *DB) ClaimQueuedTasks(ctx context.Context, hostID string, kinds []strin
 	limit = clampLimit(limit, 1, maxTaskClaim)
 	now := demiurge.FormatTime(db.now().UTC())
 	var one int
-	err := db.reader.QueryRowContext(ctx, `SELECT 1 FROM tasks WHERE `+queueWhere(len(kinds))+` LIMIT 1`,
+	err := db.reader.QueryRowContext(ctx, `SELECT 1 FROM tasks WHERE `+queueWhere(len(kinds), shared)+` LIMIT 1`,
 		queueArgs(hostID, kinds, now)...).Scan(&one)
 	if isNoRows(err) {
 		return nil, nil
@@ -72,7 +76,7 @@ func (db *DB) ClaimQueuedTasks(ctx context.Context, hostID string, kinds []strin
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
 	q := `UPDATE tasks SET claim_host_id = ?, claim_expires_at = ?
-  WHERE task_id IN (SELECT task_id FROM tasks WHERE ` + queueWhere(len(kinds)) + `
+  WHERE task_id IN (SELECT task_id FROM tasks WHERE ` + queueWhere(len(kinds), shared) + `
     ORDER BY created_at, rowid LIMIT ?` + lock + `)
   RETURNING task_id, created_at, rowid`
 	type claimed struct {

@@ -46,11 +46,11 @@ func TestClaimQueuedTasks(t *testing.T) {
 	queueTask(t, db, "task_3", demiurge.TaskKindAgentSpawn, "")
 	queueTask(t, db, "task_4", demiurge.TaskKindTerminalExec, "")
 
-	ids, err := db.ClaimQueuedTasks(ctx, "host_a", execKinds, 10, time.Minute)
+	ids, err := db.ClaimQueuedTasks(ctx, "host_a", true, execKinds, 10, time.Minute)
 	if err != nil || !slices.Equal(ids, []string{"task_1", "task_4"}) {
 		t.Fatalf("host_a claimed %v, %v; want task_1 and task_4 (task_2 is host_b's, task_3 another kind)", ids, err)
 	}
-	if again, err := db.ClaimQueuedTasks(ctx, "host_c", execKinds, 10, time.Minute); err != nil || len(again) != 0 {
+	if again, err := db.ClaimQueuedTasks(ctx, "host_c", true, execKinds, 10, time.Minute); err != nil || len(again) != 0 {
 		t.Fatalf("claimed under a live claim: %v, %v", again, err)
 	}
 	if tk := taskOf(t, db, "task_1"); tk.Status != demiurge.TaskQueued || tk.HostID != "" {
@@ -66,14 +66,14 @@ func TestClaimQueuedTasks(t *testing.T) {
 	}
 
 	// task_4's claim lapses: host_c takes it, and host_a can no longer start it.
-	ids, err = db.ClaimQueuedTasks(ctx, "host_c", execKinds, 10, time.Nanosecond)
+	ids, err = db.ClaimQueuedTasks(ctx, "host_c", true, execKinds, 10, time.Nanosecond)
 	if err != nil || len(ids) != 0 {
 		t.Fatalf("claimed %v, %v before the lease lapsed", ids, err)
 	}
 	if err := db.ReleaseTaskClaims(ctx, "host_a", []string{"task_4"}); err != nil {
 		t.Fatal(err)
 	}
-	ids, err = db.ClaimQueuedTasks(ctx, "host_c", execKinds, 10, time.Minute)
+	ids, err = db.ClaimQueuedTasks(ctx, "host_c", true, execKinds, 10, time.Minute)
 	if err != nil || !slices.Equal(ids, []string{"task_4"}) {
 		t.Fatalf("host_c claimed %v, %v after host_a released task_4", ids, err)
 	}
@@ -83,7 +83,7 @@ func TestClaimQueuedTasks(t *testing.T) {
 
 	// A cancelled task is never started, claimed or not.
 	queueTask(t, db, "task_5", demiurge.TaskKindTerminalExec, "")
-	if ids, _ := db.ClaimQueuedTasks(ctx, "host_a", execKinds, 10, time.Minute); !slices.Equal(ids, []string{"task_5"}) {
+	if ids, _ := db.ClaimQueuedTasks(ctx, "host_a", true, execKinds, 10, time.Minute); !slices.Equal(ids, []string{"task_5"}) {
 		t.Fatalf("claimed %v", ids)
 	}
 	mustAppend(t, db, "", ev(demiurge.AggTask, "task_5", demiurge.EvTaskCancelled, nil))
@@ -91,7 +91,7 @@ func TestClaimQueuedTasks(t *testing.T) {
 		t.Fatalf("started a cancelled task: %+v, %v", started, err)
 	}
 
-	_, err = db.ClaimQueuedTasks(ctx, "", execKinds, 1, 0)
+	_, err = db.ClaimQueuedTasks(ctx, "", true, execKinds, 1, 0)
 	wantCode(t, err, demiurge.EINVALID)
 }
 
@@ -101,15 +101,15 @@ func TestClaimQueuedTaskLeaseLapses(t *testing.T) {
 	clock := newClock()
 	db := demiurgetest.MustOpenDB(t, store.Options{Now: clock.Now})
 	queueTask(t, db, "task_1", demiurge.TaskKindTerminalExec, "")
-	if ids, _ := db.ClaimQueuedTasks(ctx, "host_a", execKinds, 1, 5*time.Second); len(ids) != 1 {
+	if ids, _ := db.ClaimQueuedTasks(ctx, "host_a", true, execKinds, 1, 5*time.Second); len(ids) != 1 {
 		t.Fatalf("claimed %v", ids)
 	}
 	clock.Advance(4 * time.Second)
-	if ids, _ := db.ClaimQueuedTasks(ctx, "host_b", execKinds, 1, 5*time.Second); len(ids) != 0 {
+	if ids, _ := db.ClaimQueuedTasks(ctx, "host_b", true, execKinds, 1, 5*time.Second); len(ids) != 0 {
 		t.Fatalf("claimed %v under a live claim", ids)
 	}
 	clock.Advance(2 * time.Second)
-	if ids, _ := db.ClaimQueuedTasks(ctx, "host_b", execKinds, 1, 5*time.Second); !slices.Equal(ids, []string{"task_1"}) {
+	if ids, _ := db.ClaimQueuedTasks(ctx, "host_b", true, execKinds, 1, 5*time.Second); !slices.Equal(ids, []string{"task_1"}) {
 		t.Fatalf("claimed %v after the claim lapsed", ids)
 	}
 }
@@ -138,7 +138,7 @@ func TestClaimQueuedTasksConcurrently(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for {
-					ids, err := db.ClaimQueuedTasks(ctx, host, execKinds, 7, time.Minute)
+					ids, err := db.ClaimQueuedTasks(ctx, host, true, execKinds, 7, time.Minute)
 					if err != nil {
 						t.Errorf("%s/%d claim: %v", host, w, err)
 						return
@@ -185,7 +185,7 @@ func TestReconcileReleasesClaimsOfGoneHost(t *testing.T) {
 	queueTask(t, db, "task_claimed", demiurge.TaskKindTerminalExec, "")
 	queueTask(t, db, "task_waiting", demiurge.TaskKindTerminalExec, "")
 	queueTask(t, db, "task_pinned", demiurge.TaskKindTerminalExec, gone.ID())
-	if ids, _ := db.ClaimQueuedTasks(ctx, gone.ID(), execKinds, 1, time.Hour); !slices.Equal(ids, []string{"task_claimed"}) {
+	if ids, _ := db.ClaimQueuedTasks(ctx, gone.ID(), true, execKinds, 1, time.Hour); !slices.Equal(ids, []string{"task_claimed"}) {
 		t.Fatalf("claimed %v", ids)
 	}
 	rep, err := db.Reconcile(ctx, a.ID())
@@ -200,7 +200,7 @@ func TestReconcileReleasesClaimsOfGoneHost(t *testing.T) {
 			t.Fatalf("%s: %s, want queued", id, tk.Status)
 		}
 	}
-	if ids, _ := db.ClaimQueuedTasks(ctx, a.ID(), execKinds, 10, time.Minute); !slices.Equal(ids, []string{"task_claimed", "task_waiting"}) {
+	if ids, _ := db.ClaimQueuedTasks(ctx, a.ID(), true, execKinds, 10, time.Minute); !slices.Equal(ids, []string{"task_claimed", "task_waiting"}) {
 		t.Fatalf("after reconciliation host a claimed %v", ids)
 	}
 }
@@ -249,5 +249,26 @@ func TestQueuedTaskWakesSubscribers(t *testing.T) {
 	case <-mine:
 	case <-time.After(10 * time.Second):
 		t.Fatal("no wake-up for a task queued for host_b")
+	}
+}
+
+// A claim of a Host's own queue only takes the tasks queued for that
+// Host: the tasks queued for any Host stay for the Hosts that share work.
+func TestClaimOwnQueueOnly(t *testing.T) {
+	ctx := context.Background()
+	db := demiurgetest.MustOpenDB(t)
+	queueTask(t, db, "task_any", demiurge.TaskKindTerminalExec, "")
+	queueTask(t, db, "task_mine", demiurge.TaskKindTerminalExec, "host_a")
+	queueTask(t, db, "task_theirs", demiurge.TaskKindTerminalExec, "host_b")
+	ids, err := db.ClaimQueuedTasks(ctx, "host_a", false, execKinds, 10, time.Minute)
+	if err != nil || !slices.Equal(ids, []string{"task_mine"}) {
+		t.Fatalf("own-queue claim = %v, %v; want [task_mine]", ids, err)
+	}
+	if ids, err := db.ClaimQueuedTasks(ctx, "host_a", false, execKinds, 10, time.Minute); err != nil || len(ids) != 0 {
+		t.Fatalf("second own-queue claim = %v, %v; want nothing", ids, err)
+	}
+	ids, err = db.ClaimQueuedTasks(ctx, "host_c", true, execKinds, 10, time.Minute)
+	if err != nil || !slices.Equal(ids, []string{"task_any"}) {
+		t.Fatalf("shared claim by another Host = %v, %v; want [task_any]", ids, err)
 	}
 }

@@ -81,7 +81,7 @@ func runChat(ctx context.Context, g *globals, streams IO, f chatFlags) error {
 	defer lines.Close()
 	approver := approverFor(mode, func() *lineSource { return lines }, streams.Err, out.endLine)
 
-	h, err := openHost(ctx, g, f.fakeScript)
+	h, err := openServingHost(ctx, g, f.fakeScript)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func runTUI(ctx context.Context, g *globals, streams IO, f chatFlags) error {
 	if err != nil {
 		return err
 	}
-	h, err := openHost(ctx, g, f.fakeScript)
+	h, err := openServingHost(ctx, g, f.fakeScript)
 	if err != nil {
 		return err
 	}

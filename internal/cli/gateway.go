@@ -26,7 +26,7 @@ func newGatewayCmd(g *globals, streams IO) *cobra.Command {
 		Use: "gateway", Short: "Run every enabled chat channel of every core until interrupted", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			h, err := openHost(ctx, g, fakeScript)
+			h, err := openServingHost(ctx, g, fakeScript)
 			if err != nil {
 				return err
 			}

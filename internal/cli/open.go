@@ -9,8 +9,20 @@ import (
 	"github.com/demiurge/demiurge/urlpolicy"
 )
 
-// openHost opens the Host for one command; the caller closes it.
+// openHost opens the Host for one command (host.Options.OneShot); the
+// caller closes it.
 func openHost(ctx context.Context, g *globals, fakeScript string) (*host.Host, error) {
+	return openHostFor(ctx, g, fakeScript, true)
+}
+
+// openServingHost opens the Host of a command that stays (chat, the
+// gateway): it runs every background loop and shares the work queued for
+// any Host.
+func openServingHost(ctx context.Context, g *globals, fakeScript string) (*host.Host, error) {
+	return openHostFor(ctx, g, fakeScript, false)
+}
+
+func openHostFor(ctx context.Context, g *globals, fakeScript string, oneShot bool) (*host.Host, error) {
 	home, err := g.homeDir()
 	if err != nil {
 		return nil, err
@@ -22,7 +34,7 @@ func openHost(ctx context.Context, g *globals, fakeScript string) (*host.Host, e
 	if err != nil {
 		return nil, err
 	}
-	return host.Open(ctx, host.Options{Home: home, FakeScript: fakeScript, URLPolicy: urls, Getenv: g.getenv, EnvFile: g.env, Timezone: g.timezone})
+	return host.Open(ctx, host.Options{Home: home, FakeScript: fakeScript, URLPolicy: urls, Getenv: g.getenv, EnvFile: g.env, Timezone: g.timezone, OneShot: oneShot})
 }
 
 // urlPolicyFromEnv is the URL policy of the Host, from the operator's

@@ -135,7 +135,7 @@ func TestFleetKilledHostFailsOver(t *testing.T) {
 		demiurge.TaskSubmittedPayload{Kind: demiurge.TaskKindTerminalExec, Status: demiurge.TaskQueued, Action: map[string]any{}})}, "", nil); err != nil {
 		t.Fatal(err)
 	}
-	if ids, err := client.ClaimQueuedTasks(ctx, a.HostID, []string{demiurge.TaskKindTerminalExec}, 1, time.Hour); err != nil || len(ids) != 1 || ids[0] != claimed {
+	if ids, err := client.ClaimQueuedTasks(ctx, a.HostID, true, []string{demiurge.TaskKindTerminalExec}, 1, time.Hour); err != nil || len(ids) != 1 || ids[0] != claimed {
 		t.Fatalf("claim in host a's name: %v, %v", ids, err)
 	}
 	b, c := startHost(t, url, "machine-b", 0), startHost(t, url, "machine-c", 0)

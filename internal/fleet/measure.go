@@ -183,7 +183,7 @@ func MeasureFailover(ctx context.Context, exe, base, dir string) (time.Duration,
 		demiurge.TaskSubmittedPayload{Kind: demiurge.TaskKindTerminalExec, Status: demiurge.TaskQueued, Action: map[string]any{}})}, "", nil); err != nil {
 		return 0, err
 	}
-	if ids, err := client.ClaimQueuedTasks(ctx, a[0].HostID, []string{demiurge.TaskKindTerminalExec}, 1, time.Hour); err != nil || len(ids) != 1 {
+	if ids, err := client.ClaimQueuedTasks(ctx, a[0].HostID, true, []string{demiurge.TaskKindTerminalExec}, 1, time.Hour); err != nil || len(ids) != 1 {
 		return 0, fmt.Errorf("fleet: claim in the first host's name: %v, %v", ids, err)
 	}
 	_, stop, err := fleetOf(exe, where, filepath.Join(dir, "bc"), 2, 0)
