@@ -42,6 +42,10 @@ var (
 	o200k  = sync.OnceValue(func() Counter { return New(O200k) })
 	cl100k = sync.OnceValue(func() Counter { return New(Cl100k) })
 
+	// The vocabularies are loaded by the first count that needs one (a
+	// new piece, a text of o200k that is not valid UTF-8, any cl100k
+	// text), not by New: for a session whose model has no encoding, or
+	// whose requests are never counted, they are never loaded.
 	o200kCodec  = sync.OnceValue(codec.NewO200kBase)
 	cl100kCodec = sync.OnceValue(codec.NewCl100kBase)
 )
@@ -51,9 +55,9 @@ var (
 func New(encoding string) Counter {
 	switch encoding {
 	case O200k:
-		return &bpe{name: O200k, c: o200kCodec(), split: splitO200k}
+		return &bpe{name: O200k, codec: o200kCodec, split: splitO200k}
 	case Cl100k:
-		return &bpe{name: Cl100k, c: cl100kCodec()}
+		return &bpe{name: Cl100k, codec: cl100kCodec}
 	}
 	return estimator{}
 }
@@ -65,15 +69,27 @@ func New(encoding string) Counter {
 // surrounds it, and text repeats its words, indentation and punctuation.
 type bpe struct {
 	name  string
-	c     *codec.Codec
+	codec func() *codec.Codec
 	split func(s string, yield func(string))
 
-	mu     sync.Mutex // guards pieces
+	mu sync.Mutex // guards pieces
+	// pieces maps each piece met to its tokens. While a count is under
+	// way, a piece first met in it maps to ^i, i its index in the count's
+	// fresh pieces (token counts are never negative), so that every piece
+	// costs one lookup, repeated or not.
 	pieces map[string]int
 }
 
-// maxPieces bounds the remembered piece counts; when full they start over.
+// maxPieces bounds the remembered piece counts: a count that starts with
+// more starts over.
 const maxPieces = 1 << 16
+
+// fresh is a piece first met in the text being counted: its place in the
+// text and how often the text has it.
+type fresh struct {
+	piece string
+	times int
+}
 
 func (b *bpe) Name() string { return b.name }
 func (b *bpe) Exact() bool  { return true }
@@ -91,66 +107,76 @@ func (b *bpe) Count(s string) int {
 func (b *bpe) countPieces(s string) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.pieces == nil || len(b.pieces) > maxPieces {
+		// Sized for the text at hand: prose has a distinct piece every
+		// 100–150 bytes and code more, so a large first text does not
+		// pay for the map growing many times.
+		b.pieces = make(map[string]int, min(len(s)/128, maxPieces))
+	}
 	total := 0
-	var missing map[string]int // pieces not counted yet, with how often s has each
+	var news []fresh
 	b.split(s, func(piece string) {
-		if n, ok := b.pieces[piece]; ok {
+		n, ok := b.pieces[piece]
+		switch {
+		case n >= 0 && ok:
 			total += n
-			return
+		case ok:
+			news[^n].times++
+		default:
+			b.pieces[piece] = ^len(news)
+			news = append(news, fresh{piece: piece, times: 1})
 		}
-		if missing == nil {
-			missing = map[string]int{}
-		}
-		missing[piece]++
 	})
-	if len(missing) == 0 {
+	if len(news) == 0 {
 		return total
 	}
-	counts := b.countMissing(missing)
-	if b.pieces == nil || len(b.pieces)+len(counts) > maxPieces {
-		b.pieces = make(map[string]int, max(1024, len(counts)))
+	counts := b.countFresh(news)
+	// The pieces are slices of s: copied into one string of their own, so
+	// that the map keeps neither s alive nor one allocation per piece.
+	size := 0
+	for _, f := range news {
+		size += len(f.piece)
 	}
-	for piece, n := range counts {
-		total += n * missing[piece]
-		// A copy: the piece would otherwise keep all of s alive.
-		b.pieces[strings.Clone(piece)] = n
+	var all strings.Builder
+	all.Grow(size)
+	for _, f := range news {
+		all.WriteString(f.piece)
+	}
+	kept := all.String()
+	for i, f := range news {
+		// The entry's key is the slice of s: deleted, then written again
+		// under the copy.
+		delete(b.pieces, f.piece)
+		b.pieces[kept[:len(f.piece)]] = counts[i]
+		kept = kept[len(f.piece):]
+		total += counts[i] * f.times
 	}
 	return total
 }
 
-// countMissing counts each piece through the library. A text of many new
-// pieces (the first count of a large text) spreads them over the
-// processors: the library's pattern engine is most of the cost of a new
-// piece, and each piece is counted independently.
-func (b *bpe) countMissing(missing map[string]int) map[string]int {
-	out := make(map[string]int, len(missing))
-	workers := min(runtime.GOMAXPROCS(0), 4, len(missing)/parallelPieces)
+// countFresh counts each fresh piece through the library. A text of many
+// new pieces (the first count of a large text) spreads them over the
+// processors: the library's pattern engine and merges are most of the cost
+// of a new piece, and each piece is counted independently.
+func (b *bpe) countFresh(news []fresh) []int {
+	counts := make([]int, len(news))
+	workers := min(runtime.GOMAXPROCS(0), 4, len(news)/parallelPieces)
 	if workers < 2 {
-		for piece := range missing {
-			out[piece] = b.whole(piece)
+		for i, f := range news {
+			counts[i] = b.whole(f.piece)
 		}
-		return out
+		return counts
 	}
-	pieces := make([]string, 0, len(missing))
-	for piece := range missing {
-		pieces = append(pieces, piece)
-	}
-	counts := make([]int, len(pieces))
 	var wg sync.WaitGroup
 	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(pieces); i += workers {
-				counts[i] = b.whole(pieces[i])
+		wg.Go(func() {
+			for i := w; i < len(news); i += workers {
+				counts[i] = b.whole(news[i].piece)
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	for i, piece := range pieces {
-		out[piece] = counts[i]
-	}
-	return out
+	return counts
 }
 
 // parallelPieces is how many new pieces each extra processor must get
@@ -159,7 +185,7 @@ const parallelPieces = 512
 
 // whole counts s through the library alone.
 func (b *bpe) whole(s string) int {
-	n, err := b.c.Count(s)
+	n, err := b.codec().Count(s)
 	if err != nil {
 		// The codec fails only on a pattern-engine error; the estimate
 		// still gives a usable size.

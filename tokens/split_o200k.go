@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -19,21 +20,33 @@ import (
 // compares the two piece by piece.
 func splitO200k(s string, yield func(piece string)) {
 	for i := 0; i < len(s); {
-		n := matchO200k(s, i)
-		if n <= i {
-			// Every character is matched by some alternative (the last
-			// two take any whitespace, the fourth anything else that is
-			// not a letter or number); a single character is the
-			// defensive floor.
-			_, w := utf8.DecodeRuneInString(s[i:])
-			n = i + w
+		if n := nextO200k(s, i); n > i {
+			yield(s[i:n])
+			i = n
+			continue
 		}
-		yield(s[i:n])
-		i = n
+		// No alternative matches here: the engine moves on to the next
+		// character, which is in no piece and costs no token.
+		_, w := utf8.DecodeRuneInString(s[i:])
+		i += w
 	}
 }
 
-// matchO200k returns the end of the match starting at i.
+// nextO200k returns the end of the piece of s that starts at i < len(s),
+// or i when no alternative matches there: decided on the bytes when they
+// are ASCII (split_o200k_ascii.go), by the pattern's alternatives in order
+// otherwise. The one character no alternative matches is U+007F (DEL): the
+// library's engine leaves it out of every negated class it does not
+// exclude ([^\s\p{L}\p{N}], [^\r\n\p{L}\p{N}]), though \S takes it.
+func nextO200k(s string, i int) int {
+	if n := asciiPiece(s, i); n >= i {
+		return n
+	}
+	return matchO200k(s, i)
+}
+
+// matchO200k returns the end of the match starting at i, or i when there
+// is none.
 func matchO200k(s string, i int) int {
 	if e := matchLetters(s, i, true); e > i {
 		return e
@@ -53,7 +66,10 @@ func matchO200k(s string, i int) int {
 	if e := matchSpaceNotBeforeText(s, i); e > i {
 		return e
 	}
-	return matchSpaces(s, i)
+	if e := matchSpaces(s, i); e > i {
+		return e
+	}
+	return i
 }
 
 func at(s string, i int) (rune, int) {
@@ -132,8 +148,14 @@ func isSpace(r rune) bool {
 	return r == 0x85 || (r >= 0 && unicode.Is(unicode.Z, r))
 }
 
-// isPrefix is [^\r\n\p{L}\p{N}].
-func isPrefix(r rune) bool { return r >= 0 && r != '\r' && r != '\n' && !isL(r) && !isN(r) }
+// isPrefix is [^\r\n\p{L}\p{N}], without DEL as in the library's engine.
+func isPrefix(r rune) bool {
+	return r >= 0 && r != '\r' && r != '\n' && r != del && !isL(r) && !isN(r)
+}
+
+// del is U+007F, which the library's engine matches with \S only (see
+// nextO200k).
+const del = 0x7f
 
 // matchLetters matches the first alternative (upperFirst false: a run of
 // upper-class characters, then at least one lower-class one) or the
@@ -223,7 +245,8 @@ func upperPlusLowerStar(s string, j int) int {
 }
 
 // contraction extends e over (?i:'s|'t|'re|'ve|'m|'ll|'d), tried in that
-// order.
+// order. Case-insensitive, 's also matches 'ſ (U+017F, whose upper case is
+// S), as in the library's engine.
 func contraction(s string, e int) int {
 	if e >= len(s) || s[e] != '\'' {
 		return e
@@ -249,9 +272,15 @@ func contraction(s string, e int) int {
 		if lower(e+2) == 'l' {
 			return e + 3
 		}
+	case longS[0]:
+		if strings.HasPrefix(s[e+1:], longS) {
+			return e + 1 + len(longS)
+		}
 	}
 	return e
 }
+
+const longS = "ſ"
 
 // matchDigits matches \p{N}{1,3}.
 func matchDigits(s string, i int) int {
@@ -275,7 +304,7 @@ func matchPunct(s string, i int) int {
 		k := j
 		for {
 			r, w := at(s, k)
-			if r < 0 || isSpace(r) || isL(r) || isN(r) {
+			if r < 0 || r == del || isSpace(r) || isL(r) || isN(r) {
 				break
 			}
 			k += w

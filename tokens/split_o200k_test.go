@@ -1,11 +1,14 @@
 package tokens
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/dlclark/regexp2/v2"
 	"github.com/tiktoken-go/tokenizer/codec"
@@ -41,7 +44,7 @@ func ourPieces(s string) []string {
 // the contractions' apostrophe and letters.
 var pieceAlphabet = []rune("abcxyzSTRELVMDstrelvmd'ABCZ" + "ǅǈ" + "ʰʹˆ" + "中文日本語한국어" + "\u0301\u0308\u0903\u20dd" +
 	"0123456789٣४Ⅻ½" + ".,;:!?-_/\\()[]{}<>@#$%^&*+=|~`\"" + "€©→" +
-	" \t\n\r\v\f\u0085\u00a0\u1680\u2003\u2028\u2029\u202f\u3000" + "éßøÅçñΩπЖж")
+	" \t\n\r\v\f\u0085\u00a0\u1680\u2003\u2028\u2029\u202f\u3000" + "éßøÅçñΩπЖж" + "ſ\x00\x1c\x1f\x7f")
 
 // The splitter cuts every text where the library's pattern cuts it.
 func TestSplitO200kMatchesTheLibrary(t *testing.T) {
@@ -57,6 +60,7 @@ func TestSplitO200kMatchesTheLibrary(t *testing.T) {
 		"", "a", " ", "  ", "   x", "Hello, World!", "don't I'LL we've THEY'RE it'S", "CamelCaseWords and HTTPServer",
 		"x = 12345 + 3.14159;", "\n\n  \n\t", "line one\r\nline two\n\n\nend  ", "  indented\n    more", "a/b//c\n/",
 		"ǅungla ʰa\u0301b", "日本語のテキスト", "naïve café ÅSTRÖM", "\u3000全角\u3000 ", "tabs\t\tand\vvert\fff",
+		"it'ſ IT'ſ it'ſx '\u017f", "\x00\x1c\x1f\x7f word\x1c", "  12\u0663 x\u00a0\n (\n\n) ./\n", "é'S ab\u0301cd",
 	} {
 		check(s)
 	}
@@ -81,6 +85,29 @@ func TestSplitO200kMatchesTheLibrary(t *testing.T) {
 	}
 }
 
+// Every pair of ASCII characters, alone and between the contexts that
+// change what the pattern does with them, is cut where the library cuts
+// it: the splitter decides ASCII pieces on bytes alone.
+func TestSplitO200kASCIIPairs(t *testing.T) {
+	var b strings.Builder
+	for c := range utf8.RuneSelf {
+		for d := range utf8.RuneSelf {
+			for _, ctx := range [][2]string{{"", ""}, {" ", "x"}, {"a", "  "}, {"Ab", "é"}, {"7", "\u00a0"}} {
+				b.Reset()
+				b.WriteString(ctx[0])
+				b.WriteByte(byte(c))
+				b.WriteByte(byte(d))
+				b.WriteString(ctx[1])
+				s := b.String()
+				want, got := libraryPieces(t, s), ourPieces(s)
+				if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+					t.Fatalf("split of %q:\n got %q\nwant %q", s, got, want)
+				}
+			}
+		}
+	}
+}
+
 // Counting through the pieces gives the library's count of the whole text.
 func TestO200kCountMatchesTheLibrary(t *testing.T) {
 	lib := codec.NewO200kBase()
@@ -99,7 +126,7 @@ func TestO200kCountMatchesTheLibrary(t *testing.T) {
 		b, _ := os.ReadFile(f)
 		texts = append(texts, string(b))
 	}
-	texts = append(texts, "invalid \xff\xfe bytes fall back to the library")
+	texts = append(texts, "invalid \xff\xfe bytes fall back to the library", "DEL \x7f is in no piece: a\x7fb \x7f\x7f  \x7f")
 	for _, s := range texts {
 		want, err := lib.Count(s)
 		if err != nil {
@@ -108,6 +135,47 @@ func TestO200kCountMatchesTheLibrary(t *testing.T) {
 		if got := ours.Count(s); got != want {
 			t.Fatalf("count of %q = %d, the library's %d", s, got, want)
 		}
+	}
+}
+
+// A counter gives the library's counts again once it knows the pieces,
+// and while other goroutines count through it: the pieces first met in a
+// count are in its map until that count has finished.
+func TestO200kCountsAgainAndConcurrently(t *testing.T) {
+	lib := codec.NewO200kBase()
+	var texts []string
+	files, _ := filepath.Glob("../turn/*.go")
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		texts = append(texts, string(b), strings.ToUpper(string(b)))
+	}
+	want := make([]int, len(texts))
+	for i, s := range texts {
+		n, err := lib.Count(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = n
+	}
+	c := New(O200k)
+	var wg sync.WaitGroup
+	errs := make(chan string, 8*len(texts))
+	for g := range 4 {
+		wg.Go(func() {
+			for round := range 2 {
+				for i := range texts {
+					i := (i + g*len(texts)/4) % len(texts)
+					if got := c.Count(texts[i]); got != want[i] {
+						errs <- fmt.Sprintf("round %d: count of text %d = %d, the library's %d", round, i, got, want[i])
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
 
@@ -133,7 +201,7 @@ func BenchmarkCountMiBSource(b *testing.B) {
 	lib := codec.NewO200kBase()
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
-		c := &bpe{name: O200k, c: lib, split: splitO200k}
+		c := &bpe{name: O200k, codec: func() *codec.Codec { return lib }, split: splitO200k}
 		c.Count(text)
 	}
 }
