@@ -84,8 +84,8 @@ type bpe struct {
 // more starts over.
 const maxPieces = 1 << 16
 
-// fresh is a piece first met in the text being counted: its place in the
-// text and how often the text has it.
+// fresh is a piece first met in the text being counted (a slice of the
+// text until the count ends) and how often the text has it.
 type fresh struct {
 	piece string
 	times int
