@@ -1,7 +1,6 @@
 package tokens
 
 import (
-	"runtime"
 	"strings"
 	"sync"
 
@@ -65,12 +64,24 @@ type bpe struct {
 	v     vocab.Encoding
 	split func(s string, yield func(string))
 
-	mu     sync.Mutex // guards pieces
+	mu sync.Mutex // guards pieces
+	// pieces maps each piece met to its tokens. While a count is under
+	// way, a piece first met in it maps to ^i, i its index in the count's
+	// fresh pieces (token counts are never negative), so that every piece
+	// costs one lookup, repeated or not.
 	pieces map[string]int
 }
 
-// maxPieces bounds the remembered piece counts; when full they start over.
+// maxPieces bounds the remembered piece counts: a count that starts with
+// more starts over.
 const maxPieces = 1 << 16
+
+// fresh is a piece first met in the text being counted (a slice of the
+// text until the count ends) and how often the text has it.
+type fresh struct {
+	piece string
+	times int
+}
 
 func (b *bpe) Name() string { return b.name }
 func (b *bpe) Exact() bool  { return true }
@@ -85,70 +96,52 @@ func (b *bpe) Count(s string) int {
 func (b *bpe) countPieces(s string) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.pieces == nil || len(b.pieces) > maxPieces {
+		// Sized for the text at hand: prose has a distinct piece every
+		// 100–150 bytes and code more, so a large first text does not
+		// pay for the map growing many times.
+		b.pieces = make(map[string]int, min(len(s)/128, maxPieces))
+	}
 	total := 0
-	var missing map[string]int // pieces not counted yet, with how often s has each
+	var news []fresh
 	b.split(s, func(piece string) {
-		if n, ok := b.pieces[piece]; ok {
+		n, ok := b.pieces[piece]
+		switch {
+		case n >= 0 && ok:
 			total += n
-			return
+		case ok:
+			news[^n].times++
+		default:
+			b.pieces[piece] = ^len(news)
+			news = append(news, fresh{piece: piece, times: 1})
 		}
-		if missing == nil {
-			missing = map[string]int{}
-		}
-		missing[piece]++
 	})
-	if len(missing) == 0 {
+	if len(news) == 0 {
 		return total
 	}
-	counts := b.countMissing(missing)
-	if b.pieces == nil || len(b.pieces)+len(counts) > maxPieces {
-		b.pieces = make(map[string]int, max(1024, len(counts)))
+	// The pieces are slices of s: copied into one string of their own, so
+	// that the map keeps neither s alive nor one allocation per piece.
+	size := 0
+	for _, f := range news {
+		size += len(f.piece)
 	}
-	for piece, n := range counts {
-		total += n * missing[piece]
-		// A copy: the piece would otherwise keep all of s alive.
-		b.pieces[strings.Clone(piece)] = n
+	var all strings.Builder
+	all.Grow(size)
+	for _, f := range news {
+		all.WriteString(f.piece)
+	}
+	kept := all.String()
+	for _, f := range news {
+		// Counted here, one after another: the merge is about a quarter
+		// of a first count, and spread over the processors it measures no
+		// faster.
+		n := b.v.Count(f.piece)
+		// The entry's key is the slice of s: deleted, then written again
+		// under the copy.
+		delete(b.pieces, f.piece)
+		b.pieces[kept[:len(f.piece)]] = n
+		kept = kept[len(f.piece):]
+		total += n * f.times
 	}
 	return total
 }
-
-// countMissing counts each piece by the merge. A text of many new pieces
-// (the first count of a large text) spreads them over the processors: each
-// piece is counted independently.
-func (b *bpe) countMissing(missing map[string]int) map[string]int {
-	out := make(map[string]int, len(missing))
-	workers := min(runtime.GOMAXPROCS(0), 4, len(missing)/parallelPieces)
-	if workers < 2 {
-		for piece := range missing {
-			out[piece] = b.whole(piece)
-		}
-		return out
-	}
-	pieces := make([]string, 0, len(missing))
-	for piece := range missing {
-		pieces = append(pieces, piece)
-	}
-	counts := make([]int, len(pieces))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(pieces); i += workers {
-				counts[i] = b.whole(pieces[i])
-			}
-		}()
-	}
-	wg.Wait()
-	for i, piece := range pieces {
-		out[piece] = counts[i]
-	}
-	return out
-}
-
-// parallelPieces is how many new pieces each extra processor must get
-// before counting is spread at all.
-const parallelPieces = 512
-
-// whole counts one piece by the vocabulary's byte-pair merge.
-func (b *bpe) whole(piece string) int { return b.v.Count(piece) }

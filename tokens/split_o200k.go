@@ -16,11 +16,11 @@ import (
 // The library matches that pattern with a backtracking engine, which is
 // most of its counting time; this is the same leftmost-first matching,
 // written out. s must be valid UTF-8 (the library reads invalid bytes as
-// U+FFFD; callers fall back to it). TestSplitO200kMatchesTheLibrary
+// U+FFFD; Count converts them first, runes.go). TestSplitO200kMatchesTheLibrary
 // compares the two piece by piece.
 func splitO200k(s string, yield func(piece string)) {
 	for i := 0; i < len(s); {
-		n := matchO200k(s, i)
+		n := nextO200k(s, i)
 		if n <= i {
 			// Every character is matched by some alternative (the last
 			// two take any whitespace, the fourth anything else that is
@@ -34,7 +34,18 @@ func splitO200k(s string, yield func(piece string)) {
 	}
 }
 
-// matchO200k returns the end of the match starting at i.
+// nextO200k returns the end of the piece of s that starts at i < len(s):
+// decided on the bytes when they are ASCII (split_o200k_ascii.go), by the
+// pattern's alternatives in order otherwise.
+func nextO200k(s string, i int) int {
+	if n := asciiPiece(s, i); n >= i {
+		return n
+	}
+	return matchO200k(s, i)
+}
+
+// matchO200k returns the end of the match starting at i, or i when there
+// is none.
 func matchO200k(s string, i int) int {
 	if e := matchLetters(s, i, true); e > i {
 		return e
@@ -54,7 +65,10 @@ func matchO200k(s string, i int) int {
 	if e := matchSpaceNotBeforeText(s, i); e > i {
 		return e
 	}
-	return matchSpaces(s, i)
+	if e := matchSpaces(s, i); e > i {
+		return e
+	}
+	return i
 }
 
 func at(s string, i int) (rune, int) {
@@ -133,7 +147,8 @@ func isSpace(r rune) bool {
 	return r == 0x85 || (r >= 0 && unicode.Is(unicode.Z, r))
 }
 
-// isPrefix is [^\r\n\p{L}\p{N}].
+// isPrefix is [^\r\n\p{L}\p{N}]. It takes U+007F (DEL), as OpenAI's
+// pattern does (TestDeleteIsASymbol).
 func isPrefix(r rune) bool { return r >= 0 && r != '\r' && r != '\n' && !isL(r) && !isN(r) }
 
 // matchLetters matches the first alternative (upperFirst false: a run of
@@ -230,9 +245,6 @@ func contraction(s string, e int) int {
 	if e >= len(s) || s[e] != '\'' {
 		return e
 	}
-	if strings.HasPrefix(s[e+1:], "ſ") {
-		return e + 1 + len("ſ")
-	}
 	lower := func(k int) byte {
 		if k >= len(s) {
 			return 0
@@ -254,9 +266,17 @@ func contraction(s string, e int) int {
 		if lower(e+2) == 'l' {
 			return e + 3
 		}
+	case longS[0]:
+		// Only ſ's first byte: the ASCII cases above stay one switch.
+		if strings.HasPrefix(s[e+1:], longS) {
+			return e + 1 + len(longS)
+		}
 	}
 	return e
 }
+
+// longS is U+017F, the one non-ASCII letter a contraction takes.
+const longS = "ſ"
 
 // matchDigits matches \p{N}{1,3}.
 func matchDigits(s string, i int) int {
