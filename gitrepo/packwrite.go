@@ -79,6 +79,11 @@ func (w *packWriter) write(objs []plumbing.EncodedObject) (plumbing.Hash, error)
 	}
 	base := filepath.Join(w.dir, "pack-"+sum.String())
 	for _, f := range []struct{ from, to string }{{tmp.Name(), base + ".pack"}, {idx.Name(), base + ".idx"}} {
+		// Packs are named by their content: one already there holds the
+		// same objects (and a read-only file cannot be replaced everywhere).
+		if _, err := os.Stat(f.to); err == nil {
+			continue
+		}
 		if err := os.Chmod(f.from, 0o444); err != nil {
 			return plumbing.ZeroHash, err
 		}
