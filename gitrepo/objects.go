@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"errors"
 	"io"
+	"maps"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -258,6 +259,21 @@ func newDirNode() *dirNode {
 // is not stored yet) and returns the root tree hash. Blobs must be stored
 // already.
 func (s *objects) writeTree(files coretree.Tree) (plumbing.Hash, error) {
+	h, err := s.writeTreeNodes(files)
+	if err == nil {
+		// The tree just written is the one a checkout or a load reads
+		// next: known by its id, it need not be read back.
+		s.mu.Lock()
+		if len(s.flats) >= maxCachedFlats {
+			clear(s.flats)
+		}
+		s.flats[h] = maps.Clone(files)
+		s.mu.Unlock()
+	}
+	return h, err
+}
+
+func (s *objects) writeTreeNodes(files coretree.Tree) (plumbing.Hash, error) {
 	root := newDirNode()
 	for p, e := range files {
 		n := root
