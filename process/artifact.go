@@ -102,6 +102,8 @@ type artifactFile struct {
 	err     error
 	bytes   int64
 	flushed int64 // bytes handed to writeback so far
+	synced  int64 // bytes a background sync was requested for so far
+	bg      backgroundSync
 
 	// limit bounds the stored stream (0: unbounded); dropped counts what
 	// was not stored past it. A truncated artifact ends with a marker
@@ -143,10 +145,15 @@ func (a *artifactFile) Write(p []byte) {
 		startWriteback(a.f, a.flushed, a.bytes-a.flushed)
 		a.flushed = a.bytes
 	}
+	if a.bytes-a.synced >= syncEvery {
+		a.bg.request(a.f)
+		a.synced = a.bytes
+	}
 }
 
 func (a *artifactFile) fail(err error) {
 	a.err = err
+	_ = a.bg.stop() // the write failure is the one reported
 	if a.f != nil {
 		a.f.Close()
 		a.f = nil
@@ -154,15 +161,20 @@ func (a *artifactFile) fail(err error) {
 }
 
 // finish syncs and closes the file. An empty or failed file is removed:
-// only complete, non-empty streams are artifacts.
+// only complete, non-empty streams are artifacts, so neither is synced.
 func (a *artifactFile) finish() {
 	if a.f != nil && a.err == nil && a.dropped > 0 {
 		a.limit = 0
 		a.Write([]byte(truncationMarker(a.bytes, a.bytes+a.dropped)))
 	}
+	if err := a.bg.stop(); err != nil && a.err == nil {
+		a.err = err
+	}
 	if a.f != nil {
-		if err := a.f.Sync(); err != nil && a.err == nil {
-			a.err = err
+		if a.err == nil && a.bytes > 0 {
+			if err := a.f.Sync(); err != nil {
+				a.err = err
+			}
 		}
 		if err := a.f.Close(); err != nil && a.err == nil {
 			a.err = err
