@@ -414,7 +414,7 @@ func (w *sliceWriter) Write(p []byte) (int, error) { w.got = append(w.got, p); r
 
 // TestStreamWithoutValuesDoesNotCopy: a stream that knows no value passes
 // the caller's bytes on as they are, and one that does forwards a stretch
-// without a match from its own buffer in one write.
+// without a match in one write.
 func TestStreamWithoutValuesDoesNotCopy(t *testing.T) {
 	w := &sliceWriter{}
 	s := NewStream(w, nil)
@@ -428,6 +428,37 @@ func TestStreamWithoutValuesDoesNotCopy(t *testing.T) {
 	_, _ = s.Write([]byte(strings.Repeat("x", 100)))
 	if len(w.got) != 1 || len(w.got[0]) != 100-len("secret-value")+1 {
 		t.Fatalf("writes %d", len(w.got))
+	}
+}
+
+// TestStreamSearchesWritesInPlace: a Write large enough is searched and
+// forwarded from the caller's bytes, also after bytes were held back from
+// the Write before, whose decision is forwarded first; only what may
+// start a value is kept. The output is still ReplaceAll of the whole.
+func TestStreamSearchesWritesInPlace(t *testing.T) {
+	w := &sliceWriter{}
+	s := NewStream(w, map[string]string{"secret-value": "<S>"})
+	first := []byte(strings.Repeat("x", 100) + "secr")
+	second := []byte("et-value" + strings.Repeat("y", 100))
+	_, _ = s.Write(first)
+	if len(w.got) != 1 || &w.got[0][0] != &first[0] {
+		t.Fatal("the first write was not forwarded from the caller's bytes")
+	}
+	_, _ = s.Write(second)
+	_ = s.Close()
+	var all []byte
+	aliased := false
+	for _, g := range w.got {
+		all = append(all, g...)
+		if len(g) > 0 && &g[0] == &second[len("et-value")] {
+			aliased = true
+		}
+	}
+	if want := strings.Repeat("x", 100) + "<S>" + strings.Repeat("y", 100); string(all) != want {
+		t.Fatalf("got %q", all)
+	}
+	if !aliased {
+		t.Fatal("the rest of the second write was not forwarded from the caller's bytes")
 	}
 }
 
