@@ -8,10 +8,10 @@ import "os"
 // much as the data written since the last one. A large artifact synced
 // only at its end would keep its Result waiting for all of it; syncing
 // while the command still writes leaves the final fsync the last stretch.
-// Every 8 MiB (as often as writeback starts) left the final fsync of a
-// 256 MiB stream 6–11 ms here, every 32 MiB about 18 ms; the syncs run
-// beside the drain, so more of them cost it nothing.
-const syncEvery = 8 << 20
+// Every 8 MiB left that stretch of a 256 MiB stream 6–11 ms instead of
+// about 18, but the more frequent syncs took about a quarter more CPU,
+// which a drain sharing two cores with its command cannot spare.
+const syncEvery = 32 << 20
 
 // backgroundSync fsyncs one file on a goroutine of its own, on request,
 // while the drain keeps writing it. Requests that arrive while a sync runs

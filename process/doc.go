@@ -99,7 +99,7 @@
 // exclusively without following links, written as the output arrives
 // (small pieces are gathered, up to 4 KiB, and go to the file with the
 // next larger one in one system call), written back to disk and synced
-// while it grows (every 8 MiB, on a goroutine of the artifact's own that
+// while it grows (every 32 MiB, on a goroutine of the artifact's own that
 // finish waits for) and fsynced at the end. Empty and failed files are
 // removed without a sync; Stream.ArtifactPath names only complete ones.
 // A storage failure is reported in Result.ArtifactErr (an *ArtifactError
