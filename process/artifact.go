@@ -100,8 +100,11 @@ type artifactFile struct {
 	f       *os.File
 	w       io.Writer // f, or the test hook's wrapper around it
 	err     error
-	bytes   int64
-	flushed int64 // bytes handed to writeback so far
+	bytes   int64  // bytes written to the file
+	small   []byte // small writes not written yet (see smallMax)
+	flushed int64  // bytes handed to writeback so far
+	synced  int64  // bytes a background sync was requested for so far
+	bg      backgroundSync
 
 	// limit bounds the stored stream (0: unbounded); dropped counts what
 	// was not stored past it. A truncated artifact ends with a marker
@@ -118,21 +121,58 @@ func truncationMarker(kept, total int64) string {
 // start writing it back.
 const writebackEvery = 8 << 20
 
+// smallMax bounds the small writes an artifact gathers before it writes
+// them: they go to the file ahead of the next larger write, in the same
+// system call, or at the end. A drain hands over many small pieces (a
+// chatty command's lines; the few bytes the redaction held back from the
+// read before, forwarded ahead of the next read's bytes), and a system
+// call for each would cost more than the bytes.
+const smallMax = 4 << 10
+
 func (a *artifactFile) Write(p []byte) {
 	if a.err != nil {
 		return
 	}
-	if a.limit > 0 && a.bytes+int64(len(p)) > a.limit {
-		room := max(a.limit-a.bytes, 0)
+	if stored := a.bytes + int64(len(a.small)); a.limit > 0 && stored+int64(len(p)) > a.limit {
+		room := max(a.limit-stored, 0)
 		a.dropped += int64(len(p)) - room
 		p = p[:room]
 	}
 	if len(p) == 0 {
 		return
 	}
-	n, err := a.w.Write(p)
+	if len(a.small)+len(p) <= smallMax {
+		if a.small == nil {
+			a.small = make([]byte, 0, smallMax)
+		}
+		a.small = append(a.small, p...)
+		return
+	}
+	a.write(p)
+}
+
+// write writes the gathered small writes and then p.
+func (a *artifactFile) write(p []byte) {
+	want := len(a.small) + len(p)
+	var n int
+	var err error
+	switch {
+	case len(a.small) == 0:
+		n, err = a.w.Write(p)
+	case len(p) == 0:
+		n, err = a.w.Write(a.small)
+	case a.w == io.Writer(a.f):
+		n, err = writeBoth(a.f, a.small, p)
+	default: // the test hook's writer
+		if n, err = a.w.Write(a.small); err == nil {
+			var m int
+			m, err = a.w.Write(p)
+			n += m
+		}
+	}
 	a.bytes += int64(n)
-	if err == nil && n < len(p) {
+	a.small = a.small[:0]
+	if err == nil && n < want {
 		err = io.ErrShortWrite
 	}
 	if err != nil {
@@ -143,10 +183,15 @@ func (a *artifactFile) Write(p []byte) {
 		startWriteback(a.f, a.flushed, a.bytes-a.flushed)
 		a.flushed = a.bytes
 	}
+	if a.bytes-a.synced >= syncEvery {
+		a.bg.request(a.f)
+		a.synced = a.bytes
+	}
 }
 
 func (a *artifactFile) fail(err error) {
 	a.err = err
+	_ = a.bg.stop() // the write failure is the one reported
 	if a.f != nil {
 		a.f.Close()
 		a.f = nil
@@ -154,15 +199,24 @@ func (a *artifactFile) fail(err error) {
 }
 
 // finish syncs and closes the file. An empty or failed file is removed:
-// only complete, non-empty streams are artifacts.
+// only complete, non-empty streams are artifacts, so neither is synced.
 func (a *artifactFile) finish() {
 	if a.f != nil && a.err == nil && a.dropped > 0 {
+		kept := a.bytes + int64(len(a.small))
 		a.limit = 0
-		a.Write([]byte(truncationMarker(a.bytes, a.bytes+a.dropped)))
+		a.Write([]byte(truncationMarker(kept, kept+a.dropped)))
+	}
+	if a.f != nil && a.err == nil && len(a.small) > 0 {
+		a.write(nil)
+	}
+	if err := a.bg.stop(); err != nil && a.err == nil {
+		a.err = err
 	}
 	if a.f != nil {
-		if err := a.f.Sync(); err != nil && a.err == nil {
-			a.err = err
+		if a.err == nil && a.bytes > 0 {
+			if err := a.f.Sync(); err != nil {
+				a.err = err
+			}
 		}
 		if err := a.f.Close(); err != nil && a.err == nil {
 			a.err = err

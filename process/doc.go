@@ -96,9 +96,12 @@
 //
 // Artifacts are <ArtifactRoot>/<hex sha256(SessionID)[:32]>/<spawn id>/
 // {stdout,stderr}.log: directories 0700 and not links, files 0600 created
-// exclusively without following links, written as the output arrives,
-// written back to disk while it grows and fsynced at the end. Empty and
-// failed files are removed; Stream.ArtifactPath names only complete ones.
+// exclusively without following links, written as the output arrives
+// (small pieces are gathered, up to 4 KiB, and go to the file with the
+// next larger one in one system call), written back to disk and synced
+// while it grows (every 32 MiB, on a goroutine of the artifact's own that
+// finish waits for) and fsynced at the end. Empty and failed files are
+// removed without a sync; Stream.ArtifactPath names only complete ones.
 // A storage failure is reported in Result.ArtifactErr (an *ArtifactError
 // naming the kind of failure per stream, "stdout=ENOSPC") while the output
 // keeps draining; Run lets the command finish, a background command is

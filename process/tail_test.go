@@ -123,6 +123,23 @@ func TestCountChars(t *testing.T) {
 	}
 }
 
+// TestCountCharsAgainstRuneCount: whatever the mix of ASCII, valid
+// sequences, cut sequences and stray bytes, and wherever they fall against
+// the 32- and 8-byte steps, the count is utf8.RuneCount's.
+func TestCountCharsAgainstRuneCount(t *testing.T) {
+	pieces := []string{"a", "0123456789abcdef0123456789abcdef", "\u00e9", "\u20ac", "\U0001F600", "\xe2\x82", "\xf0\x9f\x98", "\x80", "\xff", "\xc3", "\n"}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 5000 {
+		var b []byte
+		for range r.IntN(40) {
+			b = append(b, pieces[r.IntN(len(pieces))]...)
+		}
+		if got, want := countChars(b), utf8.RuneCount(b); got != want {
+			t.Fatalf("countChars(%q) = %d, want %d", b, got, want)
+		}
+	}
+}
+
 func TestChunkTextSplitsOnlyAtCharacters(t *testing.T) {
 	whole := "a\u20acb\U0001F600\xffc"
 	for split := 0; split <= len(whole); split++ {

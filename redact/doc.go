@@ -59,7 +59,9 @@
 //
 // Stream and ReplaceAll replace exact values (value → marker) in text;
 // Stream does so across arbitrary write boundaries, in one pass whatever
-// the number of values (a Wu–Manber block index), and Stream.Add grows its
+// the number of values (a Wu–Manber block index), searching and forwarding
+// each write where it lies (only the tail that may start a value is
+// copied, to be held back), and Stream.Add grows its
 // set while it runs (the terminal's output stage in package process
 // discovers secrets line by line and adds them). NewHandler wraps a
 // slog.Handler so log records are redacted with the current secrets.

@@ -74,6 +74,14 @@ func (s *Stream) Add(replacements map[string]string) {
 
 // Write replaces what can be decided and forwards it; it holds back at most
 // maxlen−1 bytes. It reports len(p) unless the underlying writer fails.
+//
+// The bytes of p are searched and forwarded where they lie, not copied
+// first: only the held-back tail is. When bytes are held back from the
+// last Write, they are decided first, together with as much of p as a
+// value starting in them can reach (maxlen−1 bytes); the search of p then
+// resumes where that left off: at the start of p, or after a value that
+// began in the held bytes and ended in p. Every decision sees the whole
+// longest value, as a search of the concatenated input would.
 func (s *Stream) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -86,12 +94,31 @@ func (s *Stream) Write(p []byte) (int, error) {
 	if len(s.m.vals) == 0 {
 		return s.forward(p, len(p))
 	}
-	s.pending = append(s.pending, p...)
-	// A match may start only where the whole longest value fits.
-	if err := s.flush(max(len(s.pending)-s.m.maxLen+1, 0)); err != nil {
+	n, reach := len(p), s.m.maxLen-1
+	if len(s.pending)+len(p) < s.m.maxLen || (len(s.pending) > 0 && len(p) <= reach) {
+		// Too little to search in place: gather it.
+		s.pending = append(s.pending, p...)
+		// A match may start only where the whole longest value fits.
+		if err := s.flush(max(len(s.pending)-s.m.maxLen+1, 0)); err != nil {
+			return 0, err
+		}
+		return n, nil
+	}
+	if held := len(s.pending); held > 0 {
+		s.pending = append(s.pending, p[:reach]...)
+		done, err := s.decide(s.pending, held)
+		if err != nil {
+			return 0, err
+		}
+		p = p[done-held:]
+		s.pending = s.pending[:0]
+	}
+	done, err := s.decide(p, max(len(p)-s.m.maxLen+1, 0))
+	if err != nil {
 		return 0, err
 	}
-	return len(p), nil
+	s.pending = append(s.pending, p[done:]...)
+	return n, nil
 }
 
 // Close flushes the held-back tail. Closing twice is harmless.
@@ -109,18 +136,25 @@ func (s *Stream) Close() error {
 }
 
 // flush forwards the decided part of pending, up to limit or the end of a
-// match that starts before it, and keeps the rest. Without a match the
-// bytes are forwarded from pending itself, not copied first.
+// match that starts before it, and keeps the rest.
 func (s *Stream) flush(limit int) error {
-	limit = min(limit, len(s.pending))
-	out, done := s.pending[:limit], limit
-	if p, k, ok := find(s.m, s.pending, 0, limit); ok {
-		s.out, done = scanFrom(s.m, s.out[:0], s.pending, limit, p, k, ok)
-		out = s.out
-	}
-	_, err := s.forward(out, 0) // before pending moves: out may be part of it
+	done, err := s.decide(s.pending, limit)
 	s.pending = s.pending[:copy(s.pending, s.pending[done:])]
 	return err
+}
+
+// decide forwards b up to limit, or to the end of a match that starts
+// before limit, with every match replaced, and returns where it stopped.
+// Without a match the bytes are forwarded from b itself, not copied.
+func (s *Stream) decide(b []byte, limit int) (done int, err error) {
+	limit = min(limit, len(b))
+	out, done := b[:limit], limit
+	if p, k, ok := find(s.m, b, 0, limit); ok {
+		s.out, done = scanFrom(s.m, s.out[:0], b, limit, p, k, ok)
+		out = s.out
+	}
+	_, err = s.forward(out, 0)
+	return done, err
 }
 
 func (s *Stream) forward(b []byte, n int) (int, error) {

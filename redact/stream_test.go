@@ -408,13 +408,86 @@ func TestFindTwoCursors(t *testing.T) {
 	}
 }
 
+// TestFindFourCursors: over a stretch long enough for four cursors, find
+// returns the first match whatever the quarters the values, the near
+// misses (that stop a cursor and fail) and the matches across quarter
+// boundaries fall in: the same as one cursor over the whole stretch.
+func TestFindFourCursors(t *testing.T) {
+	vals := map[string]string{"secret-value-aa": "<A>", "secret-value-bb": "<B>", "xx-other-secret-yy": "<O>"}
+	m := newMatcher(vals)
+	const n = 4*fourCursorsMin + 100
+	pieces := []string{"secret-value-aa", "secret-value-bb", "xx-other-secret-yy", "Xecret-value-aa", "secret-value-bX", "xx-other-secret-yX"}
+	// The same text in every quarter keeps the cursors in step: they stop
+	// on their values in the same move, and the earliest quarter wins.
+	limit := n - m.win + 1
+	q := limit / 4
+	for _, quarters := range [][]int{{0, 1, 2, 3}, {1, 2, 3}, {2, 3}, {1, 3}, {3}} {
+		for _, v := range []string{"secret-value-bb", "Xecret-value-aa"} {
+			text := bytes.Repeat([]byte("."), n)
+			for _, i := range quarters {
+				copy(text[i*q+100:], v)
+			}
+			wantP, wantK, wantOK := findBlocks(m, text, 0, limit)
+			if p, k, ok := find(m, text, 0, n); ok != wantOK || (ok && (p != wantP || k != wantK)) {
+				t.Fatalf("%q in quarters %v: got %d %d %v, want %d %d %v", v, quarters, p, k, ok, wantP, wantK, wantOK)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for iter := range 3000 {
+		text := bytes.Repeat([]byte("."), n)
+		for range r.IntN(5) {
+			v := pieces[r.IntN(len(pieces))]
+			at := r.IntN(n - len(v) + 1)
+			if r.IntN(2) == 0 { // near a quarter boundary
+				at = min(max((1+r.IntN(3))*q-len(v)+r.IntN(2*len(v)), 0), n-len(v))
+			}
+			copy(text[at:], v)
+		}
+		from := 0
+		if iter%3 == 0 {
+			from = r.IntN(n / 8)
+		}
+		wantP, wantK, wantOK := findBlocks(m, text, from, limit)
+		p, k, ok := find(m, text, from, n)
+		if ok != wantOK || (ok && (p != wantP || k != wantK)) {
+			t.Fatalf("iteration %d from %d: got %d %d %v, want %d %d %v", iter, from, p, k, ok, wantP, wantK, wantOK)
+		}
+		if iter%50 == 0 {
+			if got := ReplaceAll(string(text), vals); got != naiveReplace(string(text), vals) {
+				t.Fatalf("iteration %d: ReplaceAll differs from the reference", iter)
+			}
+		}
+	}
+	// Text of two letters against values of the same letters: cursors stop
+	// often, on near misses next to matches and overlapping them.
+	ab := map[string]string{"abaabbabaaabbbab": "<1>", "bbabaaabbbababba": "<2>", "aabbabaaab": "<3>"}
+	mab := newMatcher(ab)
+	for iter := range 300 {
+		text := make([]byte, n)
+		for i := range text {
+			text[i] = "ab"[r.IntN(2)]
+		}
+		limit := n - mab.win + 1
+		wantP, wantK, wantOK := findBlocks(mab, text, 0, limit)
+		if p, k, ok := find(mab, text, 0, n); ok != wantOK || (ok && (p != wantP || k != wantK)) {
+			t.Fatalf("two letters, iteration %d: got %d %d %v, want %d %d %v", iter, p, k, ok, wantP, wantK, wantOK)
+		}
+		if iter%30 == 0 {
+			if got := ReplaceAll(string(text), ab); got != naiveReplace(string(text), ab) {
+				t.Fatalf("two letters, iteration %d: ReplaceAll differs from the reference", iter)
+			}
+		}
+	}
+}
+
 type sliceWriter struct{ got [][]byte }
 
 func (w *sliceWriter) Write(p []byte) (int, error) { w.got = append(w.got, p); return len(p), nil }
 
 // TestStreamWithoutValuesDoesNotCopy: a stream that knows no value passes
 // the caller's bytes on as they are, and one that does forwards a stretch
-// without a match from its own buffer in one write.
+// without a match in one write.
 func TestStreamWithoutValuesDoesNotCopy(t *testing.T) {
 	w := &sliceWriter{}
 	s := NewStream(w, nil)
@@ -428,6 +501,37 @@ func TestStreamWithoutValuesDoesNotCopy(t *testing.T) {
 	_, _ = s.Write([]byte(strings.Repeat("x", 100)))
 	if len(w.got) != 1 || len(w.got[0]) != 100-len("secret-value")+1 {
 		t.Fatalf("writes %d", len(w.got))
+	}
+}
+
+// TestStreamSearchesWritesInPlace: a Write large enough is searched and
+// forwarded from the caller's bytes, also after bytes were held back from
+// the Write before, whose decision is forwarded first; only what may
+// start a value is kept. The output is still ReplaceAll of the whole.
+func TestStreamSearchesWritesInPlace(t *testing.T) {
+	w := &sliceWriter{}
+	s := NewStream(w, map[string]string{"secret-value": "<S>"})
+	first := []byte(strings.Repeat("x", 100) + "secr")
+	second := []byte("et-value" + strings.Repeat("y", 100))
+	_, _ = s.Write(first)
+	if len(w.got) != 1 || &w.got[0][0] != &first[0] {
+		t.Fatal("the first write was not forwarded from the caller's bytes")
+	}
+	_, _ = s.Write(second)
+	_ = s.Close()
+	var all []byte
+	aliased := false
+	for _, g := range w.got {
+		all = append(all, g...)
+		if len(g) > 0 && &g[0] == &second[len("et-value")] {
+			aliased = true
+		}
+	}
+	if want := strings.Repeat("x", 100) + "<S>" + strings.Repeat("y", 100); string(all) != want {
+		t.Fatalf("got %q", all)
+	}
+	if !aliased {
+		t.Fatal("the rest of the second write was not forwarded from the caller's bytes")
 	}
 }
 
