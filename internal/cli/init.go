@@ -29,7 +29,7 @@ func newInitCmd(g *globals, streams IO) *cobra.Command {
 				return err
 			}
 			if check {
-				h, err := host.Open(cmd.Context(), host.Options{Home: home, Getenv: g.getenv, EnvFile: g.env, Timezone: g.timezone})
+				h, err := host.Open(cmd.Context(), host.Options{Home: home, Getenv: g.getenv, EnvFile: g.env, Timezone: g.timezone, OneShot: true})
 				if err != nil {
 					return err
 				}
