@@ -14,13 +14,8 @@ import (
 // -update it writes it afresh from the migrations.
 func TestEmptyDatabaseIsTheSchema(t *testing.T) {
 	sqliteOnly(t)
-	ctx := context.Background()
 	chain := openRaw(t, "chain.sqlite3")
-	for _, m := range migrations() {
-		if _, err := chain.ExecContext(ctx, m.sql); err != nil {
-			t.Fatalf("migration %s: %v", m.name, err)
-		}
-	}
+	applyMigrations(t, chain)
 	if *updateSnapshot {
 		if err := os.WriteFile("empty.sqlite3", buildEmptyDatabase(t), 0o644); err != nil {
 			t.Fatal(err)
@@ -83,11 +78,7 @@ func buildEmptyDatabase(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	db.SetMaxOpenConns(1)
-	for _, m := range migrations() {
-		if _, err := db.ExecContext(ctx, m.sql); err != nil {
-			t.Fatalf("migration %s: %v", m.name, err)
-		}
-	}
+	applyMigrations(t, db)
 	for _, q := range []string{
 		fmt.Sprintf("PRAGMA application_id = %d", ApplicationID),
 		fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion()),

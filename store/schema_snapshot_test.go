@@ -20,11 +20,7 @@ func TestSchemaSnapshotMatchesMigrations(t *testing.T) {
 	sqliteOnly(t)
 	ctx := context.Background()
 	chain := openRaw(t, "chain.sqlite3")
-	for _, m := range migrations() {
-		if _, err := chain.ExecContext(ctx, m.sql); err != nil {
-			t.Fatalf("migration %s: %v", m.name, err)
-		}
-	}
+	applyMigrations(t, chain)
 	if *updateSnapshot {
 		if err := os.WriteFile("schema_snapshot.sql", []byte(snapshotOf(t, chain)), 0o644); err != nil {
 			t.Fatal(err)
@@ -39,6 +35,16 @@ func TestSchemaSnapshotMatchesMigrations(t *testing.T) {
 	want, got := describeSchema(t, chain), describeSchema(t, fresh)
 	if want != got {
 		t.Fatalf("schema_snapshot.sql differs from the migrations; rewrite it with\n\tgo test ./store -run TestSchemaSnapshotMatchesMigrations -update\n--- migrations:\n%s\n--- snapshot:\n%s", want, got)
+	}
+}
+
+// applyMigrations runs every embedded migration on db, in order.
+func applyMigrations(t *testing.T, db *sql.DB) {
+	t.Helper()
+	for _, m := range migrations() {
+		if _, err := db.ExecContext(context.Background(), m.sql); err != nil {
+			t.Fatalf("migration %s: %v", m.name, err)
+		}
 	}
 }
 

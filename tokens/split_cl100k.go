@@ -1,7 +1,5 @@
 package tokens
 
-import "unicode/utf8"
-
 // splitCl100k cuts s into the pieces cl100k_base's pre-tokenizer pattern
 // cuts it into, calling yield for each, in order:
 //
@@ -12,19 +10,7 @@ import "unicode/utf8"
 // character classes and the last three alternatives are o200k's). s must
 // be valid UTF-8. TestSplitCl100kMatchesTheLibrary compares the two piece
 // by piece.
-func splitCl100k(s string, yield func(piece string)) {
-	for i := 0; i < len(s); {
-		n := matchCl100k(s, i)
-		if n <= i {
-			// As in splitO200k: every character is matched by some
-			// alternative; a single character is the defensive floor.
-			_, w := utf8.DecodeRuneInString(s[i:])
-			n = i + w
-		}
-		yield(s[i:n])
-		i = n
-	}
-}
+func splitCl100k(s string, yield func(piece string)) { splitBy(s, matchCl100k, yield) }
 
 // matchCl100k returns the end of the match starting at i.
 func matchCl100k(s string, i int) int {
@@ -73,28 +59,4 @@ func matchWord(s string, i int) int {
 
 // matchPunctCl100k matches " ?[^\s\p{L}\p{N}]+[\r\n]*" (o200k's, without
 // the slash among the trailing characters).
-func matchPunctCl100k(s string, i int) int {
-	run := func(j int) int {
-		k := j
-		for {
-			r, w := at(s, k)
-			if r < 0 || isSpace(r) || isL(r) || isN(r) {
-				break
-			}
-			k += w
-		}
-		if k == j {
-			return -1
-		}
-		for k < len(s) && (s[k] == '\r' || s[k] == '\n') {
-			k++
-		}
-		return k
-	}
-	if i < len(s) && s[i] == ' ' {
-		if e := run(i + 1); e >= 0 {
-			return e
-		}
-	}
-	return run(i)
-}
+func matchPunctCl100k(s string, i int) int { return matchPunctThen(s, i, false) }

@@ -2,8 +2,6 @@ package tokens
 
 import (
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -32,22 +30,5 @@ func TestSplitCl100kMatchesTheLibrary(t *testing.T) {
 	} {
 		check(s)
 	}
-	rng := rand.New(rand.NewPCG(21, 22))
-	for range 4000 {
-		var b strings.Builder
-		for range rng.IntN(40) {
-			b.WriteRune(symbolAlphabet[rng.IntN(len(symbolAlphabet))])
-		}
-		check(b.String())
-	}
-	for _, glob := range []string{"*.go", "../*.md", "../docs/*.md", "../turn/*.go"} {
-		files, _ := filepath.Glob(glob)
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			check(string(b))
-		}
-	}
+	splitCorpus(t, rand.New(rand.NewPCG(21, 22)), check)
 }

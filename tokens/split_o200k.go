@@ -18,14 +18,16 @@ import (
 // written out. s must be valid UTF-8 (the library reads invalid bytes as
 // U+FFFD; Count converts them first, runes.go). TestSplitO200kMatchesTheLibrary
 // compares the two piece by piece.
-func splitO200k(s string, yield func(piece string)) {
+func splitO200k(s string, yield func(piece string)) { splitBy(s, nextO200k, yield) }
+
+// splitBy cuts s into the pieces next ends, one after another. Every
+// character is matched by some alternative of either pattern (the last two
+// take any whitespace, the fourth anything else that is not a letter or
+// number); a single character is the defensive floor.
+func splitBy(s string, next func(s string, i int) int, yield func(piece string)) {
 	for i := 0; i < len(s); {
-		n := nextO200k(s, i)
+		n := next(s, i)
 		if n <= i {
-			// Every character is matched by some alternative (the last
-			// two take any whitespace, the fourth anything else that is
-			// not a letter or number); a single character is the
-			// defensive floor.
 			_, w := utf8.DecodeRuneInString(s[i:])
 			n = i + w
 		}
@@ -295,7 +297,12 @@ func matchDigits(s string, i int) int {
 }
 
 // matchPunct matches " ?[^\s\p{L}\p{N}]+[\r\n/]*".
-func matchPunct(s string, i int) int {
+func matchPunct(s string, i int) int { return matchPunctThen(s, i, true) }
+
+// matchPunctThen matches " ?[^\s\p{L}\p{N}]+" followed by any run of
+// \r and \n, and of / too when slash: the two encodings' patterns differ
+// only there.
+func matchPunctThen(s string, i int, slash bool) int {
 	run := func(j int) int {
 		k := j
 		for {
@@ -308,7 +315,7 @@ func matchPunct(s string, i int) int {
 		if k == j {
 			return -1
 		}
-		for k < len(s) && (s[k] == '\r' || s[k] == '\n' || s[k] == '/') {
+		for k < len(s) && (s[k] == '\r' || s[k] == '\n' || (slash && s[k] == '/')) {
 			k++
 		}
 		return k

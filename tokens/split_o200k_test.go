@@ -80,6 +80,13 @@ func TestSplitO200kMatchesTheLibrary(t *testing.T) {
 	} {
 		check(s)
 	}
+	splitCorpus(t, rng, check)
+}
+
+// splitCorpus passes check 4,000 random texts of symbolAlphabet, then real
+// text: the package's own sources and the repository's docs.
+func splitCorpus(t *testing.T, rng *rand.Rand, check func(string)) {
+	t.Helper()
 	for range 4000 {
 		n := rng.IntN(40)
 		var b strings.Builder
@@ -88,7 +95,6 @@ func TestSplitO200kMatchesTheLibrary(t *testing.T) {
 		}
 		check(b.String())
 	}
-	// Real text: the package's own sources and the repository's docs.
 	for _, glob := range []string{"*.go", "../*.md", "../docs/*.md", "../turn/*.go"} {
 		files, _ := filepath.Glob(glob)
 		for _, f := range files {
