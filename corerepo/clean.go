@@ -23,7 +23,7 @@ import (
 type cleanCache struct {
 	mu     sync.Mutex // serializes EnsureSaved; guards the fields below
 	opened time.Time  // when the Repo was made
-	calls  int        // EnsureSaved calls so far
+	calls  int        // arm calls so far: EnsureSaved calls that had no cached answer
 	watch  *gitrepo.Watch
 	rev    string // "" when not known clean
 	closed bool   // by Close: nothing is watched any more

@@ -3,8 +3,6 @@ package tokens
 import (
 	"encoding/base64"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,17 +14,7 @@ import (
 // patterns distinguish, bytes that are not UTF-8, and pieces far longer
 // than a token. The texts have no U+007F (TestDeleteIsASymbol).
 func TestCountsMatchTheLibrary(t *testing.T) {
-	var texts []string
-	for _, glob := range []string{"*.go", "internal/vocab/*.go", "../*.md", "../docs/*.md", "../turn/*.go", "../provider/*.go"} {
-		files, _ := filepath.Glob(glob)
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			texts = append(texts, string(b))
-		}
-	}
+	texts := readGlobs(t, "*.go", "internal/vocab/*.go", "../*.md", "../docs/*.md", "../turn/*.go", "../provider/*.go")
 	rng := rand.New(rand.NewPCG(41, 42))
 	alphabet := append([]rune("🙂"), pieceAlphabet...)
 	for range 1000 {

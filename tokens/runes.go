@@ -1,9 +1,6 @@
 package tokens
 
-import (
-	"strings"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // asRunes returns s as the library's pattern engine reads it, converted
 // to runes: every byte that does not start a valid UTF-8 sequence becomes
@@ -14,16 +11,6 @@ func asRunes(s string) string {
 	if utf8.ValidString(s) {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	for i := 0; i < len(s); {
-		r, w := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && w == 1 {
-			b.WriteRune(utf8.RuneError)
-		} else {
-			b.WriteString(s[i : i+w])
-		}
-		i += w
-	}
-	return b.String()
+	// Go's conversion to runes is the engine's: one U+FFFD per invalid byte.
+	return string([]rune(s))
 }

@@ -12,28 +12,14 @@ package tokens
 // by piece.
 func splitCl100k(s string, yield func(piece string)) { splitBy(s, matchCl100k, yield) }
 
-// matchCl100k returns the end of the match starting at i.
-func matchCl100k(s string, i int) int {
-	if e := contraction(s, i); e > i {
-		return e
-	}
-	if e := matchWord(s, i); e > i {
-		return e
-	}
-	if e := matchDigits(s, i); e > i {
-		return e
-	}
-	if e := matchPunctCl100k(s, i); e > i {
-		return e
-	}
-	if e := matchNewlines(s, i); e > i {
-		return e
-	}
-	if e := matchSpaceNotBeforeText(s, i); e > i {
-		return e
-	}
-	return matchSpaces(s, i)
+// cl100kAlternatives are the pattern's alternatives, in order.
+var cl100kAlternatives = []func(s string, i int) int{
+	contraction, matchWord, matchDigits, matchPunctCl100k, matchNewlines, matchSpaceNotBeforeText, matchSpaces,
 }
+
+// matchCl100k returns the end of the match starting at i, or i when there
+// is none.
+func matchCl100k(s string, i int) int { return firstMatch(cl100kAlternatives, s, i) }
 
 // matchWord matches [^\r\n\p{L}\p{N}]?\p{L}+: a prefix character not
 // followed by a letter leaves nothing to match, since it is no letter
@@ -43,18 +29,10 @@ func matchWord(s string, i int) int {
 	if r, w := at(s, i); isPrefix(r) {
 		j += w
 	}
-	k := j
-	for {
-		r, w := at(s, k)
-		if !isL(r) {
-			break
-		}
-		k += w
+	if k := runWhile(s, j, isL); k > j {
+		return k
 	}
-	if k == j {
-		return -1
-	}
-	return k
+	return -1
 }
 
 // matchPunctCl100k matches " ?[^\s\p{L}\p{N}]+[\r\n]*" (o200k's, without

@@ -46,31 +46,38 @@ func nextO200k(s string, i int) int {
 	return matchO200k(s, i)
 }
 
+// o200kAlternatives are the pattern's alternatives, in order.
+var o200kAlternatives = []func(s string, i int) int{
+	func(s string, i int) int { return matchLetters(s, i, true) },
+	func(s string, i int) int { return matchLetters(s, i, false) },
+	matchDigits, matchPunct, matchNewlines, matchSpaceNotBeforeText, matchSpaces,
+}
+
 // matchO200k returns the end of the match starting at i, or i when there
 // is none.
-func matchO200k(s string, i int) int {
-	if e := matchLetters(s, i, true); e > i {
-		return e
-	}
-	if e := matchLetters(s, i, false); e > i {
-		return e
-	}
-	if e := matchDigits(s, i); e > i {
-		return e
-	}
-	if e := matchPunct(s, i); e > i {
-		return e
-	}
-	if e := matchNewlines(s, i); e > i {
-		return e
-	}
-	if e := matchSpaceNotBeforeText(s, i); e > i {
-		return e
-	}
-	if e := matchSpaces(s, i); e > i {
-		return e
+func matchO200k(s string, i int) int { return firstMatch(o200kAlternatives, s, i) }
+
+// firstMatch returns the end of the first of alternatives that matches a
+// non-empty piece at i (leftmost-first, as the engine tries them), or i.
+func firstMatch(alternatives []func(s string, i int) int, s string, i int) int {
+	for _, match := range alternatives {
+		if e := match(s, i); e > i {
+			return e
+		}
 	}
 	return i
+}
+
+// runWhile returns the end of the maximal run of characters at k that in
+// takes.
+func runWhile(s string, k int, in func(rune) bool) int {
+	for {
+		r, w := at(s, k)
+		if r < 0 || !in(r) {
+			return k
+		}
+		k += w
+	}
 }
 
 func at(s string, i int) (rune, int) {
@@ -304,14 +311,7 @@ func matchPunct(s string, i int) int { return matchPunctThen(s, i, true) }
 // only there.
 func matchPunctThen(s string, i int, slash bool) int {
 	run := func(j int) int {
-		k := j
-		for {
-			r, w := at(s, k)
-			if r < 0 || isSpace(r) || isL(r) || isN(r) {
-				break
-			}
-			k += w
-		}
+		k := runWhile(s, j, isSymbol)
 		if k == j {
 			return -1
 		}
@@ -328,17 +328,11 @@ func matchPunctThen(s string, i int, slash bool) int {
 	return run(i)
 }
 
+// isSymbol is [^\s\p{L}\p{N}].
+func isSymbol(r rune) bool { return !isSpace(r) && !isL(r) && !isN(r) }
+
 // spaceRun returns the end of the maximal run of whitespace at i.
-func spaceRun(s string, i int) int {
-	k := i
-	for {
-		r, w := at(s, k)
-		if !isSpace(r) {
-			return k
-		}
-		k += w
-	}
-}
+func spaceRun(s string, i int) int { return runWhile(s, i, isSpace) }
 
 // matchNewlines matches \s*[\r\n]+ as the library's engine does: the
 // whitespace before the run's first \r or \n, then every \r and \n that

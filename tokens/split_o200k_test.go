@@ -95,16 +95,26 @@ func splitCorpus(t *testing.T, rng *rand.Rand, check func(string)) {
 		}
 		check(b.String())
 	}
-	for _, glob := range []string{"*.go", "../*.md", "../docs/*.md", "../turn/*.go"} {
+	for _, text := range readGlobs(t, "*.go", "../*.md", "../docs/*.md", "../turn/*.go") {
+		check(text)
+	}
+}
+
+// readGlobs returns the contents of the files the patterns name.
+func readGlobs(t *testing.T, globs ...string) []string {
+	t.Helper()
+	var texts []string
+	for _, glob := range globs {
 		files, _ := filepath.Glob(glob)
 		for _, f := range files {
 			b, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			check(string(b))
+			texts = append(texts, string(b))
 		}
 	}
+	return texts
 }
 
 // Every pair of ASCII characters, alone and between the contexts that
