@@ -2,7 +2,6 @@ package corerepo
 
 import (
 	"sync"
-	"time"
 
 	"github.com/demiurge/demiurge/gitrepo"
 )
@@ -14,25 +13,18 @@ import (
 // agent's edit, a save, a switch by another process on this machine) ends
 // it, and the next EnsureSaved scans again.
 //
-// The watch is armed only from the armAfterCalls-th call on, or once the
-// Repo has been open for armDelay: on some kernels releasing an inotify
-// instance costs milliseconds (at Close or at the process's exit), more
-// than the one or two scans of a short process (a `demiurge run`) would
-// save. A Host that serves turns reaches the count within its first turns,
-// so its turns stop paying for a stat walk of the checkout.
+// Only a Repo opened with Options.WatchCheckout watches: on some kernels
+// releasing an inotify instance costs milliseconds (at Close or at the
+// process's exit), more than the few scans of a short process (a
+// `demiurge run`) would save. A Host that serves turns watches, so its
+// turns stop paying for a stat walk of the checkout.
 type cleanCache struct {
-	mu     sync.Mutex // serializes EnsureSaved; guards the fields below
-	opened time.Time  // when the Repo was made
-	calls  int        // arm calls so far: EnsureSaved calls that had no cached answer
-	watch  *gitrepo.Watch
-	rev    string // "" when not known clean
-	closed bool   // by Close: nothing is watched any more
+	mu      sync.Mutex // serializes EnsureSaved; guards the fields below
+	enabled bool       // Options.WatchCheckout
+	watch   *gitrepo.Watch
+	rev     string // "" when not known clean
+	closed  bool   // by Close: nothing is watched any more
 }
-
-const (
-	armDelay      = time.Second
-	armAfterCalls = 3
-)
 
 // get returns the remembered revision while the watch is quiet.
 func (c *cleanCache) get() (string, bool) {
@@ -46,8 +38,7 @@ func (c *cleanCache) get() (string, bool) {
 // arm (re)arms the watch over g and reports whether it is armed; without
 // it, nothing is remembered and every call scans.
 func (c *cleanCache) arm(g *gitrepo.Repo) bool {
-	c.calls++
-	if c.closed || (c.calls < armAfterCalls && time.Since(c.opened) < armDelay) {
+	if !c.enabled || c.closed {
 		return false
 	}
 	if c.watch == nil {

@@ -3,30 +3,29 @@ package corerepo
 import (
 	"context"
 	"testing"
-	"time"
 )
 
-// A Repo younger than armDelay does not arm its watch for the calls of a
-// short process, which then pays nothing for it at exit; a Repo that goes
-// on serving turns arms it at its armAfterCalls-th call and answers from
-// the cache after that.
-func TestEnsureSavedWatchesOnlyAfterAFewCalls(t *testing.T) {
+// A Repo opened without WatchCheckout (a short process) never arms a
+// watch, which it would pay for at exit; one opened with it arms the watch
+// at its first call and answers from the cache after that.
+func TestEnsureSavedWatchesOnlyWhenAsked(t *testing.T) {
 	ctx := context.Background()
-	_, r := newHome(t)
-	for range armAfterCalls - 1 {
-		if _, err := r.EnsureSaved(ctx); err != nil {
+	p, short := newHome(t)
+	for range 5 {
+		if _, err := short.EnsureSaved(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if r.clean.watch != nil || r.clean.rev != "" {
-		t.Fatalf("a Repo open for less than armDelay armed its watch within %d calls", armAfterCalls-1)
+	if short.clean.watch != nil || short.clean.rev != "" {
+		t.Fatal("a Repo opened without WatchCheckout armed a watch")
 	}
+	r := openWatching(t, p)
 	rev, err := r.EnsureSaved(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.clean.watch == nil || r.clean.rev != rev {
-		t.Fatalf("call %d did not arm the watch (cached %q, want %q)", armAfterCalls, r.clean.rev, rev)
+		t.Fatalf("the first call did not arm the watch (cached %q, want %q)", r.clean.rev, rev)
 	}
 	if got, ok := r.clean.get(); !ok || got != rev {
 		t.Fatalf("clean cache after arming = %q, %v; want %q", got, ok, rev)
@@ -38,8 +37,8 @@ func TestEnsureSavedWatchesOnlyAfterAFewCalls(t *testing.T) {
 // by another Repo of the same home (another process) is seen too.
 func TestEnsureSavedCacheEndsWithAnyChange(t *testing.T) {
 	ctx := context.Background()
-	p, r := newHome(t)
-	r.clean.opened = time.Now().Add(-armDelay)
+	p, _ := newHome(t)
+	r := openWatching(t, p)
 	first, err := r.EnsureSaved(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -65,12 +64,7 @@ func TestEnsureSavedCacheEndsWithAnyChange(t *testing.T) {
 		t.Fatalf("EnsureSaved after the save = %q, %v; want %q", rev, err, edited)
 	}
 
-	other, err := Open(p, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = other.Close() })
-	other.clean.opened = time.Now().Add(-armDelay)
+	other := openWatching(t, p)
 	writeFile(t, p.Agents, "assistant/agent/skills/notes/SKILL.md", "---\nname: notes\ndescription: keep notes\n---\nKeep short notes.\n")
 	byOther, err := other.EnsureSaved(ctx)
 	if err != nil || byOther == edited {
@@ -85,8 +79,8 @@ func TestEnsureSavedCacheEndsWithAnyChange(t *testing.T) {
 // answers.
 func TestEnsureSavedAfterClose(t *testing.T) {
 	ctx := context.Background()
-	p, r := newHome(t)
-	r.clean.opened = time.Now().Add(-armDelay)
+	p, _ := newHome(t)
+	r := openWatching(t, p)
 	rev, err := r.EnsureSaved(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -101,4 +95,16 @@ func TestEnsureSavedAfterClose(t *testing.T) {
 	if saved, err := r.EnsureSaved(ctx); err != nil || saved == rev {
 		t.Fatalf("edit after Close: %q, %v", saved, err)
 	}
+}
+
+// openWatching opens a second Repo of p's home with WatchCheckout, as a
+// serving Host does, and closes it at the end of the test.
+func openWatching(t *testing.T, p Paths) *Repo {
+	t.Helper()
+	r, err := Open(p, Options{WatchCheckout: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r
 }

@@ -36,6 +36,12 @@ type Options struct {
 	Ledger Ledger
 	// HostID names this Host in what it publishes to the Ledger.
 	HostID string
+	// WatchCheckout keeps an inotify watch over the checkout and the
+	// storage, so that EnsureSaved answers from memory while nothing
+	// changed instead of scanning the checkout: for a Repo that lives long
+	// (a serving Host). Off, every EnsureSaved scans, and nothing is left
+	// to release at exit.
+	WatchCheckout bool
 }
 
 // Repo is the core repository of one runtime home. Its methods are safe
@@ -66,7 +72,7 @@ func Open(paths Paths, opts Options) (*Repo, error) {
 }
 
 func newRepo(paths Paths, opts Options) *Repo {
-	r := &Repo{paths: paths, now: opts.Now, onSwitch: opts.OnSwitch, clean: cleanCache{opened: time.Now()},
+	r := &Repo{paths: paths, now: opts.Now, onSwitch: opts.OnSwitch, clean: cleanCache{enabled: opts.WatchCheckout},
 		ledger: opts.Ledger, hostID: opts.HostID}
 	if r.now == nil {
 		r.now = time.Now

@@ -23,8 +23,9 @@ const evolverCore = "evolver"
 // drops the cached approvals of the cores it changed.
 func (h *Host) openRepo(ctx context.Context) error {
 	repo, err := openRepoWith(ctx, h.home.Dir, corerepo.Options{
-		Ledger: coreLedger(h.store),
-		HostID: h.lease.ID(),
+		Ledger:        coreLedger(h.store),
+		HostID:        h.lease.ID(),
+		WatchCheckout: !h.oneShot,
 		OnSwitch: func(cores []string) {
 			if h.approvals == nil {
 				return

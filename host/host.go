@@ -70,7 +70,8 @@ type Options struct {
 	MaxActiveTasks int
 	// OneShot opens a Host for one command (`demiurge run`, a listing):
 	// it starts no background loop that only a Host that stays needs (the
-	// delivery retries, the watch for gone Hosts), and its task worker
+	// delivery retries, the watch for gone Hosts, the core checkout's
+	// watch), and its task worker
 	// takes no task queued for any Host, which it would cancel when the
 	// command ends. Reconciliation still runs at Open.
 	OneShot bool
