@@ -101,7 +101,7 @@ type artifactFile struct {
 	w       io.Writer // f, or the test hook's wrapper around it
 	err     error
 	bytes   int64  // bytes written to the file
-	small   []byte // small writes not written yet (see smallMax)
+	small   []byte // writes gathered, not written yet (see gatherMax)
 	flushed int64  // bytes handed to writeback so far
 	synced  int64  // bytes a background sync was requested for so far
 	bg      backgroundSync
@@ -121,14 +121,14 @@ func truncationMarker(kept, total int64) string {
 // start writing it back.
 const writebackEvery = 8 << 20
 
-// smallMax bounds the small writes an artifact gathers before it writes
-// them: they go to the file ahead of the next larger write, in the same
-// system call, or at the end. A drain hands over many small pieces (a
-// chatty command's lines; the few bytes the redaction held back from the
-// read before, forwarded ahead of the next read's bytes), and a system
-// call for each would cost more than the bytes.
-const smallMax = 4 << 10
-
+// gatherMax bounds the writes an artifact gathers before it writes them:
+// they go to the file ahead of the next write that would overflow it, in
+// the same system call, or at the end. A drain hands over pieces as small
+// as the command's own writes (a chatty command's lines; 8 KiB from
+// `head`, which the pipe hands over as soon as they arrive), and a system
+// call for each would cost more than the bytes: gathered, a stream of
+// hundreds of MiB takes one write per quarter MiB.
+const gatherMax = 256 << 10
 func (a *artifactFile) Write(p []byte) {
 	if a.err != nil {
 		return
@@ -141,10 +141,9 @@ func (a *artifactFile) Write(p []byte) {
 	if len(p) == 0 {
 		return
 	}
-	if len(a.small)+len(p) <= smallMax {
-		if a.small == nil {
-			a.small = make([]byte, 0, smallMax)
-		}
+	if len(a.small)+len(p) <= gatherMax {
+		// append grows the buffer with what is gathered: a command that
+		// prints a line holds a few bytes, not gatherMax.
 		a.small = append(a.small, p...)
 		return
 	}

@@ -42,8 +42,8 @@ func TestArtifactGathersSmallWrites(t *testing.T) {
 		var want []byte
 		for range 2000 {
 			n := 1 + r.IntN(64)
-			if r.IntN(10) == 0 {
-				n = smallMax - 10 + r.IntN(3*smallMax)
+			if r.IntN(50) == 0 {
+				n = gatherMax - 10 + r.IntN(3*gatherMax)
 			}
 			p := make([]byte, n)
 			for i := range p {
@@ -72,5 +72,24 @@ func TestArtifactGathersSmallWrites(t *testing.T) {
 	a.finish()
 	if cw.writes != 1 {
 		t.Fatalf("%d writes for 1,700 bytes in small pieces, want 1", cw.writes)
+	}
+
+	// What a pipe hands over from `head -c`: 8 KiB pieces, gathered. The
+	// 33rd piece overflows the first gatherMax and is written behind it
+	// (two calls through the hook, one writev to a file); the other 31
+	// are written at the end.
+	a = &artifactFile{path: filepath.Join(t.TempDir(), "stdout.log")}
+	if f, err = os.OpenFile(a.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cw = &countingWriter{w: f}
+	a.f, a.w = f, cw
+	piece := bytes.Repeat([]byte{'x'}, 8<<10)
+	for range 2 * gatherMax / len(piece) {
+		a.Write(piece)
+	}
+	a.finish()
+	if cw.writes != 3 {
+		t.Fatalf("%d writes for %d pieces of 8 KiB, want 3", cw.writes, 2*gatherMax/len(piece))
 	}
 }
