@@ -94,7 +94,7 @@ func (c *checkpointer) checkpoint(ctx context.Context) error {
 }
 
 // close stops the goroutine (interrupting a checkpoint that runs) and
-// closes its connection. The keeper is still open, so closing this
+// closes its connection. The read pool is still open, so closing this
 // connection leaves the log in place (keeper.go).
 func (c *checkpointer) close() error {
 	c.cancel()

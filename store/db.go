@@ -39,7 +39,6 @@ type DB struct {
 	dialect *dialect
 	writer  *sql.DB       // MaxOpenConns=1; every transaction is BEGIN IMMEDIATE
 	reader  *readPool     // query_only connections, statements prepared once
-	keeper  *sql.DB       // SQLite: one read-only connection, closed last (keeper.go)
 	ckpt    *checkpointer // SQLite only
 	commits atomic.Int64  // write transactions committed (Commits)
 	pub     publisher     // the commit observer (publish.go)
@@ -130,7 +129,8 @@ func (db *DB) Path() string { return db.path }
 func (db *DB) Engine() Engine { return db.dialect.engine }
 
 // Close stops the heartbeat of every Host still open on this DB (marking it
-// stopped), then closes the connection pools, the keeper last.
+// stopped), then closes the connection pools, the read pool last
+// (keeper.go).
 func (db *DB) Close() error {
 	db.hostMu.Lock()
 	db.closed = true
@@ -155,14 +155,11 @@ func (db *DB) Close() error {
 	if db.ckpt != nil {
 		errs = append(errs, db.ckpt.close())
 	}
-	if db.reader != nil {
-		errs = append(errs, db.reader.Close())
-	}
 	if db.writer != nil {
 		errs = append(errs, db.writer.Close())
 	}
-	if db.keeper != nil {
-		errs = append(errs, db.keeper.Close()) // last: see keeper.go
+	if db.reader != nil {
+		errs = append(errs, db.reader.Close()) // last: see keeper.go
 	}
 	if err := errors.Join(errs...); err != nil {
 		return demiurge.WrapError(demiurge.EINTERNAL, err, "close runtime database %s failed", db.path)

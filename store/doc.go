@@ -103,7 +103,8 @@
 // Serialization failures, deadlocks and lock timeouts (40001, 40P01,
 // 55P03) are retried like SQLITE_BUSY. Reads run at READ COMMITTED on a
 // pool of read-only connections (default_transaction_read_only) and see
-// every committed write. The checkpointer and the keeper are SQLite's.
+// every committed write. The checkpointer, and the read pool that keeps
+// the log between processes (keeper.go), are SQLite's.
 //
 // CopyLedger (copy.go, `demiurge store migrate`) moves an SQLite ledger
 // into an empty PostgreSQL one: every row of every table, seqs, ids and

@@ -91,7 +91,7 @@ type header struct {
 // still 0, schema already there) and a fresh file that a concurrent first
 // run is creating would look foreign. The schema objects are counted only
 // when both pragmas read 0, the one case check needs them for: counting
-// makes the connection parse the whole schema, which a keeper never uses.
+// makes the connection parse the whole schema, which a plain open does not need.
 func (hp headerProbe) read(ctx context.Context, q *sql.Tx) (header, error) {
 	var h header
 	reads := []struct {
@@ -151,10 +151,10 @@ func (hp headerProbe) probe(ctx context.Context, path string) error {
 }
 
 // open is probe that returns the connection of a file it accepts, and
-// the header it read: Open keeps the connection as the DB's keeper
-// (keeper.go).
+// the header it read: Open makes it the DB's read pool, whose first
+// connection it is (keeper.go).
 func (hp headerProbe) open(ctx context.Context, path string) (*sql.DB, header, error) {
-	p, err := sql.Open("sqlite", dsn(path, "mode=ro", "_pragma=busy_timeout(1000)"))
+	p, err := sql.Open("sqlite", readDSN(path))
 	if err != nil {
 		return nil, header{}, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s failed", path)
 	}

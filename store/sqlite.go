@@ -31,14 +31,15 @@ func openSQLite(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	// Check ownership and version before anything can write to the file.
-	keeper, found, err := headerProbe{}.open(ctx, abs)
+	// The connection that reads the header is the read pool's first.
+	readers, found, err := headerProbe{}.open(ctx, abs)
 	if err != nil {
 		return nil, err
 	}
 
 	db := newDB(abs, SQLite, opts)
 	db.source = abs
-	db.keeper = keeper
+	db.reader = newReadPool(readers, db.dialect)
 
 	db.writer, err = sql.Open("sqlite", dsn(abs,
 		"_txlock=immediate",
@@ -67,22 +68,8 @@ func openSQLite(ctx context.Context, path string, opts Options) (*DB, error) {
 		}
 	}
 
-	reader, err := sql.Open("sqlite", dsn(abs,
-		fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeoutMS),
-		"_pragma=foreign_keys(1)",
-		"_pragma=query_only(1)",
-	))
-	if err != nil {
-		db.Close()
-		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s failed", abs)
-	}
-	db.reader = newReadPool(reader, db.dialect)
 	db.reader.SetMaxOpenConns(opts.Readers)
 	db.reader.SetMaxIdleConns(opts.Readers)
-	if err := db.reader.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, demiurge.WrapError(demiurge.EUNAVAILABLE, err, "open runtime database %s failed", abs)
-	}
 	if err := db.restrictFiles(); err != nil {
 		db.Close()
 		return nil, err
@@ -90,6 +77,11 @@ func openSQLite(ctx context.Context, path string, opts Options) (*DB, error) {
 	db.keep(ctx)
 	db.ckpt = startCheckpointer(abs)
 	return db, nil
+}
+
+// readDSN is the DSN of the read pool's connections: read-only (keeper.go).
+func readDSN(path string) string {
+	return dsn(path, "mode=ro", fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeoutMS), "_pragma=query_only(1)")
 }
 
 // dsn builds a modernc.org/sqlite DSN: a file: URI (so that '?', '#' and '%'
