@@ -80,6 +80,29 @@ func (r *Runtime) FinishTurn(ctx context.Context, turnID string, status demiurge
 // FinishTurn gives. commit is called with first alone when nothing else is
 // to be written, so that whatever else it does happens too.
 func (r *Runtime) FinishTurnWith(ctx context.Context, turnID string, status demiurge.TurnStatus, errInfo *demiurge.ErrorInfo, first []demiurge.EventBatch, commit demiurge.CommitBatches) error {
+	return r.finishTurn(ctx, turnID, nil, status, errInfo, first, commit)
+}
+
+// FinishStartedTurnWith is FinishTurnWith for the runtime that started the
+// turn: started is its turn.started event as stored (its Seq set), in the
+// session sessionID. Its first attempt reads nothing: it expects started to
+// be the turn's newest event, so that anything written to the turn since
+// (another ending, reconciliation's turn.lost) makes the attempt conflict,
+// and it goes on as FinishTurnWith does.
+func (r *Runtime) FinishStartedTurnWith(ctx context.Context, started demiurge.Event, sessionID string, status demiurge.TurnStatus, errInfo *demiurge.ErrorInfo, first []demiurge.EventBatch, commit demiurge.CommitBatches) error {
+	if started.AggregateType != demiurge.AggTurn || started.Seq <= 0 || sessionID == "" {
+		return r.finishTurn(ctx, started.AggregateID, nil, status, errInfo, first, commit)
+	}
+	return r.finishTurn(ctx, started.AggregateID, &runningTurn{sessionID: sessionID, lastSeq: started.Seq}, status, errInfo, first, commit)
+}
+
+// runningTurn is what a first finishing attempt assumes of its turn.
+type runningTurn struct {
+	sessionID string
+	lastSeq   int64
+}
+
+func (r *Runtime) finishTurn(ctx context.Context, turnID string, known *runningTurn, status demiurge.TurnStatus, errInfo *demiurge.ErrorInfo, first []demiurge.EventBatch, commit demiurge.CommitBatches) error {
 	typ, ok := terminalEvent(status)
 	if !ok {
 		return demiurge.Errorf(demiurge.EINVALID, "invalid terminal turn status %q: expected completed, needs_user, failed, cancelled or lost", status)
@@ -91,22 +114,31 @@ func (r *Runtime) FinishTurnWith(ctx context.Context, turnID string, status demi
 		}
 		return answer
 	}
-	for attempt := 0; attempt < finishAttempts; attempt++ {
-		last, err := r.st.LastSeq(ctx, demiurge.AggTurn, turnID)
-		if err != nil {
-			return err
-		}
-		t, err := r.st.Turn(ctx, turnID)
-		if err != nil {
-			if demiurge.ErrorCode(err) == demiurge.ENOTFOUND {
-				return ended(demiurge.WrapError(demiurge.ENOTFOUND, err, "turn not found: %s", turnID))
+	attempts := finishAttempts
+	if known != nil {
+		attempts++ // the one that reads nothing
+	}
+	for attempt := 0; attempt < attempts; attempt++ {
+		running := known
+		known = nil
+		if running == nil {
+			last, err := r.st.LastSeq(ctx, demiurge.AggTurn, turnID)
+			if err != nil {
+				return err
 			}
-			return err
+			t, err := r.st.Turn(ctx, turnID)
+			if err != nil {
+				if demiurge.ErrorCode(err) == demiurge.ENOTFOUND {
+					return ended(demiurge.WrapError(demiurge.ENOTFOUND, err, "turn not found: %s", turnID))
+				}
+				return err
+			}
+			if demiurge.TurnTerminal(t.Status) {
+				return ended(endedAs(t, status))
+			}
+			running = &runningTurn{sessionID: t.SessionID, lastSeq: last}
 		}
-		if demiurge.TurnTerminal(t.Status) {
-			return ended(endedAs(t, status))
-		}
-		p, err := demiurge.TurnEnd{SessionID: t.SessionID, Status: status, Error: errInfo}.As(typ)
+		p, err := demiurge.TurnEnd{SessionID: running.sessionID, Status: status, Error: errInfo}.As(typ)
 		if err != nil {
 			return err
 		}
@@ -114,7 +146,7 @@ func (r *Runtime) FinishTurnWith(ctx context.Context, turnID string, status demi
 		ev.EventID = demiurge.NewID("evt")
 		all := append(first[:len(first):len(first)], demiurge.EventBatch{
 			Events: []demiurge.Event{ev}, IdempotencyKey: TerminalKey(turnID),
-			Expected: &demiurge.Expected{AggregateType: demiurge.AggTurn, AggregateID: turnID, LastSeq: last},
+			Expected: &demiurge.Expected{AggregateType: demiurge.AggTurn, AggregateID: turnID, LastSeq: running.lastSeq},
 		})
 		stored, err := commit(ctx, all)
 		switch {

@@ -30,7 +30,7 @@ type sessionRuntime interface {
 	Compaction(in demiurge.CompactionInput) (demiurge.EventBatch, demiurge.Message, error)
 	SetBootstrap(ctx context.Context, sessionID, snapshot string) error
 	TurnStarted(ts demiurge.TurnStart) (demiurge.EventBatch, error)
-	FinishTurnWith(ctx context.Context, turnID string, status demiurge.TurnStatus, errInfo *demiurge.ErrorInfo, first []demiurge.EventBatch, commit demiurge.CommitBatches) error
+	FinishStartedTurnWith(ctx context.Context, started demiurge.Event, sessionID string, status demiurge.TurnStatus, errInfo *demiurge.ErrorInfo, first []demiurge.EventBatch, commit demiurge.CommitBatches) error
 }
 
 type deliveryRuntime interface {

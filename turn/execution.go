@@ -164,8 +164,15 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 	// The lease and turn.started are one transaction; the terminal event
 	// and the release are another (released tells the deferred release
 	// whether that one committed).
-	if _, err := x.d.Store.AcquireSessionLeaseWith(ctx, sess.ID, turnID, x.d.HostID, []demiurge.EventBatch{started}); err != nil {
+	admitted, err := x.d.Store.AcquireSessionLeaseWith(ctx, sess.ID, turnID, x.d.HostID, []demiurge.EventBatch{started})
+	if err != nil {
 		return Result{}, err
+	}
+	// The stored turn.started lets the end expect the turn unchanged
+	// instead of reading it back.
+	startedEv := started.Events[0]
+	if len(admitted) > 0 && len(admitted[0]) > 0 {
+		startedEv = admitted[0][0]
 	}
 	released := false
 	defer func() {
@@ -236,7 +243,7 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 		released = released || err == nil
 		return stored, err
 	}
-	if err := x.d.Sessions.FinishTurnWith(fctx, turnID, res.Outcome, errInfo, t.pending, end); err != nil {
+	if err := x.d.Sessions.FinishStartedTurnWith(fctx, startedEv, sess.ID, res.Outcome, errInfo, t.pending, end); err != nil {
 		return res, err
 	}
 	attrs := []any{"session_id", sess.ID, "turn_id", turnID, "core_revision", snap.Revision, "outcome", res.Outcome, "tool_calls", len(res.ToolCalls)}
