@@ -118,7 +118,8 @@
 // (core repository saves and reviews), internal/tuibench (the terminal
 // UI), internal/storebench (Append against
 // raw inserts), internal/taskbench (task worker throughput, completion
-// latency, bounded task logs), internal/procbench (output drain, kill
+// latency, bounded task logs), internal/procbench (output drain and, beside
+// it, the same bytes written to a synced file on the artifacts' disk; kill
 // latency, spawn, output discovery) and internal/mcpbench (MCP discovery
 // and catalog preparation). They reach the packages they measure through
 // their exported API only; nothing of the production packages exists for
