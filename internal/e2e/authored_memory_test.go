@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // asLimitEnv makes the test binary a wrapper: it limits its own address space
@@ -27,21 +28,45 @@ func init() {
 	if limit == "" || target == "" {
 		return
 	}
-	n, err := strconv.ParseUint(limit, 10, 64)
-	if err == nil {
-		err = syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: n, Max: n})
+	if err := execUnderAS(limit, target); err != nil {
+		os.Stderr.WriteString("address-space wrapper: " + err.Error() + "\n")
 	}
-	if err == nil {
-		env := make([]string, 0, len(os.Environ()))
-		for _, kv := range os.Environ() {
-			if !strings.HasPrefix(kv, asLimitEnv+"=") && !strings.HasPrefix(kv, asTargetEnv+"=") {
-				env = append(env, kv)
-			}
-		}
-		err = syscall.Exec(target, append([]string{target}, os.Args[1:]...), env)
-	}
-	os.Stderr.WriteString("address-space wrapper: " + err.Error() + "\n")
 	os.Exit(125)
+}
+
+// execUnderAS execs target with this process's arguments under RLIMIT_AS
+// limit. Everything the exec needs is allocated before the limit is set:
+// the limit may already be below what this process has mapped, and then
+// the heap could not grow for one more allocation.
+func execUnderAS(limit, target string) error {
+	n, err := strconv.ParseUint(limit, 10, 64)
+	if err != nil {
+		return err
+	}
+	env := make([]string, 0, len(os.Environ()))
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, asLimitEnv+"=") && !strings.HasPrefix(kv, asTargetEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	path, err := syscall.BytePtrFromString(target)
+	if err != nil {
+		return err
+	}
+	argv, err := syscall.SlicePtrFromStrings(append([]string{target}, os.Args[1:]...))
+	if err != nil {
+		return err
+	}
+	envv, err := syscall.SlicePtrFromStrings(env)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+		return err
+	}
+	_, _, errno := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(path)),
+		uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
+	return errno
 }
 
 // hostAddressSpace is the Host's RLIMIT_AS in these tests: a normal turn fits
