@@ -22,9 +22,17 @@ const evolverCore = "evolver"
 // promotion or rollback it makes, or one of another Host it follows,
 // drops the cached approvals of the cores it changed.
 func (h *Host) openRepo(ctx context.Context) error {
-	repo, err := openRepoWith(ctx, h.home.Dir, corerepo.Options{
-		Ledger:        coreLedger(h.store),
-		HostID:        h.lease.ID(),
+	repo, err := openRepoWith(ctx, h.home.Dir, h.repoOptions(coreLedger(h.store), h.lease.ID()))
+	h.repo = repo
+	return err
+}
+
+// repoOptions are the options of this Host's core repository; hostID
+// names the Host in what it publishes to ledger (unused without one).
+func (h *Host) repoOptions(ledger corerepo.Ledger, hostID string) corerepo.Options {
+	return corerepo.Options{
+		Ledger:        ledger,
+		HostID:        hostID,
 		WatchCheckout: !h.oneShot,
 		OnSwitch: func(cores []string) {
 			if h.approvals == nil {
@@ -34,9 +42,7 @@ func (h *Host) openRepo(ctx context.Context) error {
 				h.approvals.InvalidateCore(c)
 			}
 		},
-	})
-	h.repo = repo
-	return err
+	}
 }
 
 // OpenRepo opens (or creates, from the installed templates) the core

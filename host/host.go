@@ -164,10 +164,14 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	h := &Host{home: Home{Dir: dir}, closers: &closeStack{failAfter: opts.failAfter}, links: newSessionLinks(),
 		getenv: opts.Getenv, urlPolicy: opts.URLPolicy, machine: opts.MachineName, taskRunners: opts.TaskRunners,
 		maxActiveTasks: opts.MaxActiveTasks, oneShot: opts.OneShot}
+	var aside *repoOpening
 	defer func() {
 		if err != nil {
 			// The step's error is the one to report; closing what was
 			// opened is best effort.
+			if aside != nil {
+				aside.abandon()
+			}
 			_ = h.closers.close(ctx)
 		}
 	}()
@@ -190,6 +194,9 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if !store.IsDatabaseURL(where) {
+		aside = h.openRepoAside(ctx)
+	}
 	if h.store, err = store.Open(ctx, where, store.Options{Logger: opts.Logger, ProcessAlive: process.Alive}); err != nil {
 		return nil, err
 	}
@@ -207,7 +214,12 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	}
 	// The core repository opens on the ledger: on PostgreSQL this Host
 	// starts on the live revision the other Hosts run (core_ledger.go).
-	if err := h.openRepo(ctx); err != nil {
+	// On SQLite it has been opening beside the store since Database.
+	if aside != nil {
+		if h.repo, err = aside.take(); err != nil {
+			return nil, err
+		}
+	} else if err := h.openRepo(ctx); err != nil {
 		return nil, err
 	}
 	if err := h.closers.opened("core repository", 0, func(context.Context) error { return h.repo.Close() }); err != nil {
