@@ -33,9 +33,13 @@
 //  6. the approval runtime: no turn is left to wait for an answer;
 //  7. the process manager: whatever tree is still alive is terminated and
 //     reaped;
-//  8. the core repository's checkout watch, opened after the lease (on
-//     PostgreSQL the repository follows the ledger's shared live revision,
-//     core_ledger.go) and needing nothing else to close;
+//  8. the core repository's checkout watch (a serving Host's only),
+//     recorded after the lease and needing nothing else to close. On
+//     PostgreSQL the repository opens after the lease, on the ledger's
+//     shared live revision (core_ledger.go); on SQLite it depends on
+//     nothing of the store and opens on a goroutine of Open's beside the
+//     store, the lease and reconciliation (open_repo.go), joined (and, when
+//     Open fails first, closed) before Open returns;
 //  9. the heartbeat lease, released only once nothing of this Host runs;
 //  10. the store;
 //  11. the log file, so every step above can still log.
