@@ -23,7 +23,9 @@ import (
 // for a revision not seen before, and kept only if the checkout was still
 // that revision after parsing; otherwise the load is retried (at most three
 // times), so a turn never runs a half-edited core. Cached cores are shared
-// read-only.
+// read-only. warm parses a core the same way ahead of its first Load (a
+// Host's Options.Preload), which then takes it if the revision still is
+// the one warm saw.
 type coreLoader struct {
 	home Home
 	repo *corerepo.Repo
@@ -31,12 +33,40 @@ type coreLoader struct {
 	// module.py slot or tool fails to load without one (nil: not checked).
 	python func() (string, error)
 
-	mu    sync.Mutex // guards cache
+	mu    sync.Mutex // guards cache and warmed
 	cache map[string]turn.Snapshot
+	// warmed holds what warm parsed, by core: the revision's files,
+	// parsed between two EnsureSaved calls that reported it, before
+	// runtime.python was checked.
+	warmed map[string]turn.Snapshot
 }
 
 func newCoreLoader(home Home, repo *corerepo.Repo) *coreLoader {
-	return &coreLoader{home: home, repo: repo, cache: map[string]turn.Snapshot{}}
+	return &coreLoader{home: home, repo: repo, cache: map[string]turn.Snapshot{}, warmed: map[string]turn.Snapshot{}}
+}
+
+// warm parses coreID ahead of its first Load, as Load parses: between two
+// EnsureSaved calls that report the same revision. Load then takes the
+// parsed core once EnsureSaved reports that revision again, and only checks
+// its interpreter. Whatever fails is left for Load to find and report.
+func (l *coreLoader) warm(ctx context.Context, coreID string) {
+	if validCoreID(coreID) != nil {
+		return
+	}
+	rev, err := l.repo.EnsureSaved(ctx)
+	if err != nil {
+		return
+	}
+	c, err := core.LoadSaved(l.home.CoreDir(coreID))
+	if err != nil {
+		return
+	}
+	if after, err := l.repo.EnsureSaved(ctx); err != nil || after != rev {
+		return
+	}
+	l.mu.Lock()
+	l.warmed[coreID] = turn.Snapshot{Core: c, Revision: rev}
+	l.mu.Unlock()
 }
 
 func (l *coreLoader) Load(ctx context.Context, coreID string) (turn.Snapshot, error) {
@@ -54,22 +84,31 @@ func (l *coreLoader) Load(ctx context.Context, coreID string) (turn.Snapshot, er
 	for range 3 {
 		l.mu.Lock()
 		snap, ok := l.cache[coreID]
+		warmed, wok := l.warmed[coreID]
+		delete(l.warmed, coreID)
 		l.mu.Unlock()
 		if ok && snap.Revision == rev {
 			return snap, nil
 		}
-		c, err := core.LoadSaved(dir)
-		if err != nil {
-			return turn.Snapshot{}, err
+		// A core warm parsed at this revision is this revision's core: the
+		// checkout was the revision before and after the parse, and is
+		// again now.
+		parse := !wok || warmed.Revision != rev
+		c, after := warmed.Core, rev
+		if parse {
+			if c, err = core.LoadSaved(dir); err != nil {
+				return turn.Snapshot{}, err
+			}
 		}
 		if l.python != nil && c.HasPython() {
 			if _, err := l.python(); err != nil {
 				return turn.Snapshot{}, err
 			}
 		}
-		after, err := l.repo.EnsureSaved(ctx)
-		if err != nil {
-			return turn.Snapshot{}, err
+		if parse {
+			if after, err = l.repo.EnsureSaved(ctx); err != nil {
+				return turn.Snapshot{}, err
+			}
 		}
 		if after == rev {
 			snap := turn.Snapshot{Core: c, Revision: rev}

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"os"
@@ -71,10 +72,16 @@ type Options struct {
 	// OneShot opens a Host for one command (`demiurge run`, a listing):
 	// it starts no background loop that only a Host that stays needs (the
 	// delivery retries, the watch for gone Hosts, the core checkout's
-	// watch), and its task worker
-	// takes no task queued for any Host, which it would cancel when the
-	// command ends. Reconciliation still runs at Open.
+	// watch), and its task worker takes no task queued for any Host, which
+	// it would cancel when the command ends. Reconciliation still runs at
+	// Open.
 	OneShot bool
+	// Preload names cores the caller is about to run ("" for the default
+	// core): on SQLite they are parsed while Open still runs, beside its
+	// other steps (open_repo.go), so that their first Load only checks the
+	// checkout's revision. A core that fails to load is left for that Load
+	// to report.
+	Preload []string
 
 	// failAfter, set by tests only, fails Open right after the named step
 	// opened its resource (see closeStack).
@@ -195,7 +202,12 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		return nil, err
 	}
 	if !store.IsDatabaseURL(where) {
-		aside = h.openRepoAside(ctx)
+		// An empty id in Preload is the default core, as in a turn.
+		preload := make([]string, len(opts.Preload))
+		for i, id := range opts.Preload {
+			preload[i] = cmp.Or(id, h.config.Runtime.DefaultCore)
+		}
+		aside = h.openRepoAside(ctx, preload)
 	}
 	if h.store, err = store.Open(ctx, where, store.Options{Logger: opts.Logger, ProcessAlive: process.Alive}); err != nil {
 		return nil, err
@@ -216,11 +228,13 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	// starts on the live revision the other Hosts run (core_ledger.go).
 	// On SQLite it has been opening beside the store since Database.
 	if aside != nil {
-		if h.repo, err = aside.take(); err != nil {
+		if h.repo, h.cores, err = aside.take(); err != nil {
 			return nil, err
 		}
 	} else if err := h.openRepo(ctx); err != nil {
 		return nil, err
+	} else {
+		h.cores = newCoreLoader(h.home, h.repo)
 	}
 	if err := h.closers.opened("core repository", 0, func(context.Context) error { return h.repo.Close() }); err != nil {
 		return nil, err
@@ -230,7 +244,6 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		// with the same error until they are saved or discarded.
 		h.logger.Warn("core repository does not follow the shared live revision", "err", err)
 	}
-	h.cores = newCoreLoader(h.home, h.repo)
 	global, err := core.LoadGlobal(filepath.Join(h.home.AgentsDir(), "agent.yaml"))
 	if err != nil {
 		return nil, err
@@ -336,6 +349,9 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	}
 	if err := h.openFeed(); err != nil {
 		return nil, err
+	}
+	if aside != nil {
+		aside.wait() // the preloaded cores are parsed
 	}
 	return h, nil
 }

@@ -15,6 +15,12 @@ func openHost(ctx context.Context, g *globals, fakeScript string) (*host.Host, e
 	return openHostFor(ctx, g, fakeScript, true)
 }
 
+// openRunHost is openHost for a command that runs a turn of g.core, which
+// the Host parses while it opens (host.Options.Preload).
+func openRunHost(ctx context.Context, g *globals, fakeScript string) (*host.Host, error) {
+	return openHostFor(ctx, g, fakeScript, true, g.core)
+}
+
 // openServingHost opens the Host of a command that stays (chat, the
 // gateway): it runs every background loop and shares the work queued for
 // any Host.
@@ -22,7 +28,7 @@ func openServingHost(ctx context.Context, g *globals, fakeScript string) (*host.
 	return openHostFor(ctx, g, fakeScript, false)
 }
 
-func openHostFor(ctx context.Context, g *globals, fakeScript string, oneShot bool) (*host.Host, error) {
+func openHostFor(ctx context.Context, g *globals, fakeScript string, oneShot bool, preload ...string) (*host.Host, error) {
 	home, err := g.homeDir()
 	if err != nil {
 		return nil, err
@@ -34,7 +40,7 @@ func openHostFor(ctx context.Context, g *globals, fakeScript string, oneShot boo
 	if err != nil {
 		return nil, err
 	}
-	return host.Open(ctx, host.Options{Home: home, FakeScript: fakeScript, URLPolicy: urls, Getenv: g.getenv, EnvFile: g.env, Timezone: g.timezone, OneShot: oneShot})
+	return host.Open(ctx, host.Options{Home: home, FakeScript: fakeScript, URLPolicy: urls, Getenv: g.getenv, EnvFile: g.env, Timezone: g.timezone, OneShot: oneShot, Preload: preload})
 }
 
 // urlPolicyFromEnv is the URL policy of the Host, from the operator's

@@ -78,7 +78,7 @@ func runOnce(cmd *cobra.Command, g *globals, streams IO, f *runFlags, args []str
 	// about to return anyway. The pace is restored for an in-process caller.
 	defer debug.SetGCPercent(debug.SetGCPercent(runGCPercent))
 	ctx := cmd.Context()
-	h, err := openHost(ctx, g, f.fakeScript)
+	h, err := openRunHost(ctx, g, f.fakeScript)
 	if err != nil {
 		return err
 	}
