@@ -35,6 +35,9 @@ const (
 // read). ENOTFOUND "task not found: <id>" for a missing task.
 func (w *Worker) Cancel(ctx context.Context, id, reason string) (demiurge.Task, error) {
 	reason = cmp.Or(reason, DefaultCancelSummary)
+	w.mu.Lock()
+	w.took = true // a task it ends has a completion to announce
+	w.mu.Unlock()
 	if r := w.lookup(id); r != nil {
 		if tk, ok, err := w.cancelLocal(ctx, r, reason); ok {
 			return tk, err

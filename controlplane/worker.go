@@ -125,13 +125,17 @@ type Worker struct {
 	opts WorkerOptions
 	log  *slog.Logger
 
-	mu         sync.Mutex // guards runners, onComplete, runs, holds, started, closed
+	mu         sync.Mutex // guards runners, onComplete, runs, holds, started, closed, took
 	runners    map[string]Runner
 	onComplete func(ctx context.Context, c Completion) error
 	runs       map[string]*run
 	holds      map[string]int // consuming waiters per task (WaitConsume)
 	started    bool
 	closed     bool
+	// took is set once a task was submitted through this worker or
+	// claimed to run here: only then has Close completions of its own to
+	// announce.
+	took bool
 
 	// Set by Start, read-only afterwards.
 	bg   context.Context // outlives Close's cancellation: runs and their final writes
@@ -255,14 +259,15 @@ func (w *Worker) Active() []string {
 // Close shuts the worker down in order: admission closes first (Submit
 // fails with EUNAVAILABLE "task admission is closed"), every active task is
 // cancelled (summary ShutdownReason) and awaited, the completions due at
-// that moment are delivered (with an OnCompletion function), then the
-// loops stop after a last log flush. It returns ETIMEOUT/ECANCELED when ctx ends first; the
+// that moment are delivered (with an OnCompletion function) when a task was
+// submitted through the worker or claimed by it, then the loops stop after
+// a last log flush. It returns ETIMEOUT/ECANCELED when ctx ends first; the
 // goroutines of runners that ignore their context are then still running.
 // Close may be called more than once.
 func (w *Worker) Close(ctx context.Context) error {
 	w.mu.Lock()
 	w.closed = true
-	started := w.started
+	started, took := w.started, w.took
 	runs := make([]*run, 0, len(w.runs))
 	for _, r := range w.runs {
 		runs = append(runs, r)
@@ -282,9 +287,11 @@ func (w *Worker) Close(ctx context.Context) error {
 		}
 	}
 	err := waitCtx(ctx, &w.tasks)
-	if err == nil {
+	if err == nil && took {
 		// Deliver the completions due now, among them those of the tasks
-		// just ended, so a short-lived Host announces what it ran.
+		// just ended, so a short-lived Host announces what it ran. A
+		// worker that took no task leaves what is due to the next
+		// completion loop of any Host, which claims it as it starts.
 		done := make(chan struct{})
 		select {
 		case w.drain <- done:

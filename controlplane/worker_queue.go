@@ -35,6 +35,7 @@ const (
 func (w *Worker) Enqueue(ctx context.Context, spec demiurge.TaskSpec, src demiurge.TaskOrigin) (demiurge.Task, error) {
 	w.mu.Lock()
 	err := w.admissionLocked()
+	w.took = w.took || err == nil
 	w.mu.Unlock()
 	if err != nil {
 		return demiurge.Task{}, err
@@ -56,6 +57,7 @@ func (w *Worker) EnqueueMany(ctx context.Context, specs []demiurge.TaskSpec, src
 	}
 	w.mu.Lock()
 	err := w.admissionLocked()
+	w.took = w.took || err == nil
 	w.mu.Unlock()
 	if err != nil {
 		return nil, nil, err
@@ -217,6 +219,7 @@ func (w *Worker) startClaimed(ids []string) {
 		r := w.newRun(id)
 		w.runs[id], runs[id] = r, r
 		mine = append(mine, id)
+		w.took = true
 	}
 	w.mu.Unlock()
 	ctx, cancel := w.writeCtx()

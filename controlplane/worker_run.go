@@ -261,6 +261,7 @@ func (w *Worker) Submit(ctx context.Context, spec demiurge.TaskSpec, src demiurg
 		w.mu.Unlock()
 		return demiurge.Task{}, err
 	}
+	w.took = true
 	runner := w.runners[spec.Kind]
 	if runner == nil {
 		w.mu.Unlock()
