@@ -8,3 +8,11 @@ func (db *DB) OpenedWith() string { return db.source }
 
 // PostgresSQL is a statement as the dialect runs it on PostgreSQL.
 func PostgresSQL(q string) string { return toPostgres(q) }
+
+// WriteStatements is how many statements the writer's connection holds
+// prepared.
+func WriteStatements(db *DB) int {
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	return len(db.stmts)
+}

@@ -16,6 +16,10 @@ type eventStore interface {
 	AppendBatches(ctx context.Context, batches []demiurge.EventBatch) ([][]demiurge.Event, error)
 	AcquireSessionLeaseWith(ctx context.Context, sessionID, holder, hostID string, then []demiurge.EventBatch) ([][]demiurge.Event, error)
 	ReleaseSessionLeaseWith(ctx context.Context, sessionID, holder, hostID string, first []demiurge.EventBatch) ([][]demiurge.Event, error)
+	// PrepareTurnEnd readies what the turn's end transaction runs; the
+	// turn calls it while its model works. It is a cache: a failure only
+	// leaves the work to the end.
+	PrepareTurnEnd(ctx context.Context) error
 }
 
 type sessionRuntime interface {
