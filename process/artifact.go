@@ -129,6 +129,7 @@ const writebackEvery = 8 << 20
 // call for each would cost more than the bytes: gathered, a stream of
 // hundreds of MiB takes one write per quarter MiB.
 const gatherMax = 256 << 10
+
 func (a *artifactFile) Write(p []byte) {
 	if a.err != nil {
 		return
