@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/demiurge/demiurge"
+	"github.com/demiurge/demiurge/store"
 )
 
 // Resuming a session that already carries every fact of the request
@@ -46,16 +47,12 @@ func TestFinishTurnWithWritesFirstOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	commits := 0
-	commit := func(ctx context.Context, batches []demiurge.EventBatch) ([][]demiurge.Event, error) {
-		commits++
-		return db.AppendBatches(ctx, batches)
-	}
+	commit, commits := countingCommit(db)
 	if err := rt.FinishTurnWith(ctx, start.TurnID, demiurge.TurnCompleted, nil, []demiurge.EventBatch{msg}, commit); err != nil {
 		t.Fatal(err)
 	}
-	if commits != 1 {
-		t.Fatalf("%d commits, want 1", commits)
+	if *commits != 1 {
+		t.Fatalf("%d commits, want 1", *commits)
 	}
 	if tr, err := db.Turn(ctx, start.TurnID); err != nil || tr.Status != demiurge.TurnCompleted {
 		t.Fatalf("turn %+v, %v", tr, err)
@@ -68,8 +65,8 @@ func TestFinishTurnWithWritesFirstOnce(t *testing.T) {
 	}
 	err = rt.FinishTurnWith(ctx, start.TurnID, demiurge.TurnFailed, nil, []demiurge.EventBatch{late}, commit)
 	wantCode(t, err, demiurge.ECONFLICT)
-	if commits != 2 {
-		t.Fatalf("%d commits, want 2", commits)
+	if *commits != 2 {
+		t.Fatalf("%d commits, want 2", *commits)
 	}
 	msgs, err := db.RecentMessages(ctx, s.ID, demiurge.MessageFilter{Limit: 10})
 	if err != nil || len(msgs) != 2 || msgs[0].Content.Text != "hi" || msgs[1].Content.Text != "late" {
@@ -88,11 +85,7 @@ func TestFinishStartedTurnExpectsTheTurnUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	commits := 0
-	commit := func(ctx context.Context, batches []demiurge.EventBatch) ([][]demiurge.Event, error) {
-		commits++
-		return db.AppendBatches(ctx, batches)
-	}
+	commit, commits := countingCommit(db)
 	start := func() demiurge.Event {
 		t.Helper()
 		b, err := rt.TurnStarted(demiurge.TurnStart{TurnID: demiurge.NewID("turn"), SessionID: s.ID, CoreID: "assistant"})
@@ -118,8 +111,8 @@ func TestFinishStartedTurnExpectsTheTurnUnchanged(t *testing.T) {
 	if err := rt.FinishStartedTurnWith(ctx, done, s.ID, demiurge.TurnCompleted, nil, pending(done.AggregateID, "first"), commit); err != nil {
 		t.Fatal(err)
 	}
-	if commits != 1 {
-		t.Fatalf("%d commits for an unchanged turn, want 1", commits)
+	if *commits != 1 {
+		t.Fatalf("%d commits for an unchanged turn, want 1", *commits)
 	}
 	if tr, err := db.Turn(ctx, done.AggregateID); err != nil || tr.Status != demiurge.TurnCompleted {
 		t.Fatalf("turn %+v, %v", tr, err)
@@ -130,11 +123,11 @@ func TestFinishStartedTurnExpectsTheTurnUnchanged(t *testing.T) {
 	if _, err := db.Append(ctx, []demiurge.Event{lostEv}, "reconcile:turn:"+lost.AggregateID+":lost", nil); err != nil {
 		t.Fatal(err)
 	}
-	commits = 0
+	*commits = 0
 	err = rt.FinishStartedTurnWith(ctx, lost, s.ID, demiurge.TurnCompleted, nil, pending(lost.AggregateID, "second"), commit)
 	wantCode(t, err, demiurge.ECONFLICT)
-	if commits != 2 {
-		t.Fatalf("%d commits, want 2 (the refused attempt, then the pending events alone)", commits)
+	if *commits != 2 {
+		t.Fatalf("%d commits, want 2 (the refused attempt, then the pending events alone)", *commits)
 	}
 	if tr, err := db.Turn(ctx, lost.AggregateID); err != nil || tr.Status != demiurge.TurnLost {
 		t.Fatalf("turn %+v, %v; want it still lost", tr, err)
@@ -143,4 +136,13 @@ func TestFinishStartedTurnExpectsTheTurnUnchanged(t *testing.T) {
 	if err != nil || len(msgs) != 2 || msgs[0].Content.Text != "first" || msgs[1].Content.Text != "second" {
 		t.Fatalf("transcript %+v, %v", msgs, err)
 	}
+}
+
+// countingCommit commits batches through db and counts its calls.
+func countingCommit(db *store.DB) (demiurge.CommitBatches, *int) {
+	n := new(int)
+	return func(ctx context.Context, batches []demiurge.EventBatch) ([][]demiurge.Event, error) {
+		*n++
+		return db.AppendBatches(ctx, batches)
+	}, n
 }
