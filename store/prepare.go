@@ -27,7 +27,7 @@ var turnEndStatements = []string{
 // it waits for one preparation at most. On PostgreSQL it does nothing:
 // the server plans there.
 func (db *DB) PrepareTurnEnd(ctx context.Context) error {
-	if db.dialect.engine != SQLite {
+	if db.dialect.engine != SQLite || db.allPrepared(turnEndStatements) {
 		return nil
 	}
 	for _, q := range turnEndStatements {
@@ -36,6 +36,20 @@ func (db *DB) PrepareTurnEnd(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// allPrepared reports whether the writer's connection holds every one of
+// qs prepared: after a process's first turn, PrepareTurnEnd is this one
+// look.
+func (db *DB) allPrepared(qs []string) bool {
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	for _, q := range qs {
+		if _, ok := db.stmts[q]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // prepareWrite prepares q on the writer's connection unless it is already.
