@@ -46,27 +46,29 @@ func newCoreLoader(home Home, repo *corerepo.Repo) *coreLoader {
 }
 
 // warm parses coreID ahead of its first Load, as Load parses: between two
-// EnsureSaved calls that report the same revision. Load then takes the
-// parsed core once EnsureSaved reports that revision again, and only checks
-// its interpreter. Whatever fails is left for Load to find and report.
-func (l *coreLoader) warm(ctx context.Context, coreID string) {
+// EnsureSaved calls that report the same revision, and returns it (nil
+// when it did not). Load then takes the parsed core once EnsureSaved
+// reports that revision again, and only checks its interpreter. Whatever
+// fails is left for Load to find and report.
+func (l *coreLoader) warm(ctx context.Context, coreID string) *core.Core {
 	if validCoreID(coreID) != nil {
-		return
+		return nil
 	}
 	rev, err := l.repo.EnsureSaved(ctx)
 	if err != nil {
-		return
+		return nil
 	}
 	c, err := core.LoadSaved(l.home.CoreDir(coreID))
 	if err != nil {
-		return
+		return nil
 	}
 	if after, err := l.repo.EnsureSaved(ctx); err != nil || after != rev {
-		return
+		return nil
 	}
 	l.mu.Lock()
 	l.warmed[coreID] = turn.Snapshot{Core: c, Revision: rev}
 	l.mu.Unlock()
+	return c
 }
 
 func (l *coreLoader) Load(ctx context.Context, coreID string) (turn.Snapshot, error) {

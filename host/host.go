@@ -201,13 +201,16 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// The interpreter of authored Starlark is made first: the repository's
+	// goroutine compiles the preloaded cores' slot modules into it.
+	interp := starlark.NewRuntime(starlark.Options{MemoryLimit: h.config.Limits.authoredMemoryLimit()})
 	if !store.IsDatabaseURL(where) {
 		// An empty id in Preload is the default core, as in a turn.
 		preload := make([]string, len(opts.Preload))
 		for i, id := range opts.Preload {
 			preload[i] = cmp.Or(id, h.config.Runtime.DefaultCore)
 		}
-		aside = h.openRepoAside(ctx, preload)
+		aside = h.openRepoAside(ctx, preload, interp)
 	}
 	if h.store, err = store.Open(ctx, where, store.Options{Logger: opts.Logger, ProcessAlive: process.Alive}); err != nil {
 		return nil, err
@@ -266,7 +269,6 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if err := h.closers.opened("approvals", 5*time.Second, h.approvals.Shutdown); err != nil {
 		return nil, err
 	}
-	interp := starlark.NewRuntime(starlark.Options{MemoryLimit: h.config.Limits.authoredMemoryLimit()})
 	deps := h.builtinDeps()
 	deps.Getenv, deps.URLPolicy, deps.Timezone = opts.Getenv, opts.URLPolicy, h.timezone
 	deps.Sandbox = SandboxProfile(h.home, h.config, opts.Getenv)

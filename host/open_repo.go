@@ -2,8 +2,12 @@ package host
 
 import (
 	"context"
+	"os"
+	"strings"
 
+	"github.com/demiurge/demiurge/core"
 	"github.com/demiurge/demiurge/corerepo"
+	"github.com/demiurge/demiurge/starlark"
 )
 
 // repoOpening is the core repository of an SQLite home being opened on a
@@ -11,8 +15,9 @@ import (
 // reconciliation: without a shared ledger the repository depends on none of
 // them, and on two processors the two take about as long as the longer.
 // Once the repository is open, the same goroutine warms the core loader
-// with the cores Options.Preload names (coreLoader.warm), while Open goes
-// on with the rest. The goroutine belongs to Open, which takes the
+// with the cores Options.Preload names (coreLoader.warm) and compiles
+// their slots' Starlark modules into the Host's interpreter (warmSlots),
+// while Open goes on with the rest. The goroutine belongs to Open, which takes the
 // repository and its loader with take and joins the goroutine with wait
 // before it returns, or, when it fails first, with abandon, which also
 // closes what was opened.
@@ -27,7 +32,7 @@ type repoOpening struct {
 
 // openRepoAside starts opening the repository of an SQLite home and then
 // warming preload.
-func (h *Host) openRepoAside(ctx context.Context, preload []string) *repoOpening {
+func (h *Host) openRepoAside(ctx context.Context, preload []string, interp *starlark.Runtime) *repoOpening {
 	o := &repoOpening{ready: make(chan struct{}), done: make(chan struct{})}
 	opts := h.repoOptions(nil, "")
 	go func() {
@@ -41,7 +46,9 @@ func (h *Host) openRepoAside(ctx context.Context, preload []string) *repoOpening
 			return
 		}
 		for _, id := range preload {
-			o.cores.warm(ctx, id)
+			if c := o.cores.warm(ctx, id); c != nil {
+				warmSlots(interp, c)
+			}
 		}
 	}()
 	return o
@@ -64,5 +71,22 @@ func (o *repoOpening) abandon() {
 	<-o.done
 	if !o.taken && o.repo != nil {
 		_ = o.repo.Close()
+	}
+}
+
+// warmSlots compiles the Starlark modules of c's slots into interp, which
+// keeps them by path and content: the turn's slot runs, which read the
+// same files, then find them compiled. A module that cannot be read or
+// compiled is left for its slot's run to report.
+func warmSlots(interp *starlark.Runtime, c *core.Core) {
+	for _, phase := range core.Phases {
+		for _, s := range c.Slots[phase] {
+			if !strings.HasSuffix(s.ModulePath, ".star") {
+				continue
+			}
+			if src, err := os.ReadFile(s.ModulePath); err == nil {
+				_, _ = interp.Load(s.ModulePath, src)
+			}
+		}
 	}
 }
