@@ -17,10 +17,10 @@ import (
 // Once the repository is open, the same goroutine warms the core loader
 // with the cores Options.Preload names (coreLoader.warm) and compiles
 // their slots' Starlark modules into the Host's interpreter (warmSlots),
-// while Open goes on with the rest. The goroutine belongs to Open, which takes the
-// repository and its loader with take and joins the goroutine with wait
-// before it returns, or, when it fails first, with abandon, which also
-// closes what was opened.
+// while Open goes on with the rest. The goroutine belongs to Open, which
+// takes the repository and its loader with take and joins the goroutine
+// with wait before it returns, or, when it fails first, with abandon,
+// which also closes what was opened.
 type repoOpening struct {
 	ready chan struct{} // closed once repo, cores and err are set
 	done  chan struct{} // closed when the goroutine returns
