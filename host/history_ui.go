@@ -57,9 +57,7 @@ func (h *Host) callEndStatus(ctx context.Context, callID string) (demiurge.Effec
 // default core) is bound to: the one a turn without a session id
 // continues. ok is false when there is none yet.
 func (h *Host) CLISession(ctx context.Context, coreID string) (id string, ok bool, err error) {
-	if coreID == "" {
-		coreID = h.config.Runtime.DefaultCore
-	}
+	coreID = h.coreOrDefault(coreID)
 	conv := session.CLIConversationKey(coreID)
 	id, ok, err = h.store.SessionBinding(ctx, coreID, conv.Channel, conv.Key)
 	if err != nil || !ok {

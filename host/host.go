@@ -208,7 +208,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		// An empty id in Preload is the default core, as in a turn.
 		preload := make([]string, len(opts.Preload))
 		for i, id := range opts.Preload {
-			preload[i] = cmp.Or(id, h.config.Runtime.DefaultCore)
+			preload[i] = h.coreOrDefault(id)
 		}
 		aside = h.openRepoAside(ctx, preload, interp)
 	}
@@ -385,9 +385,7 @@ func (h *Host) startLease(ctx context.Context) error {
 // Run executes one turn. Unset request fields get the Host defaults: the
 // configured default core, and the local CLI conversation for that core.
 func (h *Host) Run(ctx context.Context, req turn.Request) (turn.Result, error) {
-	if req.CoreID == "" {
-		req.CoreID = h.config.Runtime.DefaultCore
-	}
+	req.CoreID = h.coreOrDefault(req.CoreID)
 	if req.Channel == "" {
 		conv := session.CLIConversationKey(req.CoreID)
 		req.Channel, req.ConversationKey = conv.Channel, conv.Key
@@ -407,9 +405,7 @@ func (h *Host) Run(ctx context.Context, req turn.Request) (turn.Result, error) {
 // created 0700 when missing), else fallback. A core that does not load is
 // its error.
 func (h *Host) Workspace(ctx context.Context, coreID, fallback string) (string, error) {
-	if coreID == "" {
-		coreID = h.config.Runtime.DefaultCore
-	}
+	coreID = h.coreOrDefault(coreID)
 	snap, err := h.LoadCore(ctx, coreID)
 	if err != nil {
 		return "", err
@@ -443,11 +439,14 @@ func (h *Host) LoadCore(ctx context.Context, coreID string) (turn.Snapshot, erro
 	return h.cores.Load(ctx, coreID)
 }
 
+// coreOrDefault is coreID, or config.yaml's runtime.default_core for "".
+func (h *Host) coreOrDefault(coreID string) string {
+	return cmp.Or(coreID, h.config.Runtime.DefaultCore)
+}
+
 // Catalog prepares the catalog a turn of coreID would see now.
 func (h *Host) Catalog(ctx context.Context, coreID string) (*effect.Catalog, turn.Snapshot, error) {
-	if coreID == "" {
-		coreID = h.config.Runtime.DefaultCore
-	}
+	coreID = h.coreOrDefault(coreID)
 	snap, err := h.LoadCore(ctx, coreID)
 	if err != nil {
 		return nil, snap, err

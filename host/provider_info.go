@@ -13,9 +13,7 @@ import (
 // A choice that does not resolve (an unknown profile, a missing key) is
 // the error the turn would fail with.
 func (h *Host) ProviderInfo(ctx context.Context, coreID, flag, model string) (provider.Resolved, error) {
-	if coreID == "" {
-		coreID = h.config.Runtime.DefaultCore
-	}
+	coreID = h.coreOrDefault(coreID)
 	snap, err := h.LoadCore(ctx, coreID)
 	if err != nil {
 		return provider.Resolved{}, err

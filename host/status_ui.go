@@ -37,9 +37,7 @@ type StatusSources struct {
 // model, and the approval grants of sessionID ("" none). A core that does
 // not load is its error.
 func (h *Host) StatusSources(ctx context.Context, coreID, sessionID, flag, model string) (StatusSources, error) {
-	if coreID == "" {
-		coreID = h.config.Runtime.DefaultCore
-	}
+	coreID = h.coreOrDefault(coreID)
 	snap, err := h.LoadCore(ctx, coreID)
 	if err != nil {
 		return StatusSources{}, err

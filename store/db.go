@@ -57,6 +57,9 @@ type DB struct {
 	wmu   writerLock
 	wconn *sql.Conn
 	stmts map[string]*sql.Stmt
+	// turnEndKept is set once every statement of turnEndStatements is in
+	// stmts, and cleared with them (prepare.go).
+	turnEndKept atomic.Bool
 
 	colMu sync.Mutex // guards cols
 	cols  map[string]map[string]bool

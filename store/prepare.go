@@ -24,10 +24,11 @@ var turnEndStatements = []string{
 // turn's end transaction (turnEndStatements), so that the first turn a
 // process ends runs them at once: a turn calls it while its model works.
 // It takes the writer for one statement at a time, so a write waiting for
-// it waits for one preparation at most. On PostgreSQL it does nothing:
-// the server plans there.
+// it waits for one preparation at most; once they are all kept, it takes
+// nothing (until the writer connection is replaced). On PostgreSQL it does
+// nothing: the server plans there.
 func (db *DB) PrepareTurnEnd(ctx context.Context) error {
-	if db.dialect.engine != SQLite || db.allPrepared(turnEndStatements) {
+	if db.dialect.engine != SQLite || db.turnEndKept.Load() {
 		return nil
 	}
 	for _, q := range turnEndStatements {
@@ -35,28 +36,22 @@ func (db *DB) PrepareTurnEnd(ctx context.Context) error {
 			return err
 		}
 	}
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	for _, q := range turnEndStatements {
+		if _, ok := db.stmts[q]; !ok {
+			return nil // past maxWriteStmts, or dropped with the connection meanwhile
+		}
+	}
+	db.turnEndKept.Store(true)
 	return nil
 }
 
-// allPrepared reports whether the writer's connection holds every one of
-// qs prepared: after a process's first turn, PrepareTurnEnd is this one
-// look.
-func (db *DB) allPrepared(qs []string) bool {
-	db.wmu.Lock()
-	defer db.wmu.Unlock()
-	for _, q := range qs {
-		if _, ok := db.stmts[q]; !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// prepareWrite prepares q on the writer's connection unless it is already.
+// prepareWrite keeps q prepared on the writer's connection.
 func (db *DB) prepareWrite(ctx context.Context, q string) error {
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
-	if _, ok := db.stmts[q]; ok || len(db.stmts) >= maxWriteStmts {
+	if _, ok := db.stmts[q]; ok {
 		return nil
 	}
 	db.hostMu.Lock()
@@ -69,11 +64,9 @@ func (db *DB) prepareWrite(ctx context.Context, q string) error {
 	if err != nil {
 		return db.codeError(ctx, err)
 	}
-	s, err := conn.PrepareContext(ctx, db.dialect.sql(q))
-	if err != nil {
+	if _, _, err := db.keepStmt(ctx, conn, q); err != nil {
 		db.dropWriterConn(err)
 		return db.codeError(ctx, err)
 	}
-	db.stmts[q] = s
 	return nil
 }

@@ -226,13 +226,8 @@ func (t *wtx) stmt(q string) (*sql.Stmt, error) {
 	if s, ok := t.stmts[q]; ok {
 		return s, nil
 	}
-	if len(t.db.stmts) < maxWriteStmts {
-		s, err := t.db.wconn.PrepareContext(t.ctx, t.db.dialect.sql(q))
-		if err != nil {
-			return nil, err
-		}
-		t.db.stmts[q] = s
-		return s, nil
+	if s, kept, err := t.db.keepStmt(t.ctx, t.db.wconn, q); kept || err != nil {
+		return s, err
 	}
 	s, err := t.tx.PrepareContext(t.ctx, t.db.dialect.sql(q))
 	if err != nil {
@@ -302,6 +297,21 @@ func (db *DB) dropWriterConn(err error) {
 	db.closeWriterConn()
 }
 
+// keepStmt prepares q on conn, the writer connection, and keeps it for
+// the life of the connection, while fewer than maxWriteStmts are kept
+// (kept false otherwise, and nothing is prepared). The caller holds db.wmu
+// and has found q not kept yet.
+func (db *DB) keepStmt(ctx context.Context, conn *sql.Conn, q string) (s *sql.Stmt, kept bool, err error) {
+	if len(db.stmts) >= maxWriteStmts {
+		return nil, false, nil
+	}
+	if s, err = conn.PrepareContext(ctx, db.dialect.sql(q)); err != nil {
+		return nil, false, err
+	}
+	db.stmts[q] = s
+	return s, true, nil
+}
+
 // closeWriterConn closes the prepared statements and returns the writer
 // connection to its pool. The caller holds db.wmu.
 func (db *DB) closeWriterConn() error {
@@ -309,6 +319,7 @@ func (db *DB) closeWriterConn() error {
 		s.Close()
 		delete(db.stmts, q)
 	}
+	db.turnEndKept.Store(false)
 	if db.wconn == nil {
 		return nil
 	}
