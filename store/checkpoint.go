@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,15 +18,23 @@ import (
 // a reader. The writer keeps SQLite's automatic checkpoint at
 // walBackstopPages as a backstop: for a process too short to wake the
 // checkpointer (a `demiurge run` makes fewer than checkpointAfter commits
-// and exits within checkpointDelay), and for a
-// log that readers keep from being copied. The log outlives each process
-// (keeper.go) and the next one reads it back at open: a log of at most
-// 1 MiB keeps that under a millisecond.
+// and exits within checkpointDelay), and for a log that never restarts.
+// A log restarts from its beginning only when a write finds every frame
+// already copied; a process that commits turn after turn without a pause
+// keeps the checkpointer a commit behind, so its log grows to the
+// backstop, and the commit that reaches it copies and syncs inside a turn.
+// The backstop is high enough that this is rare (about every tenth turn
+// of back-to-back turns with a tool call) and low enough that the log the
+// next process reads back at open (keeper.go) stays a few MiB. A process
+// whose checkpointer ran truncates the log as it closes, when nothing else
+// reads it, so a long-lived Host leaves the next one an empty log.
 const (
 	checkpointEvery  = 4
 	checkpointAfter  = 8
 	checkpointDelay  = time.Second
-	walBackstopPages = 256
+	walBackstopPages = 1024
+	// truncateTimeout bounds the final checkpoint of close.
+	truncateTimeout = 5 * time.Second
 )
 
 // checkpointer is the goroutine that checkpoints the log, and its
@@ -36,6 +45,8 @@ type checkpointer struct {
 	wake   chan struct{} // capacity 1: wake-ups coalesce while one runs
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	woken atomic.Bool // a commit has woken it: the process is a long one
 
 	mu   sync.Mutex // guards conn
 	conn *sql.DB
@@ -58,6 +69,7 @@ func (c *checkpointer) committed(n int64) {
 	if n%checkpointEvery != 0 || (n < checkpointAfter && time.Since(c.opened) < checkpointDelay) {
 		return
 	}
+	c.woken.Store(true)
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -81,6 +93,12 @@ func (c *checkpointer) run(ctx context.Context) {
 func (c *checkpointer) checkpoint(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.execLocked(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+}
+
+// execLocked runs a checkpoint pragma on the connection, opening it on
+// first use. The caller holds mu.
+func (c *checkpointer) execLocked(ctx context.Context, pragma string) error {
 	if c.conn == nil {
 		conn, err := sql.Open("sqlite", dsn(c.path, "_pragma=busy_timeout(0)"))
 		if err != nil {
@@ -89,18 +107,26 @@ func (c *checkpointer) checkpoint(ctx context.Context) error {
 		conn.SetMaxOpenConns(1)
 		c.conn = conn
 	}
-	_, err := c.conn.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+	_, err := c.conn.ExecContext(ctx, pragma)
 	return err
 }
 
-// close stops the goroutine (interrupting a checkpoint that runs) and
-// closes its connection. The read pool is still open, so closing this
-// connection leaves the log in place (keeper.go).
+// close stops the goroutine (interrupting a checkpoint that runs); in a
+// process long enough to have woken it, it then copies and truncates the
+// log, unless something else is using the database (busy: the log stays,
+// and nothing is lost); and it closes its connection. The read pool is
+// still open, so closing this connection leaves the log in place
+// (keeper.go).
 func (c *checkpointer) close() error {
 	c.cancel()
 	<-c.done
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.woken.Load() {
+		ctx, cancel := context.WithTimeout(context.Background(), truncateTimeout)
+		_ = c.execLocked(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+		cancel()
+	}
 	if c.conn == nil {
 		return nil
 	}

@@ -70,3 +70,40 @@ func TestCheckpointerCopiesTheLogInTheBackground(t *testing.T) {
 		t.Fatal("the checkpointer goroutine outlived Close")
 	}
 }
+
+// A process whose checkpointer ran leaves an empty log behind it, so the
+// next process has nothing to read back at open; a short process, whose
+// checkpointer never ran, leaves its log in place (keeper.go).
+func TestCloseTruncatesTheLogAfterTheCheckpointerRan(t *testing.T) {
+	sqliteOnly(t)
+	ctx := context.Background()
+	for _, ran := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "ckpt.sqlite3")
+		db, err := Open(ctx, path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ran {
+			db.ckpt.opened = time.Now().Add(-checkpointDelay)
+		}
+		for i := range checkpointEvery {
+			ev := demiurge.NewEvent("test", demiurge.NewID("t"), filler{Text: strings.Repeat("x", 6000)})
+			if _, err := db.Append(ctx, []demiurge.Event{ev}, "", nil); err != nil {
+				t.Fatalf("append %d: %v", i, err)
+			}
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(path + "-wal")
+		if err != nil {
+			t.Fatalf("ran=%v: %v", ran, err)
+		}
+		if ran && fi.Size() != 0 {
+			t.Errorf("the checkpointer ran, and the log is still %d bytes after Close", fi.Size())
+		}
+		if !ran && fi.Size() == 0 {
+			t.Error("a short process truncated its log at Close")
+		}
+	}
+}
