@@ -15,6 +15,7 @@ type Catalog struct {
 	entries  []*Entry
 	byName   map[string]*Entry
 	defs     func() []demiurge.ToolSpec // made once: a catalog serves every step of many turns
+	derived  sync.Map                   // key → value made by Derived
 }
 
 // NewCatalog binds defs to one core revision. A name defined twice fails with
@@ -56,6 +57,23 @@ func (c *Catalog) Entries() []*Entry { return append([]*Entry(nil), c.entries...
 // Definitions returns the provider tool definitions, one per entry. The
 // slice is a copy; the schemas are shared by every caller and read only.
 func (c *Catalog) Definitions() []demiurge.ToolSpec { return slices.Clone(c.defs()) }
+
+// Derived returns what make derives from this catalog alone, made once per
+// catalog and key: a catalog is immutable and serves the turns of one core
+// revision, so a tool whose result depends on nothing but the catalog
+// (tools_list) computes it once. A failed make is not kept. key is a
+// value of a type private to the caller, as for context keys.
+func Derived[T any](c *Catalog, key any, make func(*Catalog) (T, error)) (T, error) {
+	if v, ok := c.derived.Load(key); ok {
+		return v.(T), nil
+	}
+	v, err := make(c)
+	if err != nil {
+		return v, err
+	}
+	got, _ := c.derived.LoadOrStore(key, v)
+	return got.(T), nil
+}
 
 // Has reports whether the catalog offers name.
 func (c *Catalog) Has(name string) bool {

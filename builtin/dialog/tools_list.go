@@ -21,9 +21,25 @@ func ToolsList() effect.Definition {
 	}
 }
 
-// runToolsList reads only the catalog the call was bound to.
+// runToolsList reads only the catalog the call was bound to, so its
+// listing is made once per catalog.
 func runToolsList(_ context.Context, inv effect.Invocation) (effect.Outcome, error) {
-	entries := inv.Catalog.Entries()
+	l, err := effect.Derived(inv.Catalog, listingKey{}, makeListing)
+	if err != nil {
+		return effect.Outcome{}, err
+	}
+	return effect.Outcome{Content: l.content, ModelOutput: l.model, ExecutionStarted: true}, nil
+}
+
+// listingKey keys the listing among a catalog's derived values.
+type listingKey struct{}
+
+// listing is tools_list's result for one catalog: the full metadata, and
+// the brief form the model sees.
+type listing struct{ content, model string }
+
+func makeListing(c *effect.Catalog) (listing, error) {
+	entries := c.Entries()
 	full := make([]map[string]any, 0, len(entries))
 	brief := make([]map[string]any, 0, len(entries))
 	names := make([]string, 0, len(entries))
@@ -38,11 +54,11 @@ func runToolsList(_ context.Context, inv effect.Invocation) (effect.Outcome, err
 		"model_tools": names,
 	}, "", "  ")
 	if err != nil {
-		return effect.Outcome{}, err
+		return listing{}, err
 	}
 	model, err := json.Marshal(map[string]any{"success": true, "count": len(entries), "tools": brief})
 	if err != nil {
-		return effect.Outcome{}, err
+		return listing{}, err
 	}
-	return effect.Outcome{Content: string(content), ModelOutput: string(model), ExecutionStarted: true}, nil
+	return listing{content: string(content), model: string(model)}, nil
 }
