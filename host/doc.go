@@ -41,7 +41,9 @@
 //     store, the lease and reconciliation (open_repo.go), joined (and, when
 //     Open fails first, closed) before Open returns;
 //  9. the heartbeat lease, released only once nothing of this Host runs;
-//  10. the store;
+//  10. the store (for a process that exits right after, Options.ExitAfterClose,
+//     without closing its SQLite connections: the exit releases them, and
+//     closing them would write nothing);
 //  11. the log file, so every step above can still log.
 //
 // # API

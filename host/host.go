@@ -82,6 +82,12 @@ type Options struct {
 	// checkout's revision. A core that fails to load is left for that Load
 	// to report.
 	Preload []string
+	// ExitAfterClose says the process exits right after Close (the
+	// demiurge binary): Close then leaves to the exit what the exit
+	// releases anyway and closing would only free (the runtime database's
+	// SQLite connections, store.DB.CloseForExit). A program that goes on
+	// after Close leaves it false.
+	ExitAfterClose bool
 
 	// failAfter, set by tests only, fails Open right after the named step
 	// opened its resource (see closeStack).
@@ -215,7 +221,11 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if h.store, err = store.Open(ctx, where, store.Options{Logger: opts.Logger, ProcessAlive: process.Alive}); err != nil {
 		return nil, err
 	}
-	if err := h.closers.opened("store", 0, func(context.Context) error { return h.store.Close() }); err != nil {
+	closeStore := h.store.Close
+	if opts.ExitAfterClose {
+		closeStore = h.store.CloseForExit
+	}
+	if err := h.closers.opened("store", 0, func(context.Context) error { return closeStore() }); err != nil {
 		return nil, err
 	}
 	if err := h.startLease(ctx); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/controlplane"
 	"github.com/demiurge/demiurge/host"
+	"github.com/demiurge/demiurge/turn"
 )
 
 // A Host opened for one command runs what is queued for it, but leaves a
@@ -53,5 +54,39 @@ func TestOneShotHostLeavesTheSharedQueue(t *testing.T) {
 	defer stays.Close(ctx)
 	if tk := waitTask(t, stays, shared.ID, 30*time.Second); tk.Status != demiurge.TaskSucceeded {
 		t.Fatalf("shared task ended %s on a Host that stays, want succeeded", tk.Status)
+	}
+}
+
+// A Host closed for the process's exit leaves its turn complete and its
+// lease released for the next Host, which opens beside the connections
+// the first one left to the exit.
+func TestExitAfterCloseKeepsTheTurn(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	getenv := func(string) string { return "" }
+	first, err := host.Open(ctx, host.Options{Home: home, Getenv: getenv, OneShot: true, ExitAfterClose: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := first.Run(ctx, turn.Request{Text: "hello"})
+	if err != nil || res.Outcome != turn.OutcomeCompleted {
+		t.Fatalf("turn: %+v, %v", res, err)
+	}
+	if err := first.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	next, err := host.Open(ctx, host.Options{Home: home, Getenv: getenv, OneShot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close(ctx)
+	tr, err := next.Turn(ctx, res.TurnID)
+	if err != nil || tr.Status != demiurge.TurnCompleted {
+		t.Fatalf("turn after reopening: %+v, %v", tr, err)
+	}
+	// The session's lease was released: the next turn of the session runs.
+	again, err := next.Run(ctx, turn.Request{Text: "hello", SessionID: res.SessionID})
+	if err != nil || again.Outcome != turn.OutcomeCompleted {
+		t.Fatalf("next turn: %+v, %v", again, err)
 	}
 }

@@ -135,6 +135,21 @@ func (db *DB) Engine() Engine { return db.dialect.engine }
 // stopped), then closes the connection pools, the read pool last
 // (keeper.go).
 func (db *DB) Close() error {
+	return db.close(false)
+}
+
+// CloseForExit is Close for a process that exits right after it: it does
+// every step of Close whose effect outlives the process (each Host is
+// marked stopped, the background goroutines stop, a long process's log is
+// truncated), and on SQLite it leaves the connections for the exit to
+// release. Closing them writes nothing (keeper.go) and only frees
+// SQLite's memory, one allocation at a time: the costliest step of a
+// one-shot process's exit. After it the DB must not be used.
+func (db *DB) CloseForExit() error {
+	return db.close(db.dialect.engine == SQLite)
+}
+
+func (db *DB) close(leaveConns bool) error {
 	db.hostMu.Lock()
 	db.closed = true
 	hosts := make([]*Host, 0, len(db.hosts))
@@ -152,17 +167,19 @@ func (db *DB) Close() error {
 
 	db.lsn.stop()
 	var errs []error
-	db.wmu.Lock()
-	errs = append(errs, db.closeWriterConn())
-	db.wmu.Unlock()
 	if db.ckpt != nil {
 		errs = append(errs, db.ckpt.close())
 	}
-	if db.writer != nil {
-		errs = append(errs, db.writer.Close())
-	}
-	if db.reader != nil {
-		errs = append(errs, db.reader.Close()) // last: see keeper.go
+	if !leaveConns {
+		db.wmu.Lock()
+		errs = append(errs, db.closeWriterConn())
+		db.wmu.Unlock()
+		if db.writer != nil {
+			errs = append(errs, db.writer.Close())
+		}
+		if db.reader != nil {
+			errs = append(errs, db.reader.Close()) // last: see keeper.go
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return demiurge.WrapError(demiurge.EINTERNAL, err, "close runtime database %s failed", db.path)

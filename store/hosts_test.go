@@ -414,3 +414,39 @@ func TestCloseStopsHosts(t *testing.T) {
 		t.Fatalf("StartHost on a closed DB: %v", err)
 	}
 }
+
+// DB.CloseForExit does what Close does that outlives the process: its
+// hosts are marked stopped and what was committed is there for the next
+// opener, in this process too.
+func TestCloseForExitStopsHostsAndKeepsTheData(t *testing.T) {
+	ctx := context.Background()
+	path := demiurgetest.TestDatabase(t)
+	db, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := db.StartHost(ctx, store.HostInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, db, "", ev(demiurge.AggTurn, "turn_exit", demiurge.EvTurnStarted, map[string]any{
+		"session_id": "session_1", "core_id": "assistant", "host_id": h.ID()}))
+	if err := db.CloseForExit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.StartHost(ctx, store.HostInfo{}); demiurge.ErrorCode(err) != demiurge.EUNAVAILABLE {
+		t.Fatalf("StartHost after CloseForExit: %v", err)
+	}
+	var stopped any
+	if err := rawDB(t, path).QueryRow(`SELECT stopped_at FROM hosts WHERE host_id = ?`, h.ID()).Scan(&stopped); err != nil || stopped == nil {
+		t.Fatalf("stopped_at %v, %v", stopped, err)
+	}
+	next, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	if got := turnStatus(t, next, "turn_exit"); got != demiurge.TurnRunning {
+		t.Fatalf("turn status after reopening %q, want %q", got, demiurge.TurnRunning)
+	}
+}

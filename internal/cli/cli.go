@@ -76,6 +76,8 @@ type globals struct {
 	// env is the home's .env, read once per invocation (nil until loaded,
 	// and for the commands that do not read it).
 	env *envfile.File
+	// exiting says the process exits when the command returns (Main).
+	exiting bool
 }
 
 // skipEnv marks a command that does not read the home's .env (it would
@@ -106,8 +108,18 @@ func (g *globals) loadEnv() error {
 // returns the exit code. Everything else an invocation uses is its own, so
 // Run may be called many times in one process.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run(ctx, &globals{getenv: os.Getenv}, args, stdin, stdout, stderr)
+}
+
+// Main is Run for the demiurge binary, whose process exits with the code
+// Main returns: the Host a command opens is closed for that exit
+// (host.Options.ExitAfterClose).
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run(ctx, &globals{getenv: os.Getenv, exiting: true}, args, stdin, stdout, stderr)
+}
+
+func run(ctx context.Context, g *globals, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	streams := IO{In: stdin, Out: stdout, Err: stderr}
-	g := &globals{getenv: os.Getenv}
 	root := newRoot(g, streams)
 	// cobra reads os.Args when given nil arguments.
 	if args == nil {

@@ -40,7 +40,7 @@ func openHostFor(ctx context.Context, g *globals, fakeScript string, oneShot boo
 	if err != nil {
 		return nil, err
 	}
-	return host.Open(ctx, host.Options{Home: home, FakeScript: fakeScript, URLPolicy: urls, Getenv: g.getenv, EnvFile: g.env, Timezone: g.timezone, OneShot: oneShot, Preload: preload})
+	return host.Open(ctx, host.Options{Home: home, FakeScript: fakeScript, URLPolicy: urls, Getenv: g.getenv, EnvFile: g.env, Timezone: g.timezone, OneShot: oneShot, Preload: preload, ExitAfterClose: g.exiting})
 }
 
 // urlPolicyFromEnv is the URL policy of the Host, from the operator's
