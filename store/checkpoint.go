@@ -15,24 +15,27 @@ import (
 // Here, every checkpointEvery commits wake a goroutine the DB owns, which
 // runs a PASSIVE checkpoint on a connection of its own: it copies what no
 // reader still needs, never waits for a lock and never blocks a writer or
-// a reader. The writer keeps SQLite's automatic checkpoint at
-// walBackstopPages as a backstop: for a process too short to wake the
-// checkpointer (a `demiurge run` makes fewer than checkpointAfter commits
-// and exits within checkpointDelay), and for a log that never restarts.
-// A log restarts from its beginning only when a write finds every frame
-// already copied; a process that commits turn after turn without a pause
-// keeps the checkpointer a commit behind, so its log grows to the
-// backstop, and the commit that reaches it copies and syncs inside a turn.
-// The backstop is high enough that this is rare (about every tenth turn
-// of back-to-back turns with a tool call) and low enough that the log the
-// next process reads back at open (keeper.go) stays a few MiB. A process
-// whose checkpointer ran truncates the log as it closes, when nothing else
-// reads it, so a long-lived Host leaves the next one an empty log.
+// a reader. A turn rewrites the same pages (the indexes' newest leaves,
+// the session's row), so a checkpoint every few turns copies each of them
+// once where one per turn copied them every turn.
+//
+// The writer keeps SQLite's automatic checkpoint as a backstop, at two
+// heights. A process too short to wake the checkpointer (a `demiurge run`
+// makes a handful of commits) leaves its log to the next process, which
+// reads it back at open (keeper.go): the backstop of such a process,
+// walBackstopPages, keeps that log under 1 MiB. A process that has woken
+// the checkpointer is a long one; its log restarts from its beginning only
+// when a write finds every frame already copied, which commits that follow
+// each other without a pause keep from happening, so the log grows until
+// a commit reaches the backstop and copies and syncs inside a turn. Its
+// writer's backstop is raised to longBackstopPages, which makes that rare
+// (about one turn in twenty of back-to-back turns with a tool call), and
+// it truncates the log as it closes, when nothing else reads it, so it
+// leaves the next process an empty log.
 const (
-	checkpointEvery  = 4
-	checkpointAfter  = 8
-	checkpointDelay  = time.Second
-	walBackstopPages = 1024
+	checkpointEvery   = 32
+	walBackstopPages  = 256
+	longBackstopPages = 2048
 	// truncateTimeout bounds the final checkpoint of close.
 	truncateTimeout = 5 * time.Second
 )
@@ -41,12 +44,11 @@ const (
 // connection, opened on its first wake-up.
 type checkpointer struct {
 	path   string
-	opened time.Time
 	wake   chan struct{} // capacity 1: wake-ups coalesce while one runs
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	woken atomic.Bool // a commit has woken it: the process is a long one
+	long atomic.Bool // a commit has woken it: the process is a long one
 
 	mu   sync.Mutex // guards conn
 	conn *sql.DB
@@ -54,26 +56,30 @@ type checkpointer struct {
 
 func startCheckpointer(path string) *checkpointer {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &checkpointer{path: path, opened: time.Now(), wake: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
+	c := &checkpointer{path: path, wake: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
 	go c.run(ctx)
 	return c
 }
 
 // committed is called after each commit, with the number of commits so
-// far. Nothing wakes it before checkpointAfter commits or checkpointDelay
-// after Open: a short process (a `demiurge run`) would only interrupt the
-// checkpoint at its exit, and the backstop bounds what such processes
-// leave in the log. A process that goes on committing wakes it from its
-// first turns, before the log reaches the backstop inside a commit.
+// far.
 func (c *checkpointer) committed(n int64) {
-	if n%checkpointEvery != 0 || (n < checkpointAfter && time.Since(c.opened) < checkpointDelay) {
+	if n%checkpointEvery != 0 {
 		return
 	}
-	c.woken.Store(true)
+	c.long.Store(true)
 	select {
 	case c.wake <- struct{}{}:
 	default:
 	}
+}
+
+// backstop is the automatic checkpoint the writer should have now.
+func (c *checkpointer) backstop() int {
+	if c.long.Load() {
+		return longBackstopPages
+	}
+	return walBackstopPages
 }
 
 func (c *checkpointer) run(ctx context.Context) {
@@ -122,7 +128,7 @@ func (c *checkpointer) close() error {
 	<-c.done
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.woken.Load() {
+	if c.long.Load() {
 		ctx, cancel := context.WithTimeout(context.Background(), truncateTimeout)
 		_ = c.execLocked(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
 		cancel()

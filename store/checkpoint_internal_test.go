@@ -43,11 +43,10 @@ func TestCheckpointerCopiesTheLogInTheBackground(t *testing.T) {
 		return fi.Size()
 	}
 	before := size()
-	db.ckpt.opened = time.Now().Add(-checkpointDelay)
-	// Far fewer pages than walBackstopPages: only the checkpointer can
-	// move them into the database file.
+	// Fewer pages than walBackstopPages: only the checkpointer can move
+	// them into the database file.
 	for i := range 2 * checkpointEvery {
-		ev := demiurge.NewEvent("test", demiurge.NewID("t"), filler{Text: strings.Repeat("x", 6000)})
+		ev := demiurge.NewEvent("test", demiurge.NewID("t"), filler{Text: strings.Repeat("x", 3000)})
 		if _, err := db.Append(ctx, []demiurge.Event{ev}, "", nil); err != nil {
 			t.Fatalf("append %d: %v", i, err)
 		}
@@ -72,37 +71,58 @@ func TestCheckpointerCopiesTheLogInTheBackground(t *testing.T) {
 }
 
 // A process whose checkpointer ran leaves an empty log behind it, so the
-// next process has nothing to read back at open; a short process, whose
-// checkpointer never ran, leaves its log in place (keeper.go).
-func TestCloseTruncatesTheLogAfterTheCheckpointerRan(t *testing.T) {
+// next process has nothing to read back at open, and its writer's backstop
+// was raised meanwhile; a short process, whose checkpointer never ran,
+// keeps the low backstop and leaves its log in place (keeper.go).
+func TestALongProcessRaisesTheBackstopAndTruncatesTheLog(t *testing.T) {
 	sqliteOnly(t)
 	ctx := context.Background()
-	for _, ran := range []bool{false, true} {
+	for _, long := range []bool{false, true} {
 		path := filepath.Join(t.TempDir(), "ckpt.sqlite3")
 		db, err := Open(ctx, path, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ran {
-			db.ckpt.opened = time.Now().Add(-checkpointDelay)
+		// With the last write below: one short of waking the
+		// checkpointer, or one past it.
+		commits := checkpointEvery - 2
+		if long {
+			commits = checkpointEvery
 		}
-		for i := range checkpointEvery {
-			ev := demiurge.NewEvent("test", demiurge.NewID("t"), filler{Text: strings.Repeat("x", 6000)})
+		for i := range commits {
+			ev := demiurge.NewEvent("test", demiurge.NewID("t"), filler{Text: strings.Repeat("x", 1000)})
 			if _, err := db.Append(ctx, []demiurge.Event{ev}, "", nil); err != nil {
 				t.Fatalf("append %d: %v", i, err)
 			}
+		}
+		// The next write takes the writer connection with the backstop
+		// the process has earned.
+		ev := demiurge.NewEvent("test", demiurge.NewID("t"), filler{Text: "last"})
+		if _, err := db.Append(ctx, []demiurge.Event{ev}, "", nil); err != nil {
+			t.Fatal(err)
+		}
+		want := walBackstopPages
+		if long {
+			want = longBackstopPages
+		}
+		db.wmu.Lock()
+		var got int
+		err = db.wconn.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&got)
+		db.wmu.Unlock()
+		if err != nil || got != want {
+			t.Errorf("long=%v: the writer's automatic checkpoint is %d (%v), want %d", long, got, err, want)
 		}
 		if err := db.Close(); err != nil {
 			t.Fatal(err)
 		}
 		fi, err := os.Stat(path + "-wal")
 		if err != nil {
-			t.Fatalf("ran=%v: %v", ran, err)
+			t.Fatalf("long=%v: %v", long, err)
 		}
-		if ran && fi.Size() != 0 {
+		if long && fi.Size() != 0 {
 			t.Errorf("the checkpointer ran, and the log is still %d bytes after Close", fi.Size())
 		}
-		if !ran && fi.Size() == 0 {
+		if !long && fi.Size() == 0 {
 			t.Error("a short process truncated its log at Close")
 		}
 	}

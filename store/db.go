@@ -57,6 +57,9 @@ type DB struct {
 	wmu   writerLock
 	wconn *sql.Conn
 	stmts map[string]*sql.Stmt
+	// backstop is the automatic checkpoint set on wconn (checkpoint.go),
+	// guarded by wmu.
+	backstop int
 	// turnEndKept is set once every statement of turnEndStatements is in
 	// stmts, and cleared with them (prepare.go).
 	turnEndKept atomic.Bool

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -273,15 +274,31 @@ const maxWriteStmts = 512
 // writerConn returns the writer connection, taking it from the pool the
 // first time and again after dropWriterConn. The caller holds db.wmu.
 func (db *DB) writerConn(ctx context.Context) (*sql.Conn, error) {
-	if db.wconn != nil {
-		return db.wconn, nil
+	if db.wconn == nil {
+		conn, err := db.writer.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		db.wconn, db.backstop = conn, walBackstopPages // the DSN sets it
 	}
-	conn, err := db.writer.Conn(ctx)
-	if err != nil {
-		return nil, err
+	if db.ckpt != nil && db.backstop != db.ckpt.backstop() {
+		if err := db.raiseBackstop(ctx); err != nil {
+			return nil, err
+		}
 	}
-	db.wconn = conn
-	return conn, nil
+	return db.wconn, nil
+}
+
+// raiseBackstop sets the writer's automatic checkpoint to what the
+// checkpointer asks for now (checkpoint.go). The caller holds db.wmu.
+func (db *DB) raiseBackstop(ctx context.Context) error {
+	pages := db.ckpt.backstop()
+	if _, err := db.wconn.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint(%d)", pages)); err != nil {
+		db.dropWriterConn(err)
+		return err
+	}
+	db.backstop = pages
+	return nil
 }
 
 // dropWriterConn gives the writer connection back when err says
