@@ -55,9 +55,7 @@ func (f *Fake) Complete(ctx context.Context, req demiurge.ModelRequest, stream f
 		resp = fakeRule(req)
 	}
 	if stream != nil {
-		for _, w := range words(resp.Content) {
-			stream(w)
-		}
+		streamWords(resp.Content, stream)
 	}
 	return resp, nil
 }
@@ -127,22 +125,20 @@ func offers(tools []demiurge.ToolSpec, name string) bool {
 	return false
 }
 
-// words splits s into deltas that end after each run of spaces, so that
-// joining them gives s back exactly.
-func words(s string) []string {
-	var out []string
+// streamWords passes s to stream in deltas that end after each run of
+// spaces, so that joining them gives s back exactly.
+func streamWords(s string, stream func(delta string)) {
 	for s != "" {
 		i := strings.IndexByte(s, ' ')
 		if i < 0 {
-			out = append(out, s)
-			break
+			stream(s)
+			return
 		}
 		j := i
 		for j < len(s) && s[j] == ' ' {
 			j++
 		}
-		out = append(out, s[:j])
+		stream(s[:j])
 		s = s[j:]
 	}
-	return out
 }
