@@ -1,7 +1,6 @@
 package gitrepo
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"maps"
@@ -101,27 +100,19 @@ func readIndex(path string) *statIndex {
 }
 
 func decodeIndex(data []byte) (*statIndex, error) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	if !sc.Scan() {
-		return nil, fmt.Errorf("empty index")
-	}
-	head := strings.Fields(sc.Text())
-	if len(head) != 4 || head[0]+" "+head[1] != indexMagic {
-		return nil, fmt.Errorf("bad index header")
-	}
-	commit, ok := coretree.ParseHash(head[2])
-	if !ok {
-		return nil, fmt.Errorf("bad index header")
-	}
-	written, err := strconv.ParseInt(head[3], 10, 64)
-	if err != nil {
-		return nil, err
-	}
-	ix := &statIndex{Commit: commit, Written: written, Files: map[string]stat{}}
-	for sc.Scan() {
+	var ix *statIndex
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+		if ix == nil {
+			head, err := decodeIndexHead(line)
+			if err != nil {
+				return nil, err
+			}
+			ix = head
+			continue
+		}
 		// mode hash size mtime ctime ino path
-		f := strings.SplitN(sc.Text(), " ", 7)
+		f := strings.SplitN(line, " ", 7)
 		if len(f) != 7 {
 			return nil, fmt.Errorf("bad index line")
 		}
@@ -136,10 +127,28 @@ func decodeIndex(data []byte) (*statIndex, error) {
 		}
 		ix.Files[f[6]] = stat{Hash: hash, Mode: coretree.Mode(mode), Size: size, MTime: mt, CTime: ct, Ino: ino}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
+	if ix == nil {
+		return nil, fmt.Errorf("empty index")
 	}
 	return ix, nil
+}
+
+// decodeIndexHead reads the index's first line: the magic, the commit and
+// when the index was written.
+func decodeIndexHead(line string) (*statIndex, error) {
+	head := strings.Fields(line)
+	if len(head) != 4 || head[0]+" "+head[1] != indexMagic {
+		return nil, fmt.Errorf("bad index header")
+	}
+	commit, ok := coretree.ParseHash(head[2])
+	if !ok {
+		return nil, fmt.Errorf("bad index header")
+	}
+	written, err := strconv.ParseInt(head[3], 10, 64)
+	if err != nil {
+		return nil, err
+	}
+	return &statIndex{Commit: commit, Written: written, Files: map[string]stat{}}, nil
 }
 
 func encodeIndex(ix *statIndex) []byte {

@@ -3,8 +3,12 @@ package gitrepo
 import (
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/demiurge/demiurge/coretree"
 )
 
 // TestIndexTrustsOldFiles: once a file's times are older than the racy
@@ -35,5 +39,34 @@ func TestIndexTrustsOldFiles(t *testing.T) {
 	}
 	if _, res, err := r.ScanLive(); err != nil || res.Clean() {
 		t.Fatalf("same-size same-mtime edit not detected: %+v, %v", res, err)
+	}
+}
+
+// An index decodes to what was encoded, paths with spaces included; a
+// malformed one does not decode (a scan then hashes every file).
+func TestIndexRoundTripAndMalformed(t *testing.T) {
+	h := strings.Repeat("ab", 20)
+	commit, _ := coretree.ParseHash(h)
+	ix := &statIndex{Commit: commit, Written: 42, Files: map[string]stat{
+		"a/agent.yaml":     {Hash: commit, Mode: 0o100644, Size: 3, MTime: 5, CTime: 6, Ino: 7},
+		"a/with space.txt": {Hash: commit, Mode: 0o100755, Size: 1, MTime: 2, CTime: 3, Ino: 4},
+	}}
+	got, err := decodeIndex(encodeIndex(ix))
+	if err != nil || !reflect.DeepEqual(got, ix) {
+		t.Fatalf("round trip: %+v, %v; want %+v", got, err, ix)
+	}
+	head := indexMagic + " " + h + " 42\n"
+	for name, data := range map[string]string{
+		"empty":          "",
+		"bad magic":      "nope " + h + " 42\n",
+		"bad commit":     indexMagic + " xyz 42\n",
+		"short line":     head + "100644 " + h + " 3 5 6\n",
+		"bad size":       head + "100644 " + h + " x 5 6 7 a\n",
+		"bad mode":       head + "9 " + h + " 3 5 6 7 a\n",
+		"bad entry hash": head + "100644 zz 3 5 6 7 a\n",
+	} {
+		if got, err := decodeIndex([]byte(data)); err == nil {
+			t.Errorf("%s: decoded to %+v", name, got)
+		}
 	}
 }
