@@ -44,6 +44,15 @@ func (r *Runtime) Resolve(ctx context.Context, req demiurge.SessionRequest) (dem
 		return r.resume(ctx, s, req, true)
 	}
 	if req.ConversationKey != "" {
+		s, ok, err := r.st.BoundSession(ctx, req.CoreID, req.Channel, req.ConversationKey)
+		if err != nil {
+			return demiurge.Session{}, false, err
+		}
+		if ok {
+			return r.resume(ctx, s, req, false)
+		}
+		// No session was bound a moment ago: the binding is missing, names
+		// a row that is gone, or was made since by a concurrent creator.
 		id, ok, err := r.st.SessionBinding(ctx, req.CoreID, req.Channel, req.ConversationKey)
 		if err != nil {
 			return demiurge.Session{}, false, err

@@ -18,6 +18,7 @@ type Store interface {
 	SessionOwned(ctx context.Context, scope demiurge.PrincipalScope, id string) (demiurge.Session, error)
 	ListSessions(ctx context.Context, f demiurge.SessionFilter) ([]demiurge.Session, error)
 	SessionBinding(ctx context.Context, coreID, channel, key string) (string, bool, error)
+	BoundSession(ctx context.Context, coreID, channel, key string) (demiurge.Session, bool, error)
 	RecentMessages(ctx context.Context, sessionID string, f demiurge.MessageFilter) ([]demiurge.Message, error)
 	Turn(ctx context.Context, id string) (demiurge.Turn, error)
 	LastSeq(ctx context.Context, aggType, aggID string) (int64, error)

@@ -125,6 +125,22 @@ func (db *DB) SessionBinding(ctx context.Context, coreID, channel, conversationK
 	return id, true, nil
 }
 
+// BoundSession returns the session the conversation (core, channel, key)
+// is bound to, in one read; ok is false when there is no binding or it
+// names a session that is gone (SessionBinding tells the two apart).
+func (db *DB) BoundSession(ctx context.Context, coreID, channel, conversationKey string) (demiurge.Session, bool, error) {
+	row := db.reader.QueryRowContext(ctx, sessionSelect+` WHERE s.session_id = (SELECT b.session_id FROM session_bindings b
+  WHERE b.core_id = ? AND b.channel = ? AND b.conversation_key = ?)`, coreID, channel, conversationKey)
+	s, err := scanSession(row)
+	if isNoRows(err) {
+		return demiurge.Session{}, false, nil
+	}
+	if err != nil {
+		return demiurge.Session{}, false, db.codeError(ctx, err)
+	}
+	return s, true, nil
+}
+
 // SessionOwned returns session id if scope may see it; the owner predicate
 // is part of the query. A session that is missing and one that belongs to
 // someone else fail with the same ENOTFOUND "session not found: <id>", and
