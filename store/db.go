@@ -60,6 +60,9 @@ type DB struct {
 	// backstop is the automatic checkpoint set on wconn (checkpoint.go),
 	// guarded by wmu.
 	backstop int
+	// writesClosed is set by Close under wmu: a write in progress has
+	// finished, and every later one fails (closedError).
+	writesClosed bool
 	// turnEndKept is set once every statement of turnEndStatements is in
 	// stmts, and cleared with them (prepare.go).
 	turnEndKept atomic.Bool
@@ -152,6 +155,11 @@ func (db *DB) CloseForExit() error {
 	return db.close(db.dialect.engine == SQLite)
 }
 
+// closedError is what a call on a closed DB fails with.
+func (db *DB) closedError() error {
+	return demiurge.Errorf(demiurge.EUNAVAILABLE, "runtime database %s is closed", db.path)
+}
+
 func (db *DB) close(leaveConns bool) error {
 	db.hostMu.Lock()
 	db.closed = true
@@ -170,6 +178,10 @@ func (db *DB) close(leaveConns bool) error {
 
 	db.lsn.stop()
 	var errs []error
+	// A write in progress finishes first; none starts after.
+	db.wmu.Lock()
+	db.writesClosed = true
+	db.wmu.Unlock()
 	if db.ckpt != nil {
 		errs = append(errs, db.ckpt.close())
 	}

@@ -60,7 +60,7 @@ func (db *DB) StartHost(ctx context.Context, info HostInfo) (*Host, error) {
 	closed := db.closed
 	db.hostMu.Unlock()
 	if closed {
-		return nil, demiurge.Errorf(demiurge.EUNAVAILABLE, "runtime database %s is closed", db.path)
+		return nil, db.closedError()
 	}
 	if info.PID <= 0 {
 		info.PID = os.Getpid()
@@ -89,7 +89,7 @@ func (db *DB) StartHost(ctx context.Context, info HostInfo) (*Host, error) {
 	if db.closed {
 		// Close ran meanwhile and will not see h: never start its goroutine.
 		cancel()
-		return nil, demiurge.Errorf(demiurge.EUNAVAILABLE, "runtime database %s is closed", db.path)
+		return nil, db.closedError()
 	}
 	db.hosts[h] = struct{}{}
 	go h.heartbeat(hctx)

@@ -437,6 +437,11 @@ func TestCloseForExitStopsHostsAndKeepsTheData(t *testing.T) {
 	if _, err := db.StartHost(ctx, store.HostInfo{}); demiurge.ErrorCode(err) != demiurge.EUNAVAILABLE {
 		t.Fatalf("StartHost after CloseForExit: %v", err)
 	}
+	// The connections are left open, and still no write gets through.
+	late := ev(demiurge.AggTurn, "turn_late", demiurge.EvTurnStarted, map[string]any{"session_id": "session_1", "core_id": "assistant"})
+	if _, err := db.Append(ctx, []demiurge.Event{late}, "", nil); demiurge.ErrorCode(err) != demiurge.EUNAVAILABLE {
+		t.Fatalf("Append after CloseForExit: %v", err)
+	}
 	var stopped any
 	if err := rawDB(t, path).QueryRow(`SELECT stopped_at FROM hosts WHERE host_id = ?`, h.ID()).Scan(&stopped); err != nil || stopped == nil {
 		t.Fatalf("stopped_at %v, %v", stopped, err)

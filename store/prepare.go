@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-
-	"github.com/demiurge/demiurge"
 )
 
 // turnEndStatements are the statements of a turn's last write transaction
@@ -58,7 +56,7 @@ func (db *DB) prepareWrite(ctx context.Context, q string) error {
 	closed := db.closed
 	db.hostMu.Unlock()
 	if closed {
-		return demiurge.Errorf(demiurge.EUNAVAILABLE, "runtime database %s is closed", db.path)
+		return db.closedError()
 	}
 	conn, err := db.writerConn(ctx)
 	if err != nil {

@@ -96,6 +96,9 @@ func (db *DB) writeAs(ctx context.Context, mode writeMode, fn func(t *wtx) error
 			db.wmu.Lock()
 		}
 		defer db.wmu.Unlock()
+		if db.writesClosed {
+			return db.closedError()
+		}
 		conn, err := db.writerConn(wctx)
 		if err != nil {
 			return err
@@ -282,23 +285,21 @@ func (db *DB) writerConn(ctx context.Context) (*sql.Conn, error) {
 		db.wconn, db.backstop = conn, walBackstopPages // the DSN sets it
 	}
 	if db.ckpt != nil && db.backstop != db.ckpt.backstop() {
-		if err := db.raiseBackstop(ctx); err != nil {
-			return nil, err
-		}
+		db.raiseBackstop(ctx)
 	}
 	return db.wconn, nil
 }
 
 // raiseBackstop sets the writer's automatic checkpoint to what the
-// checkpointer asks for now (checkpoint.go). The caller holds db.wmu.
-func (db *DB) raiseBackstop(ctx context.Context) error {
+// checkpointer asks for now (checkpoint.go). It is advice: a failure is
+// logged and the writer keeps the backstop it had (a connection that
+// failed it fails the write's BEGIN next). The caller holds db.wmu.
+func (db *DB) raiseBackstop(ctx context.Context) {
 	pages := db.ckpt.backstop()
 	if _, err := db.wconn.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint(%d)", pages)); err != nil {
-		db.dropWriterConn(err)
-		return err
+		db.log.Warn("runtime store: raising the automatic checkpoint", "pages", pages, "err", err)
 	}
 	db.backstop = pages
-	return nil
 }
 
 // dropWriterConn gives the writer connection back when err says
