@@ -174,10 +174,14 @@ func (x *Execution) Run(ctx context.Context, req Request) (Result, error) {
 	if len(admitted) > 0 && len(admitted[0]) > 0 {
 		startedEv = admitted[0][0]
 	}
-	// The end transaction's statements are made ready while the turn
-	// runs, so that the end has only its writes left to do.
+	// The end transaction's statements, and the encoders of the events it
+	// writes, are made ready while the turn runs, so that the end has only
+	// its writes left to do.
 	var prepared sync.WaitGroup
-	prepared.Go(func() { _ = x.d.Store.PrepareTurnEnd(ctx) })
+	prepared.Go(func() {
+		_ = x.d.Store.PrepareTurnEnd(ctx)
+		warmEndEncoders()
+	})
 	defer prepared.Wait()
 	released := false
 	defer func() {
