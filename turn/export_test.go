@@ -1,0 +1,4 @@
+package turn
+
+// EndPayloads exposes endPayloads to the external tests.
+var EndPayloads = endPayloads
