@@ -58,16 +58,16 @@ func (c *Catalog) Entries() []*Entry { return append([]*Entry(nil), c.entries...
 // slice is a copy; the schemas are shared by every caller and read only.
 func (c *Catalog) Definitions() []demiurge.ToolSpec { return slices.Clone(c.defs()) }
 
-// Derived returns what make derives from this catalog alone, made once per
+// Derived returns what derive makes of this catalog alone, made once per
 // catalog and key: a catalog is immutable and serves the turns of one core
 // revision, so a tool whose result depends on nothing but the catalog
-// (tools_list) computes it once. A failed make is not kept. key is a
+// (tools_list) computes it once. A failed derive is not kept. key is a
 // value of a type private to the caller, as for context keys.
-func Derived[T any](c *Catalog, key any, make func(*Catalog) (T, error)) (T, error) {
+func Derived[T any](c *Catalog, key any, derive func(*Catalog) (T, error)) (T, error) {
 	if v, ok := c.derived.Load(key); ok {
 		return v.(T), nil
 	}
-	v, err := make(c)
+	v, err := derive(c)
 	if err != nil {
 		return v, err
 	}

@@ -2,11 +2,12 @@ package host
 
 import (
 	"context"
-	"os"
 	"strings"
 
+	"github.com/demiurge/demiurge"
 	"github.com/demiurge/demiurge/core"
 	"github.com/demiurge/demiurge/corerepo"
+	"github.com/demiurge/demiurge/slot"
 	"github.com/demiurge/demiurge/starlark"
 )
 
@@ -74,18 +75,15 @@ func (o *repoOpening) abandon() {
 	}
 }
 
-// warmSlots compiles the Starlark modules of c's slots into interp, which
-// keeps them by path and content: the turn's slot runs, which read the
-// same files, then find them compiled. A module that cannot be read or
-// compiled is left for its slot's run to report.
+// warmSlots compiles the Starlark modules of c's slots into interp
+// (slot.Precompile), so that the turn's slot runs find them compiled. A
+// module that cannot be read or compiled is left for its slot's run to
+// report.
 func warmSlots(interp *starlark.Runtime, c *core.Core) {
 	for _, phase := range core.Phases {
 		for _, s := range c.Slots[phase] {
-			if !strings.HasSuffix(s.ModulePath, ".star") {
-				continue
-			}
-			if src, err := os.ReadFile(s.ModulePath); err == nil {
-				_, _ = interp.Load(s.ModulePath, src)
+			if strings.HasSuffix(s.ModulePath, ".star") {
+				_ = slot.Precompile(interp, demiurge.SlotSpec{ModulePath: s.ModulePath})
 			}
 		}
 	}

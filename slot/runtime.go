@@ -131,6 +131,18 @@ func (r *Runtime) call(ctx context.Context, s demiurge.SlotSpec, build func() (i
 // load reads and compiles the slot's module. The starlark runtime caches by
 // path and content, so an unchanged module is compiled once.
 func (r *Runtime) load(s demiurge.SlotSpec) (*starlark.Module, error) {
+	return loadModule(r.rt, s)
+}
+
+// Precompile compiles the Starlark module of s into rt as a run of s
+// would, so that the run finds it compiled (the Host does it for the core
+// a `run` is about to use while it opens).
+func Precompile(rt *starlark.Runtime, s demiurge.SlotSpec) error {
+	_, err := loadModule(rt, s)
+	return err
+}
+
+func loadModule(rt *starlark.Runtime, s demiurge.SlotSpec) (*starlark.Module, error) {
 	src := s.Source
 	if src == nil {
 		b, err := os.ReadFile(s.ModulePath)
@@ -139,7 +151,7 @@ func (r *Runtime) load(s demiurge.SlotSpec) (*starlark.Module, error) {
 		}
 		src = b
 	}
-	return r.rt.Load(modulePath(s), src)
+	return rt.Load(modulePath(s), src)
 }
 
 func failurePolicy(s demiurge.SlotSpec) string {

@@ -181,14 +181,14 @@ func (db *DB) close(leaveConns bool) error {
 	// A write in progress finishes first; none starts after.
 	db.wmu.Lock()
 	db.writesClosed = true
+	if !leaveConns {
+		errs = append(errs, db.closeWriterConn())
+	}
 	db.wmu.Unlock()
 	if db.ckpt != nil {
 		errs = append(errs, db.ckpt.close())
 	}
 	if !leaveConns {
-		db.wmu.Lock()
-		errs = append(errs, db.closeWriterConn())
-		db.wmu.Unlock()
 		if db.writer != nil {
 			errs = append(errs, db.writer.Close())
 		}

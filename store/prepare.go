@@ -52,10 +52,7 @@ func (db *DB) prepareWrite(ctx context.Context, q string) error {
 	if _, ok := db.stmts[q]; ok {
 		return nil
 	}
-	db.hostMu.Lock()
-	closed := db.closed
-	db.hostMu.Unlock()
-	if closed {
+	if db.writesClosed {
 		return db.closedError()
 	}
 	conn, err := db.writerConn(ctx)
